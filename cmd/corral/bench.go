@@ -1,0 +1,22 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stdout, "Usage: corral bench <benchmark> [flags]")
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, "Benchmarks:")
+		fmt.Fprintln(stdout, "  fgd   fill a cluster one pod at a time with each policy; compare unallocated GPUs")
+		fmt.Fprintln(stdout, "        (the protocol of the ATC'23 FGD paper, on openb traces or the built-in example)")
+		return nil
+	}
+	switch args[0] {
+	case "fgd":
+		return runBenchFGD(args[1:], stdout, stderr)
+	}
+	return fmt.Errorf("unknown benchmark %q (known: fgd)", args[0])
+}

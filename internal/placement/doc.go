@@ -1,0 +1,17 @@
+// Package placement decides where one pod goes: which node and which GPUs.
+//
+// A Cluster holds the mutable state of a fleet (CPU, memory and milli-GPU
+// left on every GPU). Feasible filters nodes; a Policy scores the feasible
+// ones and picks a node and GPUs; Cluster.Bind applies the choice. Ties are
+// broken by a rank order that the caller supplies, and any randomness comes
+// from a *rand.Rand the caller seeds: equal inputs give equal placements.
+//
+// The policies of the ATC'23 FGD paper (random, dotprod, clustering,
+// packing, bestfit, fgd) are ported score for score, including their integer
+// truncation; spread is what a default Kubernetes scheduler does; corral and
+// corral-online are corral's own. Fragmentation (frag.go) is measured against
+// a Mix of typical pods.
+//
+// This package performs no I/O and imports only model. Start with
+// cluster.go, then policy.go.
+package placement

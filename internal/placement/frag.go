@@ -1,0 +1,164 @@
+package placement
+
+import (
+	"sort"
+
+	"github.com/corral-sched/corral/internal/model"
+)
+
+// Typical is one group of identical pods in a workload mix.
+type Typical struct {
+	CPUMilli int64
+	GPUMilli int64 // per GPU
+	NumGPU   int
+	Models   []string
+	Weight   float64 // share of the mix; weights of a Mix sum to 1
+}
+
+// Mix is the workload a fragmentation measure is taken against.
+type Mix []Typical
+
+// TypicalMix groups pods by (cpu, gpu milli, gpu count, allowed models),
+// takes the most popular groups until they cover at least percent of the
+// pods, and renormalises their popularity to sum to 1. This is the
+// "typical pods" of the FGD paper; ties in popularity go to the larger
+// request, as in the authors' artifact.
+func TypicalMix(pods []model.Pod, percent int) Mix {
+	groups := groupPods(pods)
+	total := float64(len(pods))
+	expected := float64(percent) * total / 100.0
+	var mix Mix
+	cum := 0.0
+	for _, g := range groups {
+		if cum >= expected {
+			break
+		}
+		cum += g.Weight
+		g.Weight /= total
+		mix = append(mix, g)
+	}
+	if len(mix) < len(groups) {
+		for i := range mix {
+			mix[i].Weight /= cum / total
+		}
+	}
+	return mix
+}
+
+// groupPods counts pods per typical shape, most popular first.
+func groupPods(pods []model.Pod) Mix {
+	type key struct {
+		cpu, gpu int64
+		num      int
+		spec     string
+	}
+	index := map[key]int{}
+	var groups Mix
+	for _, p := range pods {
+		k := key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.ModelSpec()}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, Typical{CPUMilli: k.cpu, GPUMilli: k.gpu, NumGPU: k.num, Models: p.Models})
+		}
+		groups[i].Weight++
+	}
+	sort.Slice(groups, func(i, j int) bool { return moreTypical(groups[i], groups[j]) })
+	return groups
+}
+
+// moreTypical orders groups by popularity, then by larger request.
+func moreTypical(a, b Typical) bool {
+	if a.Weight != b.Weight {
+		return a.Weight > b.Weight
+	}
+	if a.CPUMilli != b.CPUMilli {
+		return a.CPUMilli > b.CPUMilli
+	}
+	if a.GPUMilli != b.GPUMilli {
+		return a.GPUMilli > b.GPUMilli
+	}
+	if a.NumGPU != b.NumGPU {
+		return a.NumGPU > b.NumGPU
+	}
+	return joinModels(a.Models) > joinModels(b.Models)
+}
+
+func joinModels(models []string) string { return model.Pod{Models: models}.ModelSpec() }
+
+func (t Typical) allows(gpuModel string) bool {
+	return model.Pod{Models: t.Models}.Allows(gpuModel)
+}
+
+// The fragment categories of the FGD artifact, in its order.
+const (
+	fragLackBoth = iota
+	fragLackGPU
+	fragSatisfied
+	fragLackCPU
+	fragCPUOnlyFits
+	fragCPUOnlyLacksCPU
+	fragNoAccess
+	fragCategories
+)
+
+// Frag is the expected milli-GPU on a node that the mix cannot use:
+// F = sum over typical pods m of weight(m) x frag(m), where frag(m) is the
+// milli-GPU on GPUs too small for m when m fits on the node, and all of the
+// node's idle milli-GPU when it does not (or m needs no GPU, or may not use
+// the node's model). Sums run in the artifact's order, so the value matches
+// it to the last bit.
+func (mix Mix) Frag(gpuModel string, cpuLeft int64, gpuLeft []int64) float64 {
+	var idle int64
+	for _, l := range gpuLeft {
+		idle += l
+	}
+	var d [fragCategories]float64
+	for _, m := range mix {
+		cpuFits := cpuLeft >= m.CPUMilli
+		switch {
+		case m.GPUMilli == 0 && cpuFits:
+			d[fragCPUOnlyFits] += m.Weight * float64(idle)
+		case m.GPUMilli == 0:
+			d[fragCPUOnlyLacksCPU] += m.Weight * float64(idle)
+		case !m.allows(gpuModel):
+			d[fragNoAccess] += m.Weight * float64(idle)
+		case countFitting(gpuLeft, m.GPUMilli) >= m.NumGPU:
+			if !cpuFits {
+				d[fragLackCPU] += m.Weight * float64(idle)
+				continue
+			}
+			below := sumBelow(gpuLeft, m.GPUMilli)
+			d[fragLackGPU] += m.Weight * float64(below)
+			d[fragSatisfied] += m.Weight * float64(idle-below)
+		case cpuFits:
+			d[fragLackGPU] += m.Weight * float64(idle)
+		default:
+			d[fragLackBoth] += m.Weight * float64(idle)
+		}
+	}
+	var f float64
+	for i, v := range d {
+		if i != fragSatisfied {
+			f += v
+		}
+	}
+	return f
+}
+
+// NodeFrag is the fragmentation of node n of c against the mix.
+func (mix Mix) NodeFrag(c *Cluster, n int) float64 {
+	return mix.Frag(c.Nodes[n].Model, c.CPULeft[n], c.GPULeft[n])
+}
+
+// sumBelow sums the milli left on GPUs with less than milli left.
+func sumBelow(left []int64, milli int64) int64 {
+	var s int64
+	for _, l := range left {
+		if l < milli {
+			s += l
+		}
+	}
+	return s
+}

@@ -1,0 +1,71 @@
+package placement
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/model"
+)
+
+// Policy picks a node and GPUs for a pod among the feasible nodes.
+//
+// feasible lists node indices in tie-break order (earliest wins among equal
+// scores) and is never empty. A policy returns a Choice that fits.
+type Policy interface {
+	Name() string
+	Place(c *Cluster, pod *model.Pod, feasible []int) Choice
+}
+
+// Observer is a policy that learns from every arriving pod, placed or not.
+// Observe is called before Place for the same pod.
+type Observer interface {
+	Observe(pod *model.Pod)
+}
+
+// Env is what a policy may be built with.
+type Env struct {
+	Rand *rand.Rand // the run's random source (Random draws from it)
+	Mix  Mix        // the workload's typical pods (fgd, corral)
+}
+
+// constructors builds every policy by name.
+var constructors = map[string]func(Env) Policy{
+	"random":        func(e Env) Policy { return &Random{rng: e.Rand} },
+	"dotprod":       func(Env) Policy { return DotProd{} },
+	"clustering":    func(Env) Policy { return Clustering{} },
+	"packing":       func(Env) Policy { return Packing{} },
+	"bestfit":       func(Env) Policy { return BestFit{} },
+	"fgd":           func(e Env) Policy { return NewFGD(e.Mix) },
+	"spread":        func(Env) Policy { return Spread{} },
+	"corral":        func(e Env) Policy { return NewCorral(e.Mix) },
+	"corral-online": func(Env) Policy { return NewCorralOnline() },
+}
+
+// Names lists the policies in the order reports show them.
+func Names() []string {
+	return []string{"random", "dotprod", "clustering", "packing", "bestfit", "fgd", "spread", "corral", "corral-online"}
+}
+
+// New builds the named policy.
+func New(name string, env Env) (Policy, error) {
+	build, ok := constructors[name]
+	if !ok {
+		known := append([]string(nil), Names()...)
+		sort.Strings(known)
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(known, ", "))
+	}
+	return build(env), nil
+}
+
+// argmax returns the first node of feasible with the highest score.
+func argmax(feasible []int, score func(n int) int64) int {
+	best, bestScore := feasible[0], score(feasible[0])
+	for _, n := range feasible[1:] {
+		if s := score(n); s > bestScore {
+			best, bestScore = n, s
+		}
+	}
+	return best
+}

@@ -1,0 +1,6 @@
+// Package report renders results for people and machines: terminal tables
+// and JSON here, SVG charts in the svg subpackage.
+//
+// It formats what other packages computed and decides nothing. Start with
+// fgd.go, the packing benchmark's table.
+package report

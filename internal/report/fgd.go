@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/corral-sched/corral/internal/packbench"
+)
+
+// Bound is, for one trace, how well any placement could do at x = 100
+// (LP bound) and what an offline heuristic packing achieved, over seeds.
+type Bound struct {
+	Trace  string
+	LP     packbench.Stat // lower bound on unallocated GPU %
+	Packed packbench.Stat // unallocated GPU % of the offline heuristic
+}
+
+// WriteFGDTable prints one block per trace: every policy's unallocated GPU %
+// at x = 100, at x = 130 and at the first failed pod (mean [min-max] over
+// seeds), the authors' published x = 100 figure where there is one, the gap
+// to fgd, and the bound rows.
+func WriteFGDTable(w io.Writer, cells []packbench.Cell, bounds []Bound) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	trace := ""
+	for _, c := range cells {
+		if c.Trace != trace {
+			if trace != "" {
+				writeBound(tw, trace, bounds)
+				fmt.Fprintln(tw)
+			}
+			trace = c.Trace
+			fmt.Fprintf(tw, "%s\t(%d seeds)\n", trace, c.At100.N)
+			fmt.Fprintln(tw, "policy\tunalloc% @100\tunalloc% @130\t@first failure\tpaper @100\tvs fgd @100\ts/run")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", c.Policy, statText(c.At100), statText(c.At130),
+			statText(c.First), paperText(c.Trace, c.Policy), gapText(c, cells), c.Seconds.Mean)
+	}
+	if trace != "" {
+		writeBound(tw, trace, bounds)
+	}
+	return tw.Flush()
+}
+
+func writeBound(w io.Writer, trace string, bounds []Bound) {
+	for _, b := range bounds {
+		if b.Trace == trace {
+			fmt.Fprintf(w, "bound (LP, any placement)\t>= %s\t\t\t\t\t\n", statText(b.LP))
+			fmt.Fprintf(w, "offline packing (heuristic)\t%s\t\t\t\t\t\n", statText(b.Packed))
+		}
+	}
+}
+
+func statText(s packbench.Stat) string {
+	if s.N == 0 || math.IsNaN(s.Mean) {
+		return "-"
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%.2f", s.Mean)
+	}
+	return fmt.Sprintf("%.2f [%.2f-%.2f]", s.Mean, s.Min, s.Max)
+}
+
+func paperText(trace, policy string) string {
+	p, ok := packbench.PublishedAt100(trace, policy)
+	switch {
+	case !ok:
+		return "-"
+	case p.Min == 0 && p.Max == 0:
+		return fmt.Sprintf("%.2f", p.Mean)
+	default:
+		return fmt.Sprintf("%.2f [%.2f-%.2f]", p.Mean, p.Min, p.Max)
+	}
+}
+
+// gapText is c's mean at x = 100 minus fgd's on the same trace.
+func gapText(c packbench.Cell, cells []packbench.Cell) string {
+	for _, f := range cells {
+		if f.Trace == c.Trace && f.Policy == "fgd" && f.At100.N > 0 {
+			if c.Policy == "fgd" {
+				return "0"
+			}
+			return fmt.Sprintf("%+.2f", c.At100.Mean-f.At100.Mean)
+		}
+	}
+	return "-"
+}
