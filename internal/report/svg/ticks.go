@@ -19,8 +19,9 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, exp int) {
 	step := float64(m) * math.Pow10(exp)
 	first := math.Ceil(lo/step - 1e-9)
 	last := math.Floor(hi/step + 1e-9)
-	const exact = 1 << 53
-	if !(step > 0) || math.Abs(first) > exact || math.Abs(last) > exact || last-first > float64(10*n+10) {
+	// Below 12 significant digits ticks would print alike, or not be
+	// representable at all; this also keeps first and last within int64.
+	if !(step > 1e-12*math.Max(math.Abs(lo), math.Abs(hi))) || last-first > float64(10*n+10) {
 		return nil, 0
 	}
 	for i := int64(first); i <= int64(last); i++ {
