@@ -23,6 +23,7 @@ type Record struct {
 	Used    int64   // milli-GPU allocated
 	Frag    float64 // fragmented milli-GPU against the trace's typical mix
 	Failed  bool    // this attempt's pod fit nowhere
+	Pod     int32   // index of the attempt's pod in arrival order
 }
 
 // Trace is everything a run recorded.
@@ -30,6 +31,7 @@ type Trace struct {
 	Spec     Spec
 	Capacity int64 // cluster milli-GPU
 	Records  []Record
+	Pods     []model.Pod // in arrival order, after tuning
 }
 
 // Run replays spec: it orders and tunes the pods, draws the node tie-break
@@ -56,9 +58,9 @@ func Run(spec Spec) (*Trace, error) {
 	for i := range pods {
 		arrived += pods[i].TotalGPUMilli()
 		placed := r.place(policy, &pods[i])
-		records[i] = Record{Arrived: arrived, Used: r.cluster.UsedGPUMilli(), Frag: r.frag, Failed: !placed}
+		records[i] = Record{Arrived: arrived, Used: r.cluster.UsedGPUMilli(), Frag: r.frag, Failed: !placed, Pod: int32(i)}
 	}
-	return &Trace{Spec: spec, Capacity: capacity, Records: records}, nil
+	return &Trace{Spec: spec, Capacity: capacity, Records: records, Pods: pods}, nil
 }
 
 // replay is the cluster under one policy, with its fragmentation kept up to
@@ -101,4 +103,32 @@ func (r *replay) place(policy placement.Policy, pod *model.Pod) bool {
 	r.frag += f - r.nodeFrag[ch.Node]
 	r.nodeFrag[ch.Node] = f
 	return true
+}
+
+// StateAt replays spec like Run and returns the cluster as it stands after
+// the last pod binned at arrived % x, for inspecting where idle GPUs are.
+func StateAt(spec Spec, x int) (*placement.Cluster, error) {
+	rng := rand.New(rand.NewSource(spec.Seed))
+	rng.Int()
+	capacity := placement.NewCluster(spec.Nodes).GPUCapacityMilli()
+	if capacity == 0 {
+		return nil, fmt.Errorf("state of %s: the cluster has no GPUs", spec.Trace)
+	}
+	pods := arrivalOrder(spec.Pods, capacity, TuneRatio, rng)
+	nodes, order := nodeOrder(spec.Nodes, rng)
+	mix := placement.TypicalMix(spec.Pods, TypicalPercent)
+	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix})
+	if err != nil {
+		return nil, err
+	}
+	r := newReplay(placement.NewCluster(nodes), order, mix)
+	limit := (float64(x) + 0.5) * float64(capacity) / 100
+	var arrived int64
+	for i := range pods {
+		if arrived += pods[i].TotalGPUMilli(); float64(arrived) >= limit {
+			break
+		}
+		r.place(policy, &pods[i])
+	}
+	return r.cluster, nil
 }

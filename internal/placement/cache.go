@@ -19,7 +19,7 @@ type classKey struct {
 
 type cached struct {
 	gen   uint32 // node generation + 1; zero means empty
-	score int64
+	score float64
 	gpu   int
 }
 
@@ -40,7 +40,7 @@ func (s *scoreCache) class(pod *model.Pod) int {
 // get returns the cached entry of node n for class, computing it with
 // compute when the node changed since. compute may be nil when the caller
 // knows the entry is fresh.
-func (s *scoreCache) get(c *Cluster, n, class int, compute func() (int64, int)) cached {
+func (s *scoreCache) get(c *Cluster, n, class int, compute func() (float64, int)) cached {
 	if s.entries == nil {
 		s.entries = make([][]cached, len(c.Nodes))
 	}

@@ -23,7 +23,10 @@ func (*FGD) Name() string { return "fgd" }
 func (f *FGD) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	class := f.cache.class(pod)
 	n := argmax(feasible, func(n int) int64 {
-		return f.cache.get(c, n, class, func() (int64, int) { return f.score(c, n, pod) }).score
+		return int64(f.cache.get(c, n, class, func() (float64, int) {
+			s, g := f.score(c, n, pod)
+			return float64(s), g
+		}).score)
 	})
 	return Choice{Node: n, GPUs: f.gpus(c, n, class, pod)}
 }

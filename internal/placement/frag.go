@@ -162,3 +162,16 @@ func sumBelow(left []int64, milli int64) int64 {
 	}
 	return s
 }
+
+// fragOne is frag(m) of one typical pod on one node state: the milli-GPU on
+// the node that m cannot use.
+func (m Typical) fragOne(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
+	var idle int64
+	for _, l := range gpuLeft {
+		idle += l
+	}
+	if m.GPUMilli == 0 || !m.allows(gpuModel) || cpuLeft < m.CPUMilli || countFitting(gpuLeft, m.GPUMilli) < m.NumGPU {
+		return idle
+	}
+	return sumBelow(gpuLeft, m.GPUMilli)
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestBenchFGDBuiltInExample(t *testing.T) {
+	out, _, code := runCLI(t, "bench", "fgd", "--seeds", "42-43", "--policies", "fgd,corral,random", "--bound=false")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"example", "unalloc% @100", "fgd", "corral", "random"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBenchFGDJSONIsStableAndDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	args := func(path string) []string {
+		return []string{"bench", "fgd", "--seeds", "42,44", "--policies", "random,fgd", "--timing=false", "--bound=false", "--json", path}
+	}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, p := range []string{a, b} {
+		if _, stderr, code := runCLI(t, args(p)...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	da, _ := os.ReadFile(a)
+	db, _ := os.ReadFile(b)
+	if !bytes.Equal(da, db) {
+		t.Fatal("two runs with the same seeds wrote different JSON")
+	}
+	var doc struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	if err := json.Unmarshal(da, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 4 {
+		t.Fatalf("got %d runs, want 4", len(doc.Runs))
+	}
+	for _, key := range []string{"trace", "policy", "seed", "unallocated_pct_at_100", "unallocated_pct_at_130", "unallocated_pct_at_first_failure", "seconds"} {
+		if _, ok := doc.Runs[0][key]; !ok {
+			t.Errorf("run lacks the %q field", key)
+		}
+	}
+	if doc.Runs[0]["policy"] != "random" || doc.Runs[0]["seed"] != 42.0 || doc.Runs[1]["seed"] != 44.0 {
+		t.Errorf("runs out of order: %v / %v", doc.Runs[0], doc.Runs[1])
+	}
+}
+
+func TestBenchFGDErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown policy", []string{"--policies", "fgd,nope"}, `unknown policy "nope"`},
+		{"bad seeds", []string{"--seeds", "9-1"}, "must go up"},
+		{"nodes without pods", []string{"--nodes", "x.csv"}, "give both --nodes and --pods"},
+		{"missing file", []string{"--nodes", "/nonexistent/n.csv", "--pods", "p.csv"}, "/nonexistent/n.csv"},
+		{"stray argument", []string{"extra"}, `unexpected argument "extra"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, append([]string{"bench", "fgd"}, c.args...)...)
+			if code == 0 || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want failure mentioning %q", code, stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestBenchFGDReadsOpenbFiles(t *testing.T) {
+	dir := t.TempDir()
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn1,32000,65536,2,T4\nn2,32000,65536,4,T4\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,1024,1,500\np2,1000,1024,1,1000\np3,2000,1024,0,0\n"
+	np, pp := filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "tiny.csv")
+	os.WriteFile(np, []byte(nodes), 0o644)
+	os.WriteFile(pp, []byte(pods), 0o644)
+	out, stderr, code := runCLI(t, "bench", "fgd", "--nodes", np, "--pods", pp, "--seeds", "1", "--policies", "fgd", "--bound=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "tiny") {
+		t.Errorf("trace name missing:\n%s", out)
+	}
+}
+
+func TestHelpAndUnknownCommand(t *testing.T) {
+	if out, _, code := runCLI(t); code != 0 || !strings.Contains(out, "bench") {
+		t.Errorf("no-argument help: exit %d\n%s", code, out)
+	}
+	if _, stderr, code := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(stderr, "unknown command") {
+		t.Errorf("unknown command: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "bench", "fgd", "-h"); code != 0 || !strings.Contains(stderr, "Usage: corral bench fgd") {
+		t.Errorf("bench fgd -h: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,88 @@
+package placement
+
+import (
+	"math"
+	"testing"
+
+	"github.com/corral-sched/corral/internal/model"
+)
+
+func TestFragHandComputed(t *testing.T) {
+	mix := Mix{
+		{CPUMilli: 4000, GPUMilli: 500, NumGPU: 1, Weight: 0.5},  // fits: frag = GPUs under 500 = 300 + 0
+		{CPUMilli: 1000, GPUMilli: 1000, NumGPU: 2, Weight: 0.3}, // one free GPU only: all idle 1900
+		{CPUMilli: 2000, Weight: 0.2},                            // CPU-only: all idle 1900
+	}
+	left := []int64{1000, 600, 300, 0}
+	cases := []struct {
+		name  string
+		mix   Mix
+		model string
+		cpu   int64
+		want  float64
+	}{
+		{"mixed", mix, "A", 10000, 0.5*300 + 0.3*1900 + 0.2*1900},
+		{"sharing pod lacks CPU", mix, "A", 3000, 0.5*1900 + 0.3*1900 + 0.2*1900},
+		{"model not allowed", Mix{{CPUMilli: 1, GPUMilli: 100, NumGPU: 1, Models: []string{"B"}, Weight: 1}}, "A", 10000, 1900},
+		{"model allowed", Mix{{CPUMilli: 1, GPUMilli: 100, NumGPU: 1, Models: []string{"B", "A"}, Weight: 1}}, "A", 10000, 0},
+		{"whole GPU pod that fits", Mix{{CPUMilli: 1, GPUMilli: 1000, NumGPU: 1, Weight: 1}}, "A", 10000, 900},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.mix.Frag(c.model, c.cpu, left); math.Abs(got-c.want) > 1e-9 {
+				t.Errorf("Frag = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if got := mix.Frag("", 10000, nil); got != 0 {
+		t.Errorf("a node without GPUs has frag %v, want 0", got)
+	}
+}
+
+func TestTypicalMix(t *testing.T) {
+	var pods []model.Pod
+	add := func(n int, p *model.Pod) {
+		for i := 0; i < n; i++ {
+			pods = append(pods, *p)
+		}
+	}
+	add(6, share(2000, 500))
+	add(2, share(4000, 200)) // ties with the next group: larger CPU first
+	add(2, whole(1000, 1))
+	add(1, cpuOnly(8000))
+	all := TypicalMix(pods, 95)
+	if len(all) != 4 {
+		t.Fatalf("95%% of 11 pods needs all 4 groups, got %d", len(all))
+	}
+	if all[1].CPUMilli != 4000 || all[2].NumGPU != 1 || all[2].GPUMilli != 1000 {
+		t.Errorf("order = %+v, want popularity then larger request", all)
+	}
+	top := TypicalMix(pods, 70) // 6/11 < 70%, 8/11 >= 70%
+	if len(top) != 2 {
+		t.Fatalf("70%% cutoff kept %d groups, want 2", len(top))
+	}
+	if math.Abs(top[0].Weight-0.75) > 1e-12 || math.Abs(top[1].Weight-0.25) > 1e-12 {
+		t.Errorf("renormalised weights %v and %v, want 0.75 and 0.25", top[0].Weight, top[1].Weight)
+	}
+}
+
+func TestMixLearnerDecays(t *testing.T) {
+	l := newMixLearner(10, 100)
+	for i := 0; i < 50; i++ {
+		l.observe(share(1000, 500))
+	}
+	for i := 0; i < 50; i++ {
+		l.observe(whole(1000, 1))
+	}
+	m := l.mix()
+	if len(m) != 2 || m[0].GPUMilli != 1000 || m[0].Weight < 0.95 {
+		t.Fatalf("after a shift the recent shape should dominate, got %+v", m)
+	}
+	sum := 0.0
+	for _, t := range m {
+		sum += t.Weight
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Errorf("weights sum to %v", sum)
+	}
+}

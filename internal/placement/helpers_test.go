@@ -1,0 +1,46 @@
+package placement
+
+import (
+	"fmt"
+
+	"github.com/corral-sched/corral/internal/model"
+)
+
+// gpuNode is a test node with cpu milli, GPUs of a model, and ample memory.
+func gpuNode(name string, cpu int64, gpus int, gpuModel string) model.Node {
+	return model.Node{Name: name, CPUMilli: cpu, MemoryMiB: 1 << 20, GPUs: gpus, Model: gpuModel}
+}
+
+// share is a sharing pod; whole a whole-GPU pod; cpuOnly a CPU-only pod.
+func share(cpu, milli int64, models ...string) *model.Pod {
+	return &model.Pod{Name: fmt.Sprintf("share-%d-%d", cpu, milli), CPUMilli: cpu, NumGPU: 1, GPUMilli: milli, Models: models}
+}
+
+func whole(cpu int64, gpus int, models ...string) *model.Pod {
+	return &model.Pod{Name: fmt.Sprintf("whole-%d-%d", cpu, gpus), CPUMilli: cpu, NumGPU: gpus, GPUMilli: 1000, Models: models}
+}
+
+func cpuOnly(cpu int64) *model.Pod {
+	return &model.Pod{Name: fmt.Sprintf("cpu-%d", cpu), CPUMilli: cpu}
+}
+
+// withLeft returns a cluster of nodes whose GPUs have the given milli left
+// (one slice per node; nil keeps the node empty).
+func withLeft(nodes []model.Node, left ...[]int64) *Cluster {
+	c := NewCluster(nodes)
+	for n, l := range left {
+		if l != nil {
+			copy(c.GPULeft[n], l)
+			c.gen[n]++
+		}
+	}
+	return c
+}
+
+func allNodes(c *Cluster) []int {
+	all := make([]int, len(c.Nodes))
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}

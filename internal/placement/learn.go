@@ -1,0 +1,70 @@
+package placement
+
+import (
+	"math"
+	"sort"
+
+	"github.com/corral-sched/corral/internal/model"
+)
+
+// mixLearner estimates the workload mix from the pods seen so far, giving
+// recent pods more weight: each pod's weight halves every halfLife arrivals.
+type mixLearner struct {
+	halfLife float64
+	percent  int
+	seen     int
+	index    map[classKey]int
+	groups   []learned
+}
+
+type learned struct {
+	t      Typical
+	weight float64 // decayed count, in units of the latest arrival's weight
+}
+
+func newMixLearner(halfLife float64, percent int) *mixLearner {
+	return &mixLearner{halfLife: halfLife, percent: percent, index: map[classKey]int{}}
+}
+
+// observe adds one arriving pod.
+func (l *mixLearner) observe(p *model.Pod) {
+	decay := math.Exp2(-1 / l.halfLife)
+	for i := range l.groups {
+		l.groups[i].weight *= decay
+	}
+	k := classKey{p.CPUMilli, p.GPUMilli, p.NumGPU, p.ModelSpec()}
+	i, ok := l.index[k]
+	if !ok {
+		i = len(l.groups)
+		l.index[k] = i
+		l.groups = append(l.groups, learned{t: Typical{CPUMilli: p.CPUMilli, GPUMilli: p.GPUMilli, NumGPU: p.NumGPU, Models: p.Models}})
+	}
+	l.groups[i].weight++
+	l.seen++
+}
+
+// mix is the current estimate: the most popular shapes covering percent of
+// the decayed weight, renormalised.
+func (l *mixLearner) mix() Mix {
+	all := make(Mix, len(l.groups))
+	total := 0.0
+	for i, g := range l.groups {
+		all[i] = g.t
+		all[i].Weight = g.weight
+		total += g.weight
+	}
+	sort.SliceStable(all, func(i, j int) bool { return moreTypical(all[i], all[j]) })
+	var mix Mix
+	cum := 0.0
+	for _, t := range all {
+		if cum >= float64(l.percent)*total/100 {
+			break
+		}
+		cum += t.Weight
+		mix = append(mix, t)
+	}
+	for i := range mix {
+		mix[i].Weight /= cum
+	}
+	return mix
+}
