@@ -14,7 +14,8 @@ type Stat struct {
 // Spread is Max - Min.
 func (s Stat) Spread() float64 { return s.Max - s.Min }
 
-func statOf(values []float64) Stat {
+// StatOf is the mean and range of the non-NaN values.
+func StatOf(values []float64) Stat {
 	s := Stat{Min: math.Inf(1), Max: math.Inf(-1)}
 	for _, v := range values {
 		if math.IsNaN(v) {
@@ -75,10 +76,10 @@ func (c *Cell) fill(runs []Summary) {
 		}
 		return v
 	}
-	c.At100 = statOf(pick(func(s Summary) float64 { return s.UnallocatedAt100 }))
-	c.At130 = statOf(pick(func(s Summary) float64 { return s.UnallocatedAt130 }))
-	c.First = statOf(pick(func(s Summary) float64 { return s.UnallocatedFirst }))
-	c.Seconds = statOf(pick(func(s Summary) float64 { return s.Seconds }))
+	c.At100 = StatOf(pick(func(s Summary) float64 { return s.UnallocatedAt100 }))
+	c.At130 = StatOf(pick(func(s Summary) float64 { return s.UnallocatedAt130 }))
+	c.First = StatOf(pick(func(s Summary) float64 { return s.UnallocatedFirst }))
+	c.Seconds = StatOf(pick(func(s Summary) float64 { return s.Seconds }))
 	n := MaxArrived + 1
 	c.CurveMid, c.CurveLo, c.CurveHi = make([]float64, n), make([]float64, n), make([]float64, n)
 	for x := 0; x < n; x++ {

@@ -48,7 +48,7 @@ func Run(spec Spec) (*Trace, error) {
 	pods := arrivalOrder(spec.Pods, capacity, TuneRatio, rng)
 	nodes, order := nodeOrder(spec.Nodes, rng)
 	mix := placement.TypicalMix(spec.Pods, TypicalPercent)
-	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix})
+	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix, Pods: spec.Pods})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func StateAt(spec Spec, x int) (*placement.Cluster, error) {
 	pods := arrivalOrder(spec.Pods, capacity, TuneRatio, rng)
 	nodes, order := nodeOrder(spec.Nodes, rng)
 	mix := placement.TypicalMix(spec.Pods, TypicalPercent)
-	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix})
+	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix, Pods: spec.Pods})
 	if err != nil {
 		return nil, err
 	}

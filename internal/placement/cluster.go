@@ -16,7 +16,6 @@ type Cluster struct {
 	gen  []uint32 // bumped on every change to a node; keys policy caches
 	tags [][]int  // per node: pods by GPU tag (0 = sharing, k = k whole GPUs)
 	used int64    // milli-GPU allocated in the whole cluster
-	gaps []int    // number of partly used GPUs by milli left (1..999)
 }
 
 // NewCluster returns an empty cluster of the given nodes.
@@ -28,7 +27,6 @@ func NewCluster(nodes []model.Node) *Cluster {
 		GPULeft: make([][]int64, len(nodes)),
 		gen:     make([]uint32, len(nodes)),
 		tags:    make([][]int, len(nodes)),
-		gaps:    make([]int, model.MilliPerGPU),
 	}
 	for i, n := range nodes {
 		c.CPULeft[i] = n.CPUMilli
@@ -62,30 +60,13 @@ func (c *Cluster) Bind(pod model.Pod, ch Choice) {
 			panic(fmt.Sprintf("placement: GPU %d of %s has %d milli left, pod %s needs %d",
 				g, c.Nodes[n].Name, c.GPULeft[n][g], pod.Name, pod.GPUMilli))
 		}
-		c.countGap(c.GPULeft[n][g], -1)
 		c.GPULeft[n][g] -= pod.GPUMilli
-		c.countGap(c.GPULeft[n][g], +1)
 		c.used += pod.GPUMilli
 	}
 	if t := tag(pod); t >= 0 {
 		c.tags[n][t]++
 	}
 	c.gen[n]++
-}
-
-// countGap tracks partly used GPUs by milli left.
-func (c *Cluster) countGap(left int64, delta int) {
-	if left > 0 && left < model.MilliPerGPU {
-		c.gaps[left] += delta
-	}
-}
-
-// GPUsWithGap is the number of partly used GPUs with exactly left milli left.
-func (c *Cluster) GPUsWithGap(left int64) int {
-	if left <= 0 || left >= model.MilliPerGPU {
-		return 0
-	}
-	return c.gaps[left]
 }
 
 // UsedGPUMilli is the milli-GPU allocated across the cluster.

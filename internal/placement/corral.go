@@ -6,108 +6,107 @@ import (
 	"github.com/corral-sched/corral/internal/model"
 )
 
-// Knobs tune the experimental corral policy.
-type Knobs struct {
-	Truncate bool    // use FGD's integer sigmoid score
-	PackW    float64 // weight of -idle after (GPUs) as a secondary term
-	BestFit  bool    // prefer the least-left GPU among equal deltas
-	CPUW     float64 // weight of stranded-CPU term
-	Scale    float64 // sigmoid scale (FGD: 1000)
-	Bucket   float64 // if > 0: score = floor(delta/Bucket) instead of the sigmoid
-	Beta     float64 // scarcity exponent: weight(m) = p(m) x (idle/usable(m))^Beta
-	Every    int     // recompute scarcity weights every Every placements
-	SS       float64 // weight of the sum-of-squares gap term for sharing pods
-	CPUOnly  float64 // CPU-only pods: weight of (idle GPU per CPU left after), lower is better
-	FloatTie float64 // weight of the untruncated delta as a secondary term
-	TieClass int     // 0: all pods; 1: CPU-only; 2: sharing; 3: whole-GPU
-}
+// The settings of corral's packing policy. They were chosen on the openb
+// traces (bench/fgd/RESULTS.md records what else was tried).
+const (
+	// corralBlend weighs FGD's one-pod fragmentation against FragCopies,
+	// which also sees CPU that will run out before the GPUs do and the
+	// milli a GPU cannot hold in whole copies of a typical pod.
+	corralBlend = 0.9
+	// corralWindow is how close to the best score (in milli-GPU of
+	// fragmentation) a node must be to be taken in tie-break order. A fixed
+	// order inside a narrow window packs like first-fit, which keeps nodes
+	// late in the order untouched for large pods.
+	corralWindow = 15.0
+	// onlineHalfLife (pods) and onlineRefresh (pods) govern corral-online's
+	// estimate of the mix: a pod's weight halves every onlineHalfLife
+	// arrivals and the estimate is renewed every onlineRefresh arrivals.
+	onlineHalfLife = 2000
+	onlineRefresh  = 50
+)
 
-// CorralKnobs is the knob setting used by NewCorral (experimental).
-var CorralKnobs = Knobs{}
-
-// Corral is corral's own packing policy.
+// Corral is corral's own packing policy. For every feasible node it computes
+// how much placing the pod increases the node's fragmentation, measured
+// against the workload mix as a blend of FGD's Frag and FragCopies, without
+// FGD's integer truncation. It takes the earliest node in tie-break order
+// whose increase is within corralWindow milli of the least. A sharing pod
+// takes the GPU with the least increase (lowest index on ties); a whole-GPU
+// pod the lowest-index free GPUs.
+//
+// Corral is given the mix of the whole workload in advance, like FGD;
+// CorralOnline learns it from the pods that have arrived.
 type Corral struct {
-	base  Mix // the workload mix
-	mix   Mix // the mix with scarcity weights
-	k     Knobs
-	cache scoreCache
-	calls int
+	name    string
+	mix     Mix
+	learner *mixLearner // nil when the mix is given
+	cache   scoreCache
+	scores  []float64
 }
 
-// NewCorral returns corral's policy given the workload mix.
-func NewCorral(mix Mix) *Corral { return &Corral{base: mix, mix: mix, k: CorralKnobs} }
+// NewCorral returns corral's policy, measuring against the typical mix of
+// the given workload.
+func NewCorral(pods []model.Pod) *Corral {
+	return &Corral{name: "corral", mix: TypicalMix(pods, 95)}
+}
 
-func (*Corral) Name() string { return "corral" }
+// NewCorralOnline returns corral's policy that knows nothing in advance and
+// learns the mix from arriving pods, recent ones weighing more.
+func NewCorralOnline() *Corral {
+	return &Corral{name: "corral-online", learner: newMixLearner(onlineHalfLife, 95)}
+}
+
+func (p *Corral) Name() string { return p.name }
+
+// Observe learns from an arriving pod (corral-online only).
+func (p *Corral) Observe(pod *model.Pod) {
+	if p.learner == nil {
+		return
+	}
+	p.learner.observe(pod)
+	if p.learner.seen%onlineRefresh == 1 {
+		p.mix = p.learner.mix()
+		p.cache = scoreCache{} // scores depend on the mix
+	}
+}
 
 func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
-	if p.k.Beta != 0 && p.calls%max(p.k.Every, 1) == 0 {
-		p.reweigh(c)
-	}
-	p.calls++
 	class := p.cache.class(pod)
-	best, bestScore := -1, math.Inf(-1)
+	p.scores = p.scores[:0]
+	best := math.Inf(-1)
 	for _, n := range feasible {
-		e := p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) })
-		if e.score > bestScore {
-			best, bestScore = n, e.score
+		s := p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) }).score
+		p.scores = append(p.scores, s)
+		best = max(best, s)
+	}
+	n := feasible[0]
+	for i, s := range p.scores {
+		if s >= best-corralWindow {
+			n = feasible[i]
+			break
 		}
 	}
 	if pod.IsShare() {
-		return Choice{Node: best, GPUs: []int{p.cache.get(c, best, class, nil).gpu}}
+		return Choice{Node: n, GPUs: []int{p.cache.get(c, n, class, nil).gpu}}
 	}
-	return Choice{Node: best, GPUs: bestFitGPUs(c.GPULeft[best], pod)}
+	return Choice{Node: n, GPUs: bestFitGPUs(c.GPULeft[n], pod)}
 }
 
-func (p *Corral) delta(before float64, gpuModel string, cpuAfter int64, after []int64) float64 {
-	d := before - p.mix.Frag(gpuModel, cpuAfter, after)
-	if p.k.Bucket > 0 {
-		return math.Floor(d / p.k.Bucket)
-	}
-	if p.k.Truncate {
-		scale := p.k.Scale
-		if scale == 0 {
-			scale = 1000
-		}
-		return float64(int64(sigmoid(d/scale) * maxScore))
-	}
-	return d
+// frag is the fragmentation corral minimises.
+func (p *Corral) frag(gpuModel string, cpuLeft int64, left []int64) float64 {
+	return corralBlend*p.mix.Frag(gpuModel, cpuLeft, left) + (1-corralBlend)*p.mix.FragCopies(gpuModel, cpuLeft, left)
 }
 
-func podClassOf(pod *model.Pod) int {
-	switch {
-	case !pod.IsGPU():
-		return 1
-	case pod.IsShare():
-		return 2
-	}
-	return 3
-}
-
+// score is minus the increase of node n's fragmentation if it takes pod,
+// and for a sharing pod the GPU that increases it least.
 func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
-	ftie := p.k.FloatTie
-	if p.k.TieClass != 0 && p.k.TieClass != podClassOf(pod) {
-		ftie = 0
-	}
 	gpuModel, left := c.Nodes[n].Model, c.GPULeft[n]
-	before := p.mix.Frag(gpuModel, c.CPULeft[n], left)
+	before := p.frag(gpuModel, c.CPULeft[n], left)
 	cpuAfter := c.CPULeft[n] - scoredCPU(pod)
 	after := make([]int64, len(left))
 	copy(after, left)
-	idleAfter := float64(c.IdleMilli(n)-pod.TotalGPUMilli()) / 1000
-	extra := -p.k.PackW * idleAfter
-	if p.k.CPUW != 0 { // secondary: fraction of CPU left after, weighted
-		extra += -p.k.CPUW * float64(cpuAfter) / float64(max(c.Nodes[n].CPUMilli, 1))
-	}
-	if !pod.IsGPU() && p.k.CPUOnly != 0 {
-		extra -= p.k.CPUOnly * float64(c.IdleMilli(n)) / float64(max(cpuAfter, 1000))
-	}
 	if !pod.IsShare() {
 		takeWhole(after, pod)
-		d := p.delta(before, gpuModel, cpuAfter, after)
-		if ftie != 0 {
-			d += ftie * (before - p.mix.Frag(gpuModel, cpuAfter, after))
-		}
-		return d + extra, -1
+		return before - p.frag(gpuModel, cpuAfter, after), -1
 	}
 	best, bestGPU := math.Inf(-1), -1
 	for g, l := range left {
@@ -115,70 +114,10 @@ func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
 			continue
 		}
 		after[g] -= pod.GPUMilli
-		s := p.delta(before, gpuModel, cpuAfter, after)
-		after[g] = l
-		if ftie != 0 {
-			s += ftie * (before - p.mix.Frag(gpuModel, cpuAfter, after))
-		}
-		if p.k.SS != 0 {
-			s = -p.k.SS*sumSquaresDelta(c, l, pod.GPUMilli) + s
-		}
-		better := s > best
-		if p.k.BestFit && s == best && l < left[bestGPU] {
-			better = true
-		}
-		if bestGPU < 0 || better {
+		if s := before - p.frag(gpuModel, cpuAfter, after); s > best {
 			best, bestGPU = s, g
 		}
+		after[g] = l
 	}
-	return best + extra, bestGPU
-}
-
-// CorralOnline learns the mix from the pods that have arrived.
-type CorralOnline struct{ *FGD }
-
-// NewCorralOnline returns corral's policy without prior knowledge.
-func NewCorralOnline() *CorralOnline { return &CorralOnline{NewFGD(nil)} }
-
-func (*CorralOnline) Name() string { return "corral-online" }
-
-func (*CorralOnline) Observe(*model.Pod) {}
-
-// reweigh sets each typical pod's weight to its popularity times how scarce
-// usable capacity for it is: (cluster idle / idle usable by m)^Beta.
-func (p *Corral) reweigh(c *Cluster) {
-	usable := make([]float64, len(p.base))
-	var idle float64
-	for n := range c.Nodes {
-		id := c.IdleMilli(n)
-		idle += float64(id)
-		for i, m := range p.base {
-			usable[i] += float64(id - m.fragOne(c.Nodes[n].Model, c.CPULeft[n], c.GPULeft[n]))
-		}
-	}
-	mix := make(Mix, len(p.base))
-	total := 0.0
-	for i, m := range p.base {
-		mix[i] = m
-		mix[i].Weight = m.Weight * math.Pow((idle+1000)/(usable[i]+1000), p.k.Beta)
-		total += mix[i].Weight
-	}
-	for i := range mix {
-		mix[i].Weight /= total
-	}
-	p.mix = mix
-	p.cache = scoreCache{}
-}
-
-// sumSquaresDelta is the change of sum over gaps h of N(h)^2 (N(h): partly
-// used GPUs with h milli left) when a pod of size takes a GPU with left.
-func sumSquaresDelta(c *Cluster, left, size int64) float64 {
-	d := 0.0
-	if left < model.MilliPerGPU {
-		d += float64(1 - 2*c.GPUsWithGap(left))
-	}
-	if rest := left - size; rest > 0 {
-		d += float64(2*c.GPUsWithGap(rest) + 1)
-	}
-	return d
+	return best, bestGPU
 }

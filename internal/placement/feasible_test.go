@@ -81,8 +81,8 @@ func TestBindUpdatesState(t *testing.T) {
 	if c.Generation(0) == gen {
 		t.Error("bind did not change the node's generation")
 	}
-	if c.GPUsWithGap(750) != 1 || c.FreeGPUs(0) != 1 {
-		t.Errorf("gap count %d, free GPUs %d", c.GPUsWithGap(750), c.FreeGPUs(0))
+	if c.FreeGPUs(0) != 1 {
+		t.Errorf("free GPUs %d, want 1", c.FreeGPUs(0))
 	}
 	defer func() {
 		if recover() == nil {

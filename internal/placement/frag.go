@@ -163,15 +163,42 @@ func sumBelow(left []int64, milli int64) int64 {
 	return s
 }
 
-// fragOne is frag(m) of one typical pod on one node state: the milli-GPU on
-// the node that m cannot use.
-func (m Typical) fragOne(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
+// FragCopies is fragmentation that counts what a node can absorb of each
+// typical pod when it keeps arriving: frag(m) = idle - copies x request,
+// where copies is how many copies of m fit at once given the GPUs (whole
+// GPUs for whole-GPU pods, floor(left/u) per GPU for sharing pods) and the
+// CPU left. Unlike Frag it sees that four free GPUs with CPU for one more
+// pod are mostly stranded, and that a free GPU holds only two 470-milli pods.
+func (mix Mix) FragCopies(gpuModel string, cpuLeft int64, gpuLeft []int64) float64 {
 	var idle int64
 	for _, l := range gpuLeft {
 		idle += l
 	}
-	if m.GPUMilli == 0 || !m.allows(gpuModel) || cpuLeft < m.CPUMilli || countFitting(gpuLeft, m.GPUMilli) < m.NumGPU {
-		return idle
+	if idle == 0 {
+		return 0
 	}
-	return sumBelow(gpuLeft, m.GPUMilli)
+	f := 0.0
+	for _, m := range mix {
+		f += m.Weight * float64(idle-m.absorb(gpuModel, cpuLeft, gpuLeft))
+	}
+	return f
+}
+
+// absorb is the milli-GPU that copies of m can take on a node state.
+func (m Typical) absorb(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
+	if m.GPUMilli == 0 || !m.allows(gpuModel) {
+		return 0
+	}
+	var slots int64
+	if m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1 {
+		for _, l := range gpuLeft {
+			slots += l / m.GPUMilli
+		}
+	} else {
+		slots = int64(countFitting(gpuLeft, model.MilliPerGPU) / m.NumGPU)
+	}
+	if m.CPUMilli > 0 {
+		slots = min(slots, cpuLeft/m.CPUMilli)
+	}
+	return slots * m.GPUMilli * int64(m.NumGPU)
 }

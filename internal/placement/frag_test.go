@@ -86,3 +86,50 @@ func TestMixLearnerDecays(t *testing.T) {
 		t.Errorf("weights sum to %v", sum)
 	}
 }
+
+func TestFragCopiesHandComputed(t *testing.T) {
+	mix := Mix{
+		{CPUMilli: 8000, GPUMilli: 1000, NumGPU: 1, Weight: 0.5}, // 3 free GPUs, CPU for 2: absorbs 2000 of 3600
+		{CPUMilli: 2000, GPUMilli: 470, NumGPU: 1, Weight: 0.5},  // 2+2+2+1 copies: absorbs 3290
+	}
+	left := []int64{1000, 1000, 1000, 600}
+	if got, want := mix.FragCopies("A", 20000, left), 0.5*1600+0.5*310; math.Abs(got-want) > 1e-9 {
+		t.Errorf("FragCopies = %v, want %v", got, want)
+	}
+	// FGD's one-pod view: both fit, only the 600-left GPU is a fragment for
+	// the whole-GPU pod.
+	if got, want := mix.Frag("A", 20000, left), 0.5*600.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("Frag = %v, want %v", got, want)
+	}
+	if got := mix.FragCopies("B", 20000, []int64{0, 0}); got != 0 {
+		t.Errorf("a full node has no fragmentation, got %v", got)
+	}
+}
+
+func TestCorralKeepsCPUForIdleGPUs(t *testing.T) {
+	// Node a has four free GPUs and CPU for exactly four typical pods; node
+	// b's GPUs are all taken. A CPU-only pod on a would strand a GPU, which
+	// FGD's one-pod view does not see (one more pod still fits) but corral's
+	// does.
+	nodes := []model.Node{gpuNode("a", 32000, 4, "A"), gpuNode("b", 32000, 2, "A")}
+	c := withLeft(nodes, nil, []int64{0, 0})
+	pods := []model.Pod{*whole(8000, 1)}
+	pod := cpuOnly(8000)
+	if got := choose(t, NewFGD(TypicalMix(pods, 95)), c, pod); got.Node != 0 {
+		t.Fatalf("expected FGD to tie and take the first node, got %d", got.Node)
+	}
+	if got := choose(t, NewCorral(pods), c, pod); got.Node != 1 {
+		t.Errorf("corral put the CPU-only pod on node %d, want 1", got.Node)
+	}
+}
+
+func TestCorralOnlineLearnsTheMix(t *testing.T) {
+	p := NewCorralOnline()
+	if len(p.mix) != 0 {
+		t.Fatal("corral-online starts with a mix")
+	}
+	p.Observe(whole(8000, 1))
+	if len(p.mix) != 1 || p.mix[0].NumGPU != 1 || p.mix[0].Weight != 1 {
+		t.Fatalf("after one pod the mix is %+v", p.mix)
+	}
+}

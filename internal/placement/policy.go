@@ -26,8 +26,9 @@ type Observer interface {
 
 // Env is what a policy may be built with.
 type Env struct {
-	Rand *rand.Rand // the run's random source (Random draws from it)
-	Mix  Mix        // the workload's typical pods (fgd, corral)
+	Rand *rand.Rand  // the run's random source (Random draws from it)
+	Mix  Mix         // the workload's typical pods (fgd)
+	Pods []model.Pod // the whole workload, known in advance (corral)
 }
 
 // constructors builds every policy by name.
@@ -39,7 +40,7 @@ var constructors = map[string]func(Env) Policy{
 	"bestfit":       func(Env) Policy { return BestFit{} },
 	"fgd":           func(e Env) Policy { return NewFGD(e.Mix) },
 	"spread":        func(Env) Policy { return Spread{} },
-	"corral":        func(e Env) Policy { return NewCorral(e.Mix) },
+	"corral":        func(e Env) Policy { return NewCorral(e.Pods) },
 	"corral-online": func(Env) Policy { return NewCorralOnline() },
 }
 

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/corral-sched/corral/internal/packbench"
+	"github.com/corral-sched/corral/internal/report"
+	"github.com/corral-sched/corral/internal/report/svg"
+)
+
+// writeCurves draws, per trace, every policy's unallocated GPU % against
+// arrived %: the median over seeds with the band between the quartiles.
+func writeCurves(path string, cells []packbench.Cell, bounds []report.Bound) error {
+	var charts []svg.Chart
+	for _, c := range cells {
+		if len(charts) == 0 || charts[len(charts)-1].Title != c.Trace {
+			charts = append(charts, newCurveChart(c.Trace, bounds))
+		}
+		x := make([]float64, len(c.CurveMid))
+		for i := range x {
+			x[i] = float64(i)
+		}
+		ch := &charts[len(charts)-1]
+		ch.Series = append(ch.Series, svg.Series{Name: c.Policy, X: x, Mid: c.CurveMid, Lo: c.CurveLo, Hi: c.CurveHi})
+	}
+	var b bytes.Buffer
+	if err := svg.WriteGrid(&b, charts, min(len(charts), 2)); err != nil {
+		return fmt.Errorf("draw curves: %w", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write svg: %w", err)
+	}
+	return nil
+}
+
+func newCurveChart(trace string, bounds []report.Bound) svg.Chart {
+	ch := svg.Chart{
+		Title: trace, XLabel: "arrived GPU demand, % of cluster", YLabel: "unallocated GPUs, %",
+		XMin: 50, XMax: packbench.MaxArrived, YMin: 0,
+		Marks: []svg.Mark{{At: 100, Label: "x = 100"}, {At: packbench.MaxArrived, Label: "x = 130"}},
+	}
+	for _, b := range bounds {
+		if b.Trace == trace && b.LP.N > 0 {
+			ch.HLines = append(ch.HLines, svg.Mark{At: b.LP.Mean, Label: "LP bound at x = 100"})
+		}
+	}
+	return ch
+}
