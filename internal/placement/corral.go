@@ -20,7 +20,9 @@ const (
 	corralWindow = 15.0
 	// onlineHalfLife (pods) and onlineRefresh (pods) govern corral-online's
 	// estimate of the mix: a pod's weight halves every onlineHalfLife
-	// arrivals and the estimate is renewed every onlineRefresh arrivals.
+	// arrivals, and the estimate is renewed after onlineRefresh arrivals or
+	// a tenth of all arrivals so far, whichever is more (every renewal
+	// rescores every node).
 	onlineHalfLife = 2000
 	onlineRefresh  = 50
 )
@@ -39,6 +41,7 @@ type Corral struct {
 	name    string
 	mix     Mix
 	learner *mixLearner // nil when the mix is given
+	renewed int         // arrivals seen at the last renewal of the mix
 	cache   scoreCache
 	scores  []float64
 }
@@ -63,7 +66,8 @@ func (p *Corral) Observe(pod *model.Pod) {
 		return
 	}
 	p.learner.observe(pod)
-	if p.learner.seen%onlineRefresh == 1 {
+	if seen := p.learner.seen; seen == 1 || seen-p.renewed >= max(onlineRefresh, seen/10) {
+		p.renewed = seen
 		p.mix = p.learner.mix()
 		p.cache = scoreCache{} // scores depend on the mix
 	}
@@ -121,3 +125,4 @@ func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
 	}
 	return best, bestGPU
 }
+
