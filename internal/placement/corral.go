@@ -125,4 +125,3 @@ func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
 	}
 	return best, bestGPU
 }
-
