@@ -1,6 +1,11 @@
 package packbench
 
-import "math"
+import (
+	"math"
+	"strconv"
+
+	"github.com/corral-sched/corral/internal/model"
+)
 
 // Summary is what the benchmark reports of one run.
 type Summary struct {
@@ -22,46 +27,58 @@ type Summary struct {
 // MaxArrived is the last arrived % a curve covers.
 const MaxArrived = 130
 
-// Summarise bins the trace's records by arrived % (x = round(100 x arrived /
-// capacity)); the value at x is the mean over records with that x, or over
-// x-1..x+1 when none has it.
+// Summarise bins the trace's records by arrived % exactly as the authors'
+// analysis scripts do: x = round(arrived / GPUs / 10) with round-half-even,
+// each record's allocation ratio rounded to 2 decimals, the value at x the
+// mean over records with that x (or over x-1..x+1 when none has it) rounded
+// to 2 decimals, and unallocated % = 100 minus it.
 func Summarise(t *Trace) Summary {
 	s := Summary{Trace: t.Spec.Trace, Policy: t.Spec.Policy, Seed: t.Spec.Seed, Pods: len(t.Records)}
-	unalloc := make([]float64, MaxArrived+2)
+	alloc := make([]float64, MaxArrived+2)
 	fragRate := make([]float64, MaxArrived+2)
 	count := make([]int, MaxArrived+2)
+	gpus := float64(t.Capacity / model.MilliPerGPU)
 	first := -1
-	cap := float64(t.Capacity)
 	for i, r := range t.Records {
-		u := 100 - 100*float64(r.Used)/cap
+		a := roundHalfEven(float64(r.Used)/gpus/10, 2)
 		if r.Failed {
 			s.FailedPods++
 			if first < 0 {
 				first = i
-				s.UnallocatedFirst = u
+				s.UnallocatedFirst = 100 - a
 			}
 		}
-		x := int(math.Round(float64(r.Arrived) * 100 / cap))
+		x := int(roundHalfEven(float64(r.Arrived)/gpus/10, 0))
 		if x < 0 || x > MaxArrived+1 {
 			continue
 		}
-		unalloc[x] += u
-		if idle := cap - float64(r.Used); idle > 0 {
+		alloc[x] += a
+		if idle := float64(t.Capacity - r.Used); idle > 0 {
 			fragRate[x] += 100 * r.Frag / idle
 		}
 		count[x]++
 	}
 	if first < 0 && len(t.Records) > 0 {
-		s.UnallocatedFirst = 100 - 100*float64(t.Records[len(t.Records)-1].Used)/cap
+		s.UnallocatedFirst = orLast(math.NaN(), t)
 	}
 	s.Curve = make([]float64, MaxArrived+1)
 	for x := range s.Curve {
-		s.Curve[x] = binMean(unalloc, count, x)
+		s.Curve[x] = 100 - roundHalfEven(binMean(alloc, count, x), 2)
 	}
 	s.UnallocatedAt100 = orLast(s.Curve[100], t)
 	s.UnallocatedAt130 = orLast(s.Curve[MaxArrived], t)
 	s.FragRateAt100 = binMean(fragRate, count, 100)
 	return s
+}
+
+// roundHalfEven rounds v to the given decimals as Python's round does:
+// correctly, from v's exact binary value, ties to even.
+func roundHalfEven(v float64, decimals int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
+	return r
 }
 
 // binMean is the mean of bin x, or of bins x-1..x+1 when x is empty.
