@@ -50,7 +50,8 @@ const (
 )
 
 // palette is Okabe and Ito's colour-blind-safe set, ordered so that the
-// first series get the colours that read best on white; yellow is last.
+// first series get the colours that read best on white, with Tol's wine and
+// grey added so that nine or ten series stay distinct; yellow is last.
 var palette = [...]string{
 	"#0072B2", // blue
 	"#D55E00", // vermillion
@@ -59,6 +60,8 @@ var palette = [...]string{
 	"#CC79A7", // reddish purple
 	"#56B4E9", // sky blue
 	"#000000", // black
+	"#882255", // wine
+	"#999999", // grey
 	"#F0E442", // yellow
 }
 
