@@ -14,6 +14,21 @@ const TuneRatio = 1.3
 // TypicalPercent is the share of pods the typical mix covers.
 const TypicalPercent = 95
 
+// arrivals seeds spec's source and returns it with the cluster's milli-GPU
+// and the pods in arrival order.
+func arrivals(spec Spec) (*rand.Rand, int64, []model.Pod, error) {
+	rng := rand.New(rand.NewSource(spec.Seed))
+	rng.Int() // the artifact logs one draw right after seeding
+	var capacity int64
+	for _, n := range spec.Nodes {
+		capacity += n.GPUMilli()
+	}
+	if capacity == 0 {
+		return nil, 0, nil, fmt.Errorf("%s: the cluster has no GPUs", spec.Trace)
+	}
+	return rng, capacity, arrivalOrder(spec.Pods, capacity, TuneRatio, rng), nil
+}
+
 // arrivalOrder returns the pods in arrival order: sorted by name, shuffled,
 // then tuned to ratio x capacity milli-GPU. It draws from rng exactly as
 // the artifact does (Shuffle, then Intn per clone or deletion).
@@ -93,16 +108,10 @@ func sortedByName(pods []model.Pod) []model.Pod {
 // stays under (x + 0.5)% of the cluster's GPUs. The order does not depend
 // on the policy.
 func ArrivedBy(spec Spec, x int) ([]model.Pod, error) {
-	rng := rand.New(rand.NewSource(spec.Seed))
-	rng.Int()
-	var capacity int64
-	for _, n := range spec.Nodes {
-		capacity += n.GPUMilli()
+	_, capacity, pods, err := arrivals(spec)
+	if err != nil {
+		return nil, err
 	}
-	if capacity == 0 {
-		return nil, fmt.Errorf("arrived by %d%%: the cluster has no GPUs", x)
-	}
-	pods := arrivalOrder(spec.Pods, capacity, TuneRatio, rng)
 	limit := (float64(x) + 0.5) * float64(capacity) / 100
 	var arrived int64
 	for i, p := range pods {

@@ -1,9 +1,6 @@
 package packbench
 
 import (
-	"fmt"
-	"math/rand"
-
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
@@ -38,14 +35,10 @@ type Trace struct {
 // order, and places the pods one at a time with the policy, recording the
 // cluster after every attempt. A pod that fits nowhere is dropped.
 func Run(spec Spec) (*Trace, error) {
-	rng := rand.New(rand.NewSource(spec.Seed))
-	rng.Int() // the artifact logs one draw right after seeding
-	cluster0 := placement.NewCluster(spec.Nodes)
-	capacity := cluster0.GPUCapacityMilli()
-	if capacity == 0 {
-		return nil, fmt.Errorf("run %s: the cluster has no GPUs", spec.Trace)
+	rng, capacity, pods, err := arrivals(spec)
+	if err != nil {
+		return nil, err
 	}
-	pods := arrivalOrder(spec.Pods, capacity, TuneRatio, rng)
 	nodes, order := nodeOrder(spec.Nodes, rng)
 	mix := placement.TypicalMix(spec.Pods, TypicalPercent)
 	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix, Pods: spec.Pods})
@@ -103,32 +96,4 @@ func (r *replay) place(policy placement.Policy, pod *model.Pod) bool {
 	r.frag += f - r.nodeFrag[ch.Node]
 	r.nodeFrag[ch.Node] = f
 	return true
-}
-
-// StateAt replays spec like Run and returns the cluster as it stands after
-// the last pod binned at arrived % x, for inspecting where idle GPUs are.
-func StateAt(spec Spec, x int) (*placement.Cluster, error) {
-	rng := rand.New(rand.NewSource(spec.Seed))
-	rng.Int()
-	capacity := placement.NewCluster(spec.Nodes).GPUCapacityMilli()
-	if capacity == 0 {
-		return nil, fmt.Errorf("state of %s: the cluster has no GPUs", spec.Trace)
-	}
-	pods := arrivalOrder(spec.Pods, capacity, TuneRatio, rng)
-	nodes, order := nodeOrder(spec.Nodes, rng)
-	mix := placement.TypicalMix(spec.Pods, TypicalPercent)
-	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix, Pods: spec.Pods})
-	if err != nil {
-		return nil, err
-	}
-	r := newReplay(placement.NewCluster(nodes), order, mix)
-	limit := (float64(x) + 0.5) * float64(capacity) / 100
-	var arrived int64
-	for i := range pods {
-		if arrived += pods[i].TotalGPUMilli(); float64(arrived) >= limit {
-			break
-		}
-		r.place(policy, &pods[i])
-	}
-	return r.cluster, nil
 }
