@@ -10,6 +10,10 @@ import (
 	"github.com/corral-sched/corral/internal/report/svg"
 )
 
+// curveFrom is the first arrived % drawn: below it every policy places
+// every pod and the curves coincide.
+const curveFrom = 70
+
 // writeCurves draws, per trace, every policy's unallocated GPU % against
 // arrived %: the median over seeds with the band between the quartiles.
 func writeCurves(path string, cells []packbench.Cell, bounds []report.Bound) error {
@@ -18,12 +22,14 @@ func writeCurves(path string, cells []packbench.Cell, bounds []report.Bound) err
 		if len(charts) == 0 || charts[len(charts)-1].Title != c.Trace {
 			charts = append(charts, newCurveChart(c.Trace, bounds))
 		}
-		x := make([]float64, len(c.CurveMid))
+		from := min(curveFrom, len(c.CurveMid))
+		x := make([]float64, len(c.CurveMid)-from)
 		for i := range x {
-			x[i] = float64(i)
+			x[i] = float64(from + i)
 		}
 		ch := &charts[len(charts)-1]
-		ch.Series = append(ch.Series, svg.Series{Name: c.Policy, X: x, Mid: c.CurveMid, Lo: c.CurveLo, Hi: c.CurveHi})
+		ch.Series = append(ch.Series, svg.Series{Name: c.Policy, X: x,
+			Mid: c.CurveMid[from:], Lo: c.CurveLo[from:], Hi: c.CurveHi[from:]})
 	}
 	var b bytes.Buffer
 	if err := svg.WriteGrid(&b, charts, min(len(charts), 2)); err != nil {
@@ -38,7 +44,7 @@ func writeCurves(path string, cells []packbench.Cell, bounds []report.Bound) err
 func newCurveChart(trace string, bounds []report.Bound) svg.Chart {
 	ch := svg.Chart{
 		Title: trace, XLabel: "arrived GPU demand, % of cluster", YLabel: "unallocated GPUs, %",
-		XMin: 50, XMax: packbench.MaxArrived, YMin: 0,
+		XMin: curveFrom, XMax: packbench.MaxArrived,
 		Marks: []svg.Mark{{At: 100, Label: "x = 100"}, {At: packbench.MaxArrived, Label: "x = 130"}},
 	}
 	for _, b := range bounds {

@@ -1,0 +1,158 @@
+// Command summarize turns the JSON of `corral bench fgd` into the markdown
+// tables of bench/fgd/RESULTS.md:
+//
+//	go run ./bench/fgd/summarize bench/fgd/results.json
+//
+// It prints, per trace, every policy's mean unallocated GPU % at x = 100
+// beside the authors' published number, then corral's and corral-online's
+// margin over fgd set against the seed spreads and the paired per-seed
+// differences.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/packbench"
+)
+
+type document struct {
+	Runs   []packbench.Summary `json:"runs"`
+	Bounds []struct {
+		Trace  string  `json:"trace"`
+		LP     float64 `json:"lp_min_unallocated_pct_at_100"`
+		Packed float64 `json:"offline_packed_unallocated_pct_at_100"`
+	} `json:"bounds"`
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: summarize RESULTS.json")
+		os.Exit(2)
+	}
+	data, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "summarize:", err)
+		os.Exit(1)
+	}
+	var doc document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		fmt.Fprintln(os.Stderr, "summarize:", err)
+		os.Exit(1)
+	}
+	cells := packbench.Aggregate(doc.Runs)
+	policyTable(os.Stdout, cells, doc)
+	fmt.Println()
+	marginTable(os.Stdout, doc.Runs, cells)
+}
+
+func traces(cells []packbench.Cell) []string {
+	var out []string
+	for _, c := range cells {
+		if len(out) == 0 || out[len(out)-1] != c.Trace {
+			out = append(out, c.Trace)
+		}
+	}
+	return out
+}
+
+func policies(cells []packbench.Cell) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cells {
+		if !seen[c.Policy] {
+			seen[c.Policy] = true
+			out = append(out, c.Policy)
+		}
+	}
+	return out
+}
+
+func cell(cells []packbench.Cell, trace, policy string) (packbench.Cell, bool) {
+	for _, c := range cells {
+		if c.Trace == trace && c.Policy == policy {
+			return c, true
+		}
+	}
+	return packbench.Cell{}, false
+}
+
+// policyTable: one row per trace, one column per policy (ours / paper).
+func policyTable(w io.Writer, cells []packbench.Cell, doc document) {
+	ps := policies(cells)
+	fmt.Fprintf(w, "| trace | %s | LP bound | offline packing |\n", strings.Join(ps, " | "))
+	fmt.Fprintf(w, "|---|%s---|---|\n", strings.Repeat("---|", len(ps)))
+	for _, t := range traces(cells) {
+		row := []string{strings.TrimPrefix(t, "openb_pod_list_")}
+		for _, p := range ps {
+			c, _ := cell(cells, t, p)
+			v := fmt.Sprintf("%.2f", c.At100.Mean)
+			if pub, ok := packbench.PublishedAt100(t, p); ok {
+				v += fmt.Sprintf(" (%.2f)", pub.Mean)
+			}
+			row = append(row, v)
+		}
+		lp, packed := "-", "-"
+		for _, b := range doc.Bounds {
+			if b.Trace == t {
+				lp, packed = fmt.Sprintf("%.2f", b.LP), fmt.Sprintf("%.2f", b.Packed)
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", strings.Join(row, " | "), lp, packed)
+	}
+}
+
+// marginTable sets corral's gain over fgd against the seed spreads.
+func marginTable(w io.Writer, runs []packbench.Summary, cells []packbench.Cell) {
+	fmt.Fprintln(w, "| trace | fgd mean [min-max] | corral | margin | paired wins | corral-online | margin | paired wins |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	for _, t := range traces(cells) {
+		f, ok := cell(cells, t, "fgd")
+		if !ok {
+			continue
+		}
+		row := fmt.Sprintf("| %s | %.2f [%.2f-%.2f] |", strings.TrimPrefix(t, "openb_pod_list_"), f.At100.Mean, f.At100.Min, f.At100.Max)
+		for _, p := range []string{"corral", "corral-online"} {
+			c, ok := cell(cells, t, p)
+			if !ok {
+				row += " - | - | - |"
+				continue
+			}
+			wins, n := pairedWins(runs, t, p)
+			row += fmt.Sprintf(" %.2f [%.2f-%.2f] | %+.2f | %d/%d |", c.At100.Mean, c.At100.Min, c.At100.Max, c.At100.Mean-f.At100.Mean, wins, n)
+		}
+		fmt.Fprintln(w, row)
+	}
+}
+
+// pairedWins counts seeds on which policy left fewer GPUs than fgd.
+func pairedWins(runs []packbench.Summary, trace, policy string) (int, int) {
+	fgd := map[int64]float64{}
+	for _, r := range runs {
+		if r.Trace == trace && r.Policy == "fgd" {
+			fgd[r.Seed] = r.UnallocatedAt100
+		}
+	}
+	var seeds []int64
+	mine := map[int64]float64{}
+	for _, r := range runs {
+		if r.Trace == trace && r.Policy == policy {
+			if _, ok := fgd[r.Seed]; ok {
+				mine[r.Seed] = r.UnallocatedAt100
+				seeds = append(seeds, r.Seed)
+			}
+		}
+	}
+	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+	wins := 0
+	for _, s := range seeds {
+		if mine[s] < fgd[s] {
+			wins++
+		}
+	}
+	return wins, len(seeds)
+}
