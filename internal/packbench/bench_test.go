@@ -49,6 +49,7 @@ func BenchmarkRun(b *testing.B) {
 
 func benchRun(b *testing.B, spec Spec) {
 	var pods int
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t, err := Run(spec)
 		if err != nil {
