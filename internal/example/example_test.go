@@ -38,8 +38,8 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(nodes) != 48 || len(pods) != 300 {
-		t.Fatalf("got %d nodes and %d pods, want 48 and 300", len(nodes), len(pods))
+	if len(nodes) != 120 || len(pods) != 750 {
+		t.Fatalf("got %d nodes and %d pods, want 120 and 750", len(nodes), len(pods))
 	}
 	gpus, constrained := 0, 0
 	for _, n := range nodes {
@@ -50,8 +50,8 @@ func TestLoad(t *testing.T) {
 			constrained++
 		}
 	}
-	if gpus != 234 {
-		t.Errorf("cluster has %d GPUs, want 234", gpus)
+	if gpus != 585 {
+		t.Errorf("cluster has %d GPUs, want 585", gpus)
 	}
 	if constrained == 0 {
 		t.Error("no pod carries a gpu_spec; the example should exercise model constraints")

@@ -23,13 +23,13 @@ type nodeShape struct {
 // shapes is the example cluster. specs in Pods must only name models whose
 // nodes can host the pods they restrict.
 var shapes = []nodeShape{
-	{20, 96000, 786432, 8, "A100", "a100"},
-	{12, 64000, 262144, 4, "T4", "t4"},
-	{10, 32000, 131072, 2, "P100", "p100"},
-	{6, 16000, 65536, 1, "V100", "v100"},
+	{50, 96000, 786432, 8, "A100", "a100"},
+	{30, 64000, 262144, 4, "T4", "t4"},
+	{25, 32000, 131072, 2, "P100", "p100"},
+	{15, 16000, 65536, 1, "V100", "v100"},
 }
 
-// Nodes generates the example cluster: 48 nodes, 234 GPUs of four models.
+// Nodes generates the example cluster: 120 nodes, 585 GPUs of four models.
 func Nodes() []model.Node {
 	var nodes []model.Node
 	for _, s := range shapes {
@@ -43,7 +43,7 @@ func Nodes() []model.Node {
 	return nodes
 }
 
-// Pods generates the example workload: 300 pods shaped like the openb trace
+// Pods generates the example workload: 750 pods shaped like the openb trace
 // (CPU-only, sharing, and 1-, 2-, 4- and 8-GPU pods), about one in six GPU
 // pods restricted to some GPU models.
 func Pods() []model.Pod {
@@ -51,7 +51,7 @@ func Pods() []model.Pod {
 	shares := []int64{100, 200, 250, 300, 460, 500, 650, 810}
 	cpus := []int64{2000, 4000, 6000, 8000, 12000, 16000}
 	specs := [][]string{{"A100"}, {"T4", "P100"}, {"A100", "V100"}, {"T4"}}
-	pods := make([]model.Pod, 300)
+	pods := make([]model.Pod, 750)
 	for i := range pods {
 		p := model.Pod{Name: fmt.Sprintf("ex-pod-%04d", i), CPUMilli: cpus[rng.Intn(len(cpus))]}
 		p.MemoryMiB = p.CPUMilli / 1000 * 4096

@@ -64,9 +64,9 @@ func TestArrivalOrderIsSeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := arrivalOrder(ps, 234000, TuneRatio, rand.New(rand.NewSource(42)))
-	b := arrivalOrder(ps, 234000, TuneRatio, rand.New(rand.NewSource(42)))
-	c := arrivalOrder(ps, 234000, TuneRatio, rand.New(rand.NewSource(43)))
+	a := arrivalOrder(ps, 585000, TuneRatio, rand.New(rand.NewSource(42)))
+	b := arrivalOrder(ps, 585000, TuneRatio, rand.New(rand.NewSource(42)))
+	c := arrivalOrder(ps, 585000, TuneRatio, rand.New(rand.NewSource(43)))
 	if !reflect.DeepEqual(a, b) {
 		t.Error("same seed, different arrival order")
 	}

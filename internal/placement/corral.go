@@ -17,7 +17,7 @@ const (
 	// fragmentation) a node must be to be taken in tie-break order. A fixed
 	// order inside a narrow window packs like first-fit, which keeps nodes
 	// late in the order untouched for large pods.
-	corralWindow = 15.0
+	corralWindow = 30.0
 	// onlineHalfLife (pods) and onlineRefresh (pods) govern corral-online's
 	// estimate of the mix: a pod's weight halves every onlineHalfLife
 	// arrivals, and the estimate is renewed after onlineRefresh arrivals or

@@ -46,8 +46,8 @@ func WriteFGDTable(w io.Writer, cells []packbench.Cell, bounds []Bound) error {
 func writeBound(w io.Writer, trace string, bounds []Bound) {
 	for _, b := range bounds {
 		if b.Trace == trace {
-			fmt.Fprintf(w, "bound (LP, any placement)\t>= %s\t\t\t\t\t\n", statText(b.LP))
-			fmt.Fprintf(w, "offline packing (heuristic)\t%s\t\t\t\t\t\n", statText(b.Packed))
+			fmt.Fprintf(w, "bound (LP, any placement)\t>= %s\n", statText(b.LP))
+			fmt.Fprintf(w, "offline packing (heuristic)\t%s\n", statText(b.Packed))
 		}
 	}
 }
