@@ -35,8 +35,8 @@ const (
 // takes the GPU with the least increase (lowest index on ties); a whole-GPU
 // pod the lowest-index free GPUs.
 //
-// Corral is given the mix of the whole workload in advance, like FGD;
-// CorralOnline learns it from the pods that have arrived.
+// NewCorral is given the mix of the whole workload in advance, like FGD;
+// NewCorralOnline learns it from the pods that have arrived.
 type Corral struct {
 	name    string
 	mix     Mix
