@@ -53,8 +53,12 @@ Example:
     --pods openb_pod_list_default.csv,openb_pod_list_gpushare40.csv \
     --policies fgd,corral --seeds 42-51 --json out.json --svg out.svg
 
-Flags:
+Policies:
 `)
+		for _, p := range placement.Names() {
+			fmt.Fprintf(stderr, "  %-14s %s\n", p, placement.Describe(p))
+		}
+		fmt.Fprint(stderr, "\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	return fs

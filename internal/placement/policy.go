@@ -31,18 +31,24 @@ type Env struct {
 	Pods []model.Pod // the whole workload, known in advance (corral)
 }
 
-// constructors builds every policy by name.
-var constructors = map[string]func(Env) Policy{
-	"random":        func(e Env) Policy { return &Random{rng: e.Rand} },
-	"dotprod":       func(Env) Policy { return DotProd{} },
-	"clustering":    func(Env) Policy { return Clustering{} },
-	"packing":       func(Env) Policy { return Packing{} },
-	"bestfit":       func(Env) Policy { return BestFit{} },
-	"fgd":           func(e Env) Policy { return NewFGD(e.Mix) },
-	"spread":        func(Env) Policy { return Spread{} },
-	"corral":        func(e Env) Policy { return NewCorral(e.Pods) },
-	"corral-online": func(Env) Policy { return NewCorralOnline() },
+// registry holds every policy: what it does, in a line, and how to build it.
+var registry = map[string]struct {
+	describe string
+	build    func(Env) Policy
+}{
+	"random":        {"a feasible node at random (FGD paper baseline)", func(e Env) Policy { return &Random{rng: e.Rand} }},
+	"dotprod":       {"Tetris: node and pod resource vectors least aligned (FGD paper baseline)", func(Env) Policy { return DotProd{} }},
+	"clustering":    {"nodes already holding pods of the same GPU shape (FGD paper baseline)", func(Env) Policy { return Clustering{} }},
+	"packing":       {"partly used GPUs first, then used nodes (FGD paper baseline)", func(Env) Policy { return Packing{} }},
+	"bestfit":       {"the node left with the least CPU and GPU (FGD paper baseline)", func(Env) Policy { return BestFit{} }},
+	"fgd":           {"fragmentation gradient descent, ATC'23 (knows the workload mix)", func(e Env) Policy { return NewFGD(e.Mix) }},
+	"spread":        {"least allocated, as a default Kubernetes scheduler", func(Env) Policy { return Spread{} }},
+	"corral":        {"corral: fragmentation counting copies and CPU, first-fit window (knows the mix)", func(e Env) Policy { return NewCorral(e.Pods) }},
+	"corral-online": {"corral, learning the mix from the pods that have arrived", func(Env) Policy { return NewCorralOnline() }},
 }
+
+// Describe says in a line what the named policy does.
+func Describe(name string) string { return registry[name].describe }
 
 // Names lists the policies in the order reports show them.
 func Names() []string {
@@ -51,13 +57,13 @@ func Names() []string {
 
 // New builds the named policy.
 func New(name string, env Env) (Policy, error) {
-	build, ok := constructors[name]
+	entry, ok := registry[name]
 	if !ok {
 		known := append([]string(nil), Names()...)
 		sort.Strings(known)
 		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(known, ", "))
 	}
-	return build(env), nil
+	return entry.build(env), nil
 }
 
 // argmax returns the first node of feasible with the highest score.

@@ -209,3 +209,14 @@ func checkFill(t *testing.T, name string, c *Cluster, p Policy, pods []model.Pod
 		t.Fatalf("%s: used %d by GPUs, %d by the cluster", name, used, c.UsedGPUMilli())
 	}
 }
+
+func TestEveryPolicyIsDescribed(t *testing.T) {
+	for _, name := range Names() {
+		if Describe(name) == "" {
+			t.Errorf("policy %s has no description", name)
+		}
+		if _, err := New(name, Env{}); err != nil {
+			t.Errorf("policy %s: %v", name, err)
+		}
+	}
+}
