@@ -45,7 +45,7 @@ func Summarise(t *Trace) Summary {
 			s.FailedPods++
 			if first < 0 {
 				first = i
-				s.UnallocatedFirst = roundHalfEven(100-a, 2)
+				s.UnallocatedFirst = 100 - a
 			}
 		}
 		x := int(roundHalfEven(float64(r.Arrived)/gpus/10, 0))
@@ -63,7 +63,7 @@ func Summarise(t *Trace) Summary {
 	}
 	s.Curve = make([]float64, MaxArrived+1)
 	for x := range s.Curve {
-		s.Curve[x] = roundHalfEven(100-roundHalfEven(binMean(alloc, count, x), 2), 2)
+		s.Curve[x] = 100 - roundHalfEven(binMean(alloc, count, x), 2)
 	}
 	s.UnallocatedAt100 = orLast(s.Curve[100], t)
 	s.UnallocatedAt130 = orLast(s.Curve[MaxArrived], t)
@@ -104,5 +104,5 @@ func orLast(v float64, t *Trace) float64 {
 	if !math.IsNaN(v) || len(t.Records) == 0 {
 		return v
 	}
-	return roundHalfEven(100-100*float64(t.Records[len(t.Records)-1].Used)/float64(t.Capacity), 2)
+	return 100 - 100*float64(t.Records[len(t.Records)-1].Used)/float64(t.Capacity)
 }
