@@ -7,7 +7,9 @@ import (
 	"github.com/corral-sched/corral/internal/model"
 )
 
-// Summary is what the benchmark reports of one run.
+// Summary is what the benchmark reports of one run. Percentages are of the
+// cluster's GPUs; x is the arrived GPU demand in % of them. When no pod
+// fails, the first-failure figure is the one after the last pod.
 type Summary struct {
 	Trace            string  `json:"trace"`
 	Policy           string  `json:"policy"`
