@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/corral-sched/corral/internal/bound"
 	"github.com/corral-sched/corral/internal/packbench"
@@ -23,28 +22,7 @@ type boundJob struct {
 // bound package's packing and corral on the pods sorted largest first).
 func computeBounds(specs []packbench.Spec, workers int, p *progress) ([]report.Bound, error) {
 	jobs := uniqueTraceSeeds(specs)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for w := 0; w < max(workers, 1); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				jobs[i].run()
-				mu.Lock()
-				done++
-				p.update(done, len(jobs))
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	packbench.ForEach(len(jobs), workers, func(i int) { jobs[i].run() }, p.update)
 	p.finish()
 	return collectBounds(jobs)
 }

@@ -11,9 +11,6 @@ type Stat struct {
 	N              int
 }
 
-// Spread is Max - Min.
-func (s Stat) Spread() float64 { return s.Max - s.Min }
-
 // StatOf is the mean and range of the non-NaN values.
 func StatOf(values []float64) Stat {
 	s := Stat{Min: math.Inf(1), Max: math.Inf(-1)}

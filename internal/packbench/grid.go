@@ -14,41 +14,45 @@ import (
 // Summary.Seconds, which timing=false leaves at zero so that output is
 // byte-identical between runs.
 func Grid(specs []Spec, workers int, timing bool, progress func(done, total int)) ([]Summary, error) {
-	if workers < 1 {
-		workers = 1
-	}
 	out := make([]Summary, len(specs))
 	errs := make([]error, len(specs))
-	next := make(chan int)
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = runOne(specs[i], timing)
-				mu.Lock()
-				done++
-				if progress != nil {
-					progress(done, len(specs))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range specs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	ForEach(len(specs), workers, func(i int) { out[i], errs[i] = runOne(specs[i], timing) }, progress)
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s/seed %d: %w", specs[i].Trace, specs[i].Policy, specs[i].Seed, err)
 		}
 	}
 	return out, nil
+}
+
+// ForEach calls do(i) for i in 0..n-1 on workers goroutines (at least one).
+// progress, when not nil, is called after each call with the number done so
+// far, from one goroutine at a time. do must write only to its own index.
+func ForEach(n, workers int, do func(i int), progress func(done, total int)) {
+	next := make(chan int)
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for w := 0; w < max(workers, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				do(i)
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done, n)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func runOne(spec Spec, timing bool) (Summary, error) {

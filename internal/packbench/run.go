@@ -20,7 +20,6 @@ type Record struct {
 	Used    int64   // milli-GPU allocated
 	Frag    float64 // fragmented milli-GPU against the trace's typical mix
 	Failed  bool    // this attempt's pod fit nowhere
-	Pod     int32   // index of the attempt's pod in arrival order
 }
 
 // Trace is everything a run recorded.
@@ -28,7 +27,6 @@ type Trace struct {
 	Spec     Spec
 	Capacity int64 // cluster milli-GPU
 	Records  []Record
-	Pods     []model.Pod // in arrival order, after tuning
 }
 
 // Run replays spec: it orders and tunes the pods, draws the node tie-break
@@ -51,9 +49,9 @@ func Run(spec Spec) (*Trace, error) {
 	for i := range pods {
 		arrived += pods[i].TotalGPUMilli()
 		placed := r.place(policy, &pods[i])
-		records[i] = Record{Arrived: arrived, Used: r.cluster.UsedGPUMilli(), Frag: r.frag, Failed: !placed, Pod: int32(i)}
+		records[i] = Record{Arrived: arrived, Used: r.cluster.UsedGPUMilli(), Frag: r.frag, Failed: !placed}
 	}
-	return &Trace{Spec: spec, Capacity: capacity, Records: records, Pods: pods}, nil
+	return &Trace{Spec: spec, Capacity: capacity, Records: records}, nil
 }
 
 // replay is the cluster under one policy, with its fragmentation kept up to

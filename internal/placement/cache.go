@@ -56,3 +56,12 @@ func (s *scoreCache) get(c *Cluster, n, class int, compute func() (float64, int)
 	}
 	return row[class]
 }
+
+// gpus is the GPU choice of a cached policy on node n: the cached GPU for a
+// sharing pod (the entry must be fresh), the lowest-index free GPUs otherwise.
+func (s *scoreCache) gpus(c *Cluster, n, class int, pod *model.Pod) []int {
+	if pod.IsShare() {
+		return []int{s.get(c, n, class, nil).gpu}
+	}
+	return bestFitGPUs(c.GPULeft[n], pod)
+}

@@ -72,15 +72,6 @@ func (c *Cluster) Bind(pod model.Pod, ch Choice) {
 // UsedGPUMilli is the milli-GPU allocated across the cluster.
 func (c *Cluster) UsedGPUMilli() int64 { return c.used }
 
-// GPUCapacityMilli is the cluster's total milli-GPU.
-func (c *Cluster) GPUCapacityMilli() int64 {
-	var total int64
-	for _, n := range c.Nodes {
-		total += n.GPUMilli()
-	}
-	return total
-}
-
 // IdleMilli is the milli-GPU left on node n.
 func (c *Cluster) IdleMilli(n int) int64 {
 	var idle int64

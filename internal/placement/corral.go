@@ -89,10 +89,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 			break
 		}
 	}
-	if pod.IsShare() {
-		return Choice{Node: n, GPUs: []int{p.cache.get(c, n, class, nil).gpu}}
-	}
-	return Choice{Node: n, GPUs: bestFitGPUs(c.GPULeft[n], pod)}
+	return Choice{Node: n, GPUs: p.cache.gpus(c, n, class, pod)}
 }
 
 // frag is the fragmentation corral minimises.
@@ -103,25 +100,9 @@ func (p *Corral) frag(gpuModel string, cpuLeft int64, left []int64) float64 {
 // score is minus the increase of node n's fragmentation if it takes pod,
 // and for a sharing pod the GPU that increases it least.
 func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
-	gpuModel, left := c.Nodes[n].Model, c.GPULeft[n]
-	before := p.frag(gpuModel, c.CPULeft[n], left)
-	cpuAfter := c.CPULeft[n] - scoredCPU(pod)
-	after := make([]int64, len(left))
-	copy(after, left)
-	if !pod.IsShare() {
-		takeWhole(after, pod)
-		return before - p.frag(gpuModel, cpuAfter, after), -1
-	}
-	best, bestGPU := math.Inf(-1), -1
-	for g, l := range left {
-		if l < pod.GPUMilli || seenEarlier(left, g) {
-			continue
-		}
-		after[g] -= pod.GPUMilli
-		if s := before - p.frag(gpuModel, cpuAfter, after); s > best {
-			best, bestGPU = s, g
-		}
-		after[g] = l
-	}
-	return best, bestGPU
+	gpuModel := c.Nodes[n].Model
+	before := p.frag(gpuModel, c.CPULeft[n], c.GPULeft[n])
+	return bestTrial(c, n, pod, func(cpuAfter int64, after []int64) float64 {
+		return before - p.frag(gpuModel, cpuAfter, after)
+	})
 }

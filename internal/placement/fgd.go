@@ -23,45 +23,18 @@ func (*FGD) Name() string { return "fgd" }
 func (f *FGD) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	class := f.cache.class(pod)
 	n := argmax(feasible, func(n int) int64 {
-		return int64(f.cache.get(c, n, class, func() (float64, int) {
-			s, g := f.score(c, n, pod)
-			return float64(s), g
-		}).score)
+		return int64(f.cache.get(c, n, class, func() (float64, int) { return f.score(c, n, pod) }).score)
 	})
-	return Choice{Node: n, GPUs: f.gpus(c, n, class, pod)}
-}
-
-func (f *FGD) gpus(c *Cluster, n, class int, pod *model.Pod) []int {
-	if pod.IsShare() {
-		return []int{f.cache.get(c, n, class, nil).gpu}
-	}
-	return bestFitGPUs(c.GPULeft[n], pod)
+	return Choice{Node: n, GPUs: f.cache.gpus(c, n, class, pod)}
 }
 
 // score returns node n's FGD score for pod and, for a sharing pod, the GPU.
-func (f *FGD) score(c *Cluster, n int, pod *model.Pod) (int64, int) {
-	gpuModel, left := c.Nodes[n].Model, c.GPULeft[n]
-	before := f.mix.Frag(gpuModel, c.CPULeft[n], left)
-	cpuAfter := c.CPULeft[n] - scoredCPU(pod)
-	after := make([]int64, len(left))
-	copy(after, left)
-	if !pod.IsShare() {
-		takeWhole(after, pod)
-		return fgdScore(before, f.mix.Frag(gpuModel, cpuAfter, after)), -1
-	}
-	best, bestGPU := int64(0), -1
-	for g, l := range left {
-		if l < pod.GPUMilli || seenEarlier(left, g) {
-			continue // an earlier GPU with the same milli left scored the same
-		}
-		after[g] -= pod.GPUMilli
-		s := fgdScore(before, f.mix.Frag(gpuModel, cpuAfter, after))
-		after[g] = l
-		if bestGPU < 0 || s > best {
-			best, bestGPU = s, g
-		}
-	}
-	return best, bestGPU
+func (f *FGD) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
+	gpuModel := c.Nodes[n].Model
+	before := f.mix.Frag(gpuModel, c.CPULeft[n], c.GPULeft[n])
+	return bestTrial(c, n, pod, func(cpuAfter int64, after []int64) float64 {
+		return float64(fgdScore(before, f.mix.Frag(gpuModel, cpuAfter, after)))
+	})
 }
 
 func fgdScore(before, after float64) int64 {
@@ -69,6 +42,34 @@ func fgdScore(before, after float64) int64 {
 }
 
 func sigmoid(x float64) float64 { return 1.0 / (1.0 + math.Exp(-x)) }
+
+// bestTrial tries pod on node n and returns the highest value of the node's
+// state after taking it and, for a sharing pod, the GPU that gives it: every
+// fitting GPU is tried (one per distinct milli left, since GPUs with the same
+// milli left give the same state), and the lowest index wins ties. A
+// whole-GPU or CPU-only pod has one state and GPU -1.
+func bestTrial(c *Cluster, n int, pod *model.Pod, value func(cpuAfter int64, after []int64) float64) (float64, int) {
+	left := c.GPULeft[n]
+	cpuAfter := c.CPULeft[n] - scoredCPU(pod)
+	after := make([]int64, len(left))
+	copy(after, left)
+	if !pod.IsShare() {
+		takeWhole(after, pod)
+		return value(cpuAfter, after), -1
+	}
+	best, bestGPU := math.Inf(-1), -1
+	for g, l := range left {
+		if l < pod.GPUMilli || seenEarlier(left, g) {
+			continue
+		}
+		after[g] -= pod.GPUMilli
+		if v := value(cpuAfter, after); v > best {
+			best, bestGPU = v, g
+		}
+		after[g] = l
+	}
+	return best, bestGPU
+}
 
 // takeWhole subtracts a whole-GPU pod from a GPU list, taking fully free
 // GPUs as the artifact's packing subtraction does.
