@@ -1,0 +1,182 @@
+package gpu
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Profile is one MIG instance shape of a model.
+type Profile struct {
+	Name      string // "1g.10gb"
+	Compute   int    // compute slices
+	Slices    int    // memory slices occupied
+	Starts    []int  // valid first memory slice, ascending
+	MemoryMiB int64  // the GB figure of the name times 1024 (approximate)
+}
+
+// Model is one GPU model corral knows. Models come from the catalog and are
+// shared: callers must not modify them.
+type Model struct {
+	Name          string
+	MemoryMiB     int64
+	MIG           bool
+	MemorySlices  int       // 8, or 4 for A30; 0 when !MIG
+	ComputeSlices int       // 7, or 4 for A30; 0 when !MIG
+	Profiles      []Profile // smallest first; nil when !MIG
+}
+
+// profile builds a profile named "<compute>g.<gb>gb". Its memory is gb*1024
+// MiB: NVIDIA's profile names round the real size, so this is approximate.
+func profile(compute, slices, gb int, starts ...int) Profile {
+	return Profile{
+		Name:      fmt.Sprintf("%dg.%dgb", compute, gb),
+		Compute:   compute,
+		Slices:    slices,
+		Starts:    starts,
+		MemoryMiB: int64(gb) * 1024,
+	}
+}
+
+// eightSlice gives the profiles of the A100, H100, H200 and B200, which
+// share one set of slot rules and differ only in memory: small is the
+// 1g profile's GB, double the 1g/2g two-slice GB, quad the 3g/4g GB and
+// whole the 7g GB.
+func eightSlice(small, double, quad, whole int) []Profile {
+	return []Profile{
+		profile(1, 1, small, 0, 1, 2, 3, 4, 5, 6),
+		profile(1, 2, double, 0, 2, 4, 6),
+		profile(2, 2, double, 0, 2, 4),
+		profile(3, 4, quad, 0, 4),
+		profile(4, 4, quad, 0),
+		profile(7, 8, whole, 0),
+	}
+}
+
+func migModel(name string, gib int64, memSlices, computeSlices int, profiles []Profile) *Model {
+	return &Model{Name: name, MemoryMiB: gib * 1024, MIG: true,
+		MemorySlices: memSlices, ComputeSlices: computeSlices, Profiles: profiles}
+}
+
+func plainModel(name string, gib int64) *Model {
+	return &Model{Name: name, MemoryMiB: gib * 1024}
+}
+
+// catalog is every model, sorted by name in init.
+var catalog = []*Model{
+	migModel("A100-40GB", 40, 8, 7, eightSlice(5, 10, 20, 40)),
+	migModel("A100-80GB", 80, 8, 7, eightSlice(10, 20, 40, 80)),
+	migModel("H100-80GB", 80, 8, 7, eightSlice(10, 20, 40, 80)),
+	migModel("H200-141GB", 141, 8, 7, eightSlice(18, 35, 71, 141)),
+	migModel("B200-180GB", 180, 8, 7, eightSlice(23, 45, 90, 180)),
+	migModel("A30", 24, 4, 4, []Profile{
+		profile(1, 1, 6, 0, 1, 2, 3),
+		profile(2, 2, 12, 0, 2),
+		profile(4, 4, 24, 0),
+	}),
+	plainModel("L4", 24),
+	plainModel("L40S", 48),
+	plainModel("A10G", 24),
+	plainModel("T4", 16),
+	plainModel("V100-16GB", 16),
+	plainModel("V100-32GB", 32),
+}
+
+// aliases maps short names to catalog names.
+var aliases = map[string]string{
+	"A100": "A100-80GB",
+	"B200": "B200-180GB",
+	"H100": "H100-80GB",
+	"H200": "H200-141GB",
+	"V100": "V100-32GB",
+}
+
+// byName maps upper-case catalog names and aliases to models.
+var byName = map[string]*Model{}
+
+func init() {
+	slices.SortFunc(catalog, func(a, b *Model) int { return strings.Compare(a.Name, b.Name) })
+	for _, m := range catalog {
+		byName[strings.ToUpper(m.Name)] = m
+	}
+	for alias, name := range aliases {
+		byName[alias] = byName[strings.ToUpper(name)]
+	}
+}
+
+// Models returns every model in the catalog, sorted by name.
+func Models() []*Model {
+	return slices.Clone(catalog)
+}
+
+// Lookup finds a model by catalog name or alias, ignoring case. It also
+// accepts GPU feature discovery product strings such as
+// "NVIDIA-H100-80GB-HBM3" or "Tesla-V100-SXM2-16GB": a leading "NVIDIA" or
+// "Tesla" and form-factor words (SXM, PCIe, HBM3...) are dropped before
+// looking up what is left.
+func Lookup(name string) (*Model, error) {
+	if m, ok := byName[normalize(name)]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("gpu: unknown GPU model %q (known: %s; aliases: %s)",
+		name, strings.Join(modelNames(), ", "), strings.Join(aliasNames(), ", "))
+}
+
+// formFactors are product-string words that do not tell models apart.
+var formFactors = map[string]bool{
+	"SXM": true, "SXM2": true, "SXM4": true, "SXM5": true,
+	"PCIE": true, "HBM3": true, "HBM3E": true,
+}
+
+// normalize upper-cases a model name, joins its words with "-", and drops a
+// vendor prefix and form-factor words, so "NVIDIA A100-SXM4-40GB" becomes
+// "A100-40GB".
+func normalize(name string) string {
+	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool {
+		return r == '-' || r == ' ' || r == '_'
+	})
+	if len(words) > 1 && (words[0] == "NVIDIA" || words[0] == "TESLA") {
+		words = words[1:]
+	}
+	words = slices.DeleteFunc(words, func(w string) bool { return formFactors[w] })
+	return strings.Join(words, "-")
+}
+
+func modelNames() []string {
+	names := make([]string, len(catalog))
+	for i, m := range catalog {
+		names[i] = m.Name
+	}
+	return names
+}
+
+func aliasNames() []string {
+	names := make([]string, 0, len(aliases))
+	for alias, name := range aliases {
+		names = append(names, alias+"="+name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ProfileIndex returns the index in m.Profiles of the named profile,
+// ignoring case.
+func (m *Model) ProfileIndex(name string) (int, error) {
+	if !m.MIG {
+		return -1, fmt.Errorf("gpu: %s does not support MIG, so has no profile %q", m.Name, name)
+	}
+	for i, p := range m.Profiles {
+		if strings.EqualFold(p.Name, name) {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("gpu: %s has no MIG profile %q (valid: %s)", m.Name, name, strings.Join(m.profileNames(), ", "))
+}
+
+func (m *Model) profileNames() []string {
+	names := make([]string, len(m.Profiles))
+	for i, p := range m.Profiles {
+		names[i] = p.Name
+	}
+	return names
+}

@@ -1,0 +1,74 @@
+package job
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseJobFile(t *testing.T) {
+	src := `
+name: pretrain
+tenant: team-a
+minMember: 16
+topology:
+  - {level: block, required: true}
+groups:
+  - name: launcher
+    cpu: 2
+    memory: 4Gi
+    count: 1
+  - name: worker
+    count: 32
+    gpus: 8
+    cpu: "96"
+    memory: 1Ti
+    models: [H100-80GB]
+---
+name: notebook
+mig: 1g.10gb
+cpu: 500m
+memory: 8Gi
+`
+	jobs, err := Parse([]byte(src), "jobs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 {
+		t.Fatalf("got %d jobs, want 2", len(jobs))
+	}
+	pre := jobs[0]
+	if pre.Tasks() != 33 || pre.MinTasks() != 16 || len(pre.Topology) != 1 || !pre.Topology[0].Required {
+		t.Errorf("pretrain = %+v", pre)
+	}
+	w := pre.Groups[1].Task
+	if w.GPUs != 8 || w.CPUMilli != 96000 || w.MemoryMiB != 1<<20 || w.Kind() != Whole {
+		t.Errorf("worker demand = %+v", w)
+	}
+	nb := jobs[1]
+	if len(nb.Groups) != 1 || nb.Groups[0].Count != 1 || nb.Groups[0].Task.Kind() != MIG || nb.Groups[0].Task.CPUMilli != 500 {
+		t.Errorf("notebook = %+v", nb)
+	}
+}
+
+func TestParseJobFileErrors(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown field", "name: a\ngpus: 1\ncolour: red\n", `line 3: field colour not found`},
+		{"bad memory", "name: a\nmemory: 16G\n", `memory: "16G"`},
+		{"bad cpu", "name: a\ncpu: lots\n", `cpu: "lots"`},
+		{"two GPU kinds", "name: a\ngpus: 1\nmig: 1g.10gb\n", "more than one of"},
+		{"negative count", "name: a\ngroups: [{name: w, count: -1}]\n", "count -1"},
+		{"minMember too large", "name: a\nminMember: 5\ncount: 4\n", "minMember 5 outside 0..4"},
+		{"both forms", "name: a\ngpus: 1\ngroups: [{name: w, count: 1}]\n", "one or the other"},
+		{"no name", "gpus: 1\n", "job with no name"},
+		{"empty", "", "no jobs"},
+		{"gpuMilli whole", "name: a\ngpuMilli: 1000\n", "whole GPU or more"},
+		{"spread cap without spread", "name: a\ngpus: 1\ntopology: [{level: rack, maxPerDomain: 2}]\n", "needs spread"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src), "j.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "j.yaml") {
+				t.Fatalf("error %v, want one starting with j.yaml and containing %q", err, tc.want)
+			}
+		})
+	}
+}

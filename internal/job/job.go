@@ -1,0 +1,170 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Job is a gang: task groups placed together in one decision or not at all.
+type Job struct {
+	Name     string
+	Tenant   string
+	Priority int
+	Groups   []Group
+	// MinMember is the fewest tasks that may start together; below it
+	// nothing starts. 0 means every task (a strict gang).
+	MinMember int
+	// Elastic lets the job start with any number of tasks between
+	// MinMember and the sum of the group counts. Tasks are dropped from
+	// the last group first.
+	Elastic bool
+	// Topology constrains where tasks land, innermost constraint first or
+	// in any order; each names one level.
+	Topology []Constraint
+	// Preemptible marks short work that may borrow hot spare nodes.
+	Preemptible bool
+}
+
+// Group is Count identical tasks.
+type Group struct {
+	Name  string
+	Count int
+	Task  Demand
+}
+
+// Demand is what one task asks for. At most one of GPUs, MIG, Shares,
+// GPUMemoryMiB and GPUMilli is set; none means a CPU-only task.
+type Demand struct {
+	GPUs         int    // whole GPUs on one node
+	MIG          string // a MIG profile, for example "1g.10gb"
+	Shares       int    // time-sliced shares of one GPU
+	GPUMemoryMiB int64  // a memory fraction of one GPU
+	GPUMilli     int    // a fraction of one GPU in thousandths, 1..999
+	CPUMilli     int64
+	MemoryMiB    int64
+	Models       []string // allowed GPU models; empty means any
+}
+
+// Kind says how a demand uses GPUs.
+type Kind int
+
+// Demand kinds.
+const (
+	CPUOnly Kind = iota
+	Whole
+	MIG
+	Shared // Shares, GPUMemoryMiB or GPUMilli
+)
+
+// Kind reports how d uses GPUs.
+func (d Demand) Kind() Kind {
+	switch {
+	case d.GPUs > 0:
+		return Whole
+	case d.MIG != "":
+		return MIG
+	case d.Shares > 0 || d.GPUMemoryMiB > 0 || d.GPUMilli > 0:
+		return Shared
+	}
+	return CPUOnly
+}
+
+// Allows reports whether d may run on the named GPU model.
+func (d Demand) Allows(model string) bool {
+	if len(d.Models) == 0 {
+		return true
+	}
+	for _, m := range d.Models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// Constraint keeps a job's tasks together (pack) or apart (spread) at one
+// topology level.
+type Constraint struct {
+	Level    string // a fleet level name, "node" or "nvlink"
+	Required bool   // false: preferred, best effort
+	Spread   bool   // spread tasks across domains instead of packing
+	// MaxPerDomain caps tasks per domain when spreading; 0 means 1.
+	MaxPerDomain int
+}
+
+// Tasks is the number of tasks the job asks for.
+func (j *Job) Tasks() int {
+	n := 0
+	for _, g := range j.Groups {
+		n += g.Count
+	}
+	return n
+}
+
+// MinTasks is the fewest tasks the job can start with.
+func (j *Job) MinTasks() int {
+	if j.MinMember == 0 {
+		return j.Tasks()
+	}
+	return j.MinMember
+}
+
+// Validate reports everything wrong with j.
+func (j *Job) Validate() error {
+	if j.Name == "" {
+		return errors.New("job with no name")
+	}
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("job %q: "+format, append([]any{j.Name}, args...)...))
+	}
+	if len(j.Groups) == 0 {
+		add("no task groups")
+	}
+	for i, g := range j.Groups {
+		if err := g.validate(); err != nil {
+			add("group %d: %v", i, err)
+		}
+	}
+	if j.MinMember < 0 || j.MinMember > j.Tasks() {
+		add("minMember %d outside 0..%d (the job's task count)", j.MinMember, j.Tasks())
+	}
+	packs := map[string]bool{}
+	for _, c := range j.Topology {
+		if c.Level == "" {
+			add("topology constraint with no level")
+		}
+		if c.MaxPerDomain < 0 || (c.MaxPerDomain > 0 && !c.Spread) {
+			add("maxPerDomain %d on level %q needs spread and must not be negative", c.MaxPerDomain, c.Level)
+		}
+		if packs[c.Level] {
+			add("two constraints on level %q", c.Level)
+		}
+		packs[c.Level] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (g Group) validate() error {
+	if g.Count <= 0 {
+		return fmt.Errorf("%q: count %d, want at least 1", g.Name, g.Count)
+	}
+	d := g.Task
+	set := 0
+	for _, on := range []bool{d.GPUs != 0, d.MIG != "", d.Shares != 0, d.GPUMemoryMiB != 0, d.GPUMilli != 0} {
+		if on {
+			set++
+		}
+	}
+	switch {
+	case set > 1:
+		return fmt.Errorf("%q: asks for more than one of gpus, mig, shares, gpuMemory, gpuMilli", g.Name)
+	case d.GPUs < 0 || d.Shares < 0 || d.GPUMemoryMiB < 0 || d.GPUMilli < 0:
+		return fmt.Errorf("%q: negative GPU request", g.Name)
+	case d.GPUMilli >= 1000:
+		return fmt.Errorf("%q: gpuMilli %d is a whole GPU or more; ask for gpus instead", g.Name, d.GPUMilli)
+	case d.CPUMilli < 0 || d.MemoryMiB < 0:
+		return fmt.Errorf("%q: negative cpu or memory", g.Name)
+	}
+	return nil
+}

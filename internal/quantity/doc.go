@@ -1,0 +1,4 @@
+// Package quantity reads the resource quantities users write in fleet and
+// job files: CPU in cores or millicores, memory with a binary unit. It
+// imports only the standard library.
+package quantity

@@ -1,0 +1,65 @@
+package quantity
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCPU(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"192", 192000, ""},
+		{"1.5", 1500, ""},
+		{"0.125", 125, ""},
+		{"250m", 250, ""},
+		{"", 0, "required"},
+		{"1.2345", 0, "want cores"},
+		{"-1", 0, "want cores"},
+		{"1e3", 0, "want cores"},
+		{"99999999999999999999", 0, "too large"},
+	} {
+		got, err := CPU(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("CPU(%q) error %v, want one containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("CPU(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestMemory(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"2048Gi", 2 << 20, ""},
+		{"1Ti", 1 << 20, ""},
+		{"512Mi", 512, ""},
+		{"10GiB", 10240, ""},
+		{"2048Ki", 2, ""},
+		{"1000Ki", 0, "whole number of MiB"},
+		{"16G", 0, "want an integer"},
+		{"16", 0, "want an integer"},
+		{"", 0, "required"},
+		{"9999999999999999Ti", 0, "too large"},
+	} {
+		got, err := Memory(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Memory(%q) error %v, want one containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Memory(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}
