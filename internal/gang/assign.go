@@ -1,0 +1,197 @@
+package gang
+
+import (
+	"fmt"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// Task is where one task of a job runs.
+type Task struct {
+	Group     int // index into the job's groups
+	Node      int // index into the fleet's nodes
+	NodeName  string
+	GPUs      []int    // GPU indices on the node (whole, MIG or shared)
+	MIG       *MIGSlot // set for a MIG task
+	Milli     int      // thousandths of GPUs[0] for a shared task
+	CPUMilli  int64
+	MemoryMiB int64
+}
+
+// MIGSlot is the MIG instance a task runs in, and the layout change that
+// makes it, if any.
+type MIGSlot struct {
+	Profile string
+	Start   int   // first memory slice of the instance
+	Created bool  // the decision creates the instance
+	Deleted []int // starts of idle instances the decision destroys first
+}
+
+// assign places k tasks of r on node n and returns them. The caller has
+// checked that they fit.
+func (s *State) assign(n int, r *request, k int) []Task {
+	s.touch(n)
+	tasks := make([]Task, 0, k)
+	for range k {
+		t := Task{Group: r.group, Node: n, NodeName: s.fleet.Nodes[n].Name, CPUMilli: r.d.CPUMilli, MemoryMiB: r.d.MemoryMiB}
+		switch r.kind {
+		case job.Whole:
+			t.GPUs = s.takeWhole(n, r.d.GPUs)
+		case job.MIG:
+			t.GPUs, t.MIG = s.takeMIG(n, r.profile[s.nodes[n].class])
+		case job.Shared:
+			t.Milli = r.milli[s.nodes[n].class]
+			t.GPUs = []int{s.takeShare(n, t.Milli)}
+		}
+		s.nodes[n].cpu -= t.CPUMilli
+		s.nodes[n].mem -= t.MemoryMiB
+		tasks = append(tasks, t)
+	}
+	s.reindex(n)
+	return tasks
+}
+
+// takeWhole marks g free GPUs of node n as held and returns them, chosen
+// to stay inside the tightest NVLink island, then PCIe switch, then NUMA
+// node that holds them all.
+func (s *State) takeWhole(n, g int) []int {
+	var free []int
+	for i := range s.nodes[n].gpus {
+		if s.freeWhole(n, i) {
+			free = append(free, i)
+		}
+	}
+	node := &s.fleet.Nodes[n]
+	for _, islands := range [][][]int{node.NVLink, node.PCIe, node.NUMA} {
+		free = narrow(free, islands, g)
+	}
+	picked := free[:g]
+	for _, i := range picked {
+		st := &s.nodes[n].gpus[i]
+		st.whole = true
+		if st.layout.Model != nil {
+			st.layout.Instances = nil // a dynamic MIG GPU given whole loses its idle layout
+		}
+	}
+	return append([]int(nil), picked...)
+}
+
+// narrow keeps the GPUs of the island with the fewest candidates that still
+// holds g of them (the best fit), or all candidates when no island does.
+func narrow(candidates []int, islands [][]int, g int) []int {
+	var best []int
+	for _, island := range islands {
+		in := intersect(candidates, island)
+		if len(in) >= g && (best == nil || len(in) < len(best)) {
+			best = in
+		}
+	}
+	if best == nil {
+		return candidates
+	}
+	return best
+}
+
+func intersect(sorted []int, set []int) []int {
+	var out []int
+	for _, c := range sorted {
+		for _, x := range set {
+			if c == x {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// takeMIG hosts one instance of profile p on node n: an idle instance of p
+// first, then a GPU already in MIG use, then the GPU with the least room,
+// lowest index last.
+func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
+	ns := &s.nodes[n]
+	dynamic := s.classes[ns.class].mig == fleet.MIGDynamic
+	best, bestKey := -1, [3]int{}
+	for g := range ns.gpus {
+		st := &ns.gpus[g]
+		ch, ok := st.layout.Plan(p, dynamic)
+		if st.whole || !ok {
+			continue
+		}
+		key := [3]int{b2i(ch.Use < 0), b2i(st.layout.Idle()), st.layout.Capacity(p, dynamic)}
+		if best < 0 || less3(key, bestKey) {
+			best, bestKey = g, key
+		}
+	}
+	st := &ns.gpus[best]
+	ch, _ := st.layout.Plan(p, dynamic)
+	if err := st.layout.Apply(p, ch); err != nil {
+		panic(fmt.Sprintf("gang: MIG plan on node %d GPU %d does not apply: %v", n, best, err))
+	}
+	slot := &MIGSlot{Profile: st.layout.Model.Profiles[p].Name, Start: ch.Create, Created: ch.Create >= 0, Deleted: ch.Delete}
+	if ch.Use >= 0 {
+		slot.Start = st.layout.Instances[ch.Use].Start
+	}
+	return []int{best}, slot
+}
+
+// takeShare puts a share of m thousandths on the partly used GPU with the
+// least room that holds it, or else on a free GPU chosen like a whole one.
+func (s *State) takeShare(n, m int) int {
+	ns := &s.nodes[n]
+	best := -1
+	for g := range ns.gpus {
+		st := &ns.gpus[g]
+		if st.whole || st.milli == 0 || 1000-st.milli < m {
+			continue
+		}
+		if best < 0 || st.milli > ns.gpus[best].milli {
+			best = g
+		}
+	}
+	if best < 0 {
+		best = s.takeWhole(n, 1)[0]
+		ns.gpus[best].whole = false
+	}
+	ns.gpus[best].milli += m
+	return best
+}
+
+// untake returns one task's resources to its node.
+func (s *State) untake(t Task) {
+	s.touch(t.Node)
+	ns := &s.nodes[t.Node]
+	ns.cpu += t.CPUMilli
+	ns.mem += t.MemoryMiB
+	for _, g := range t.GPUs {
+		st := &ns.gpus[g]
+		switch {
+		case t.MIG != nil:
+			if err := st.layout.Release(t.MIG.Start); err != nil {
+				panic(fmt.Sprintf("gang: release MIG instance on node %d GPU %d: %v", t.Node, g, err))
+			}
+		case t.Milli > 0:
+			st.milli -= t.Milli
+		default:
+			st.whole = false
+		}
+	}
+	s.reindex(t.Node)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func less3(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package gang
+
+import "github.com/corral-sched/corral/internal/fleet"
+
+// summary is what one node contributes to the index.
+type summary struct {
+	open    bool   // healthy and not a spare
+	free    int    // GPUs that can be given whole
+	migOpen uint32 // bit p: some GPU already in use for MIG can host profile p
+	partial int    // most thousandths free on a partly shared GPU, 0 if none
+}
+
+// index keeps, for every topology vertex and node class, aggregates of the
+// open nodes below it: free whole GPUs, a histogram of nodes by free whole
+// GPUs, how many nodes have an open slot of each MIG profile, and the most
+// free room on a partly shared GPU. Updating one node touches only its
+// path to the root.
+type index struct {
+	classes  int
+	maxGPUs  int
+	profiles int
+	free     []int32 // [v][c]
+	hist     []int32 // [v][c][k]
+	mig      []int32 // [v][c][p]
+	partial  []int32 // [v][c]
+}
+
+func newIndex(s *State) index {
+	ix := index{classes: len(s.classes)}
+	for i := range s.fleet.Nodes {
+		ix.maxGPUs = max(ix.maxGPUs, s.fleet.Nodes[i].GPUs)
+	}
+	for _, c := range s.classes {
+		if c.model != nil {
+			ix.profiles = max(ix.profiles, len(c.model.Profiles))
+		}
+	}
+	v := len(s.tree.level)
+	ix.free = make([]int32, v*ix.classes)
+	ix.hist = make([]int32, v*ix.classes*(ix.maxGPUs+1))
+	ix.mig = make([]int32, v*ix.classes*ix.profiles)
+	ix.partial = make([]int32, v*ix.classes)
+	return ix
+}
+
+func (ix *index) vc(v, c int) int { return v*ix.classes + c }
+
+func (ix *index) histAt(v, c, k int) int32 { return ix.hist[ix.vc(v, c)*(ix.maxGPUs+1)+k] }
+
+func (ix *index) migAt(v, c, p int) int32 { return ix.mig[ix.vc(v, c)*ix.profiles+p] }
+
+// summarise computes node n's contribution to the index.
+func (s *State) summarise(n int) summary {
+	sum := summary{open: s.open(n)}
+	if !sum.open {
+		return sum
+	}
+	sum.free = s.FreeGPUs(n)
+	c := s.classes[s.nodes[n].class]
+	for g := range s.nodes[n].gpus {
+		st := &s.nodes[n].gpus[g]
+		if c.mig != fleet.MIGNone && !st.whole {
+			sum.migOpen |= s.openProfiles(c, st)
+		}
+		if c.shared && !st.whole && st.milli > 0 && st.milli < 1000 {
+			sum.partial = max(sum.partial, 1000-st.milli)
+		}
+	}
+	return sum
+}
+
+// openProfiles is the set of profiles a GPU already used for MIG can host:
+// an idle instance of the profile, or room next to busy instances.
+func (s *State) openProfiles(c class, st *gpuState) uint32 {
+	dynamic := c.mig == fleet.MIGDynamic
+	inUse := !st.layout.Idle()
+	var mask uint32
+	for p := range c.model.Profiles {
+		ch, ok := st.layout.Plan(p, dynamic)
+		if ok && (inUse || !dynamic || ch.Use >= 0) {
+			mask |= 1 << p
+		}
+	}
+	return mask
+}
+
+// reindex recomputes node n's summary and updates every vertex on its path.
+func (s *State) reindex(n int) {
+	old, now := s.nodes[n].sum, s.summarise(n)
+	s.nodes[n].sum = now
+	if old == now {
+		return
+	}
+	ix := &s.index
+	c := s.nodes[n].class
+	path := append([]int{0}, s.tree.path[n]...)
+	for _, v := range path {
+		ix.add(v, c, old, -1)
+		ix.add(v, c, now, +1)
+	}
+	if old.partial != now.partial {
+		for i := len(path) - 1; i >= 0; i-- {
+			ix.partial[ix.vc(path[i], c)] = int32(s.partialBelow(path[i], c))
+		}
+	}
+}
+
+func (ix *index) add(v, c int, sum summary, sign int32) {
+	if !sum.open {
+		return
+	}
+	vc := ix.vc(v, c)
+	ix.free[vc] += sign * int32(sum.free)
+	ix.hist[vc*(ix.maxGPUs+1)+sum.free] += sign
+	for p := 0; p < ix.profiles; p++ {
+		if sum.migOpen&(1<<p) != 0 {
+			ix.mig[vc*ix.profiles+p] += sign
+		}
+	}
+}
+
+// partialBelow is the most free room on a partly shared GPU of class c
+// under vertex v, from its children (or its nodes at the last level).
+func (s *State) partialBelow(v, c int) int {
+	best := 0
+	if kids := s.tree.children[v]; len(kids) > 0 {
+		for _, k := range kids {
+			best = max(best, int(s.index.partial[s.index.vc(k, c)]))
+		}
+		return best
+	}
+	for _, n := range s.tree.nodes(v) {
+		if s.nodes[n].class == c {
+			best = max(best, s.nodes[n].sum.partial)
+		}
+	}
+	return best
+}

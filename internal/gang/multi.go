@@ -1,0 +1,146 @@
+package gang
+
+import (
+	"fmt"
+	"sort"
+)
+
+// maxDomainTries bounds how many common domains a gang of several task
+// shapes tries before it is reported as not fitting.
+const maxDomainTries = 16
+
+// placeMulti places a gang of several task shapes. The group with the most
+// GPUs leads: its candidate domains are tried innermost first, tightest
+// first, and the other groups must fit in the same domain. An elastic job
+// shrinks its last group, by bisection, down to the job's minimum.
+func (s *State) placeMulti(pl *plan) ([]Task, *Unfit) {
+	counts := make([]int, len(pl.reqs))
+	for g, grp := range pl.job.Groups {
+		counts[g] = grp.Count
+	}
+	if tasks, ok := s.placeCounts(pl, counts); ok {
+		return tasks, nil
+	}
+	last := len(counts) - 1
+	full := counts[last]
+	lo, hi, found := max(full-(pl.job.Tasks()-pl.job.MinTasks()), 0), full-1, -1
+	for lo <= hi { // the largest count of the last group that fits
+		mid := (lo + hi) / 2
+		counts[last] = mid
+		s.savepoint()
+		_, ok := s.placeCounts(pl, counts)
+		s.rollback()
+		if ok {
+			found, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if found < 0 {
+		return nil, s.explainMulti(pl)
+	}
+	counts[last] = found
+	tasks, _ := s.placeCounts(pl, counts)
+	return tasks, nil
+}
+
+// placeCounts tries to place counts[g] tasks of every group in one common
+// domain. On failure nothing is changed.
+func (s *State) placeCounts(pl *plan, counts []int) ([]Task, bool) {
+	order := s.leadOrder(pl, counts)
+	lead := order[0]
+	lim := pl.lim
+	lim.need = counts[lead]
+	s.fill(pl.reqs[lead], s.root(), lim, nil)
+	for _, at := range s.commonCandidates(counts[lead], pl.minDepth) {
+		s.savepoint()
+		if tasks, ok := s.placeGroupsIn(pl, order, counts, at); ok {
+			s.commit()
+			return tasks, true
+		}
+		s.rollback()
+	}
+	return nil, false
+}
+
+// leadOrder lists group indices, the one asking for the most GPUs first.
+func (s *State) leadOrder(pl *plan, counts []int) []int {
+	order := make([]int, len(counts))
+	for i := range order {
+		order[i] = i
+	}
+	weight := func(g int) int {
+		d := pl.reqs[g].d
+		return counts[g] * (d.GPUs*1000 + d.GPUMilli + b2i(d.MIG != "")*150 + d.Shares)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return weight(order[a]) > weight(order[b]) })
+	return order
+}
+
+// commonCandidates lists domains that hold the lead group, innermost depth
+// first and best first within a depth, at most maxDomainTries of them.
+func (s *State) commonCandidates(need, minDepth int) []ref {
+	var out []ref
+	for d := s.tree.levels; d >= minDepth && d >= -1 && len(out) < maxDomainTries; d-- {
+		var level []ref
+		if d == -1 {
+			level = []ref{s.root()}
+		} else {
+			level = s.candidates(0, d)
+		}
+		var fit []ref
+		for _, c := range level {
+			if s.capOf(c) >= need {
+				fit = append(fit, c)
+			}
+		}
+		sort.SliceStable(fit, func(i, j int) bool { return s.less(fit[i], fit[j]) })
+		out = append(out, fit[:min(len(fit), maxDomainTries-len(out))]...)
+	}
+	return out
+}
+
+// placeGroupsIn places every group inside domain at, the lead first.
+func (s *State) placeGroupsIn(pl *plan, order, counts []int, at ref) ([]Task, bool) {
+	var tasks []Task
+	for _, g := range order {
+		if counts[g] == 0 {
+			continue
+		}
+		lim := pl.lim
+		lim.need = counts[g]
+		s.fill(pl.reqs[g], at, lim, nil)
+		inner, ok := s.deepest(at, counts[g], at.depth)
+		if !ok {
+			return nil, false
+		}
+		tasks = append(tasks, s.fillIn(pl.reqs[g], inner, counts[g])...)
+	}
+	return tasks, true
+}
+
+// explainMulti says why a gang of several shapes did not fit.
+func (s *State) explainMulti(pl *plan) *Unfit {
+	u := &Unfit{Job: pl.job.Name}
+	for g, r := range pl.reqs {
+		one := s.explain(pl, r, pl.job.Groups[g].Count)
+		if one != nil && len(one.Reasons) > 0 && !s.groupFits(pl, r, pl.job.Groups[g].Count) {
+			u.Reasons = append(u.Reasons, fmt.Sprintf("group %q: %s", pl.job.Groups[g].Name, joinReasons(one.Reasons)))
+		}
+	}
+	if len(u.Reasons) == 0 {
+		where := "the fleet"
+		if pl.minDepth >= 0 {
+			where = "one " + pl.levels[pl.minDepth]
+		}
+		u.Reasons = append(u.Reasons, fmt.Sprintf("each group fits alone, but no domain tried holds all %d groups together in %s (tried up to %d domains)", len(pl.reqs), where, maxDomainTries))
+	}
+	return u
+}
+
+func (s *State) groupFits(pl *plan, r *request, count int) bool {
+	lim := pl.lim
+	lim.need = count
+	s.fill(r, s.root(), lim, nil)
+	return s.bestAt(pl.minDepth) >= count
+}

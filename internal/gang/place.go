@@ -1,0 +1,187 @@
+package gang
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// Placement is the decision for one job: where each task runs.
+type Placement struct {
+	Job   string
+	Tasks []Task
+	// Span counts the distinct domains the tasks occupy at each fleet
+	// level, outermost first, then the distinct nodes.
+	Span []int
+	job  *job.Job
+}
+
+// Unfit says why a job was not placed. Nothing was held for it.
+type Unfit struct {
+	Job     string
+	Reasons []string
+}
+
+func (u *Unfit) Error() string {
+	return fmt.Sprintf("job %s does not fit: %s", u.Job, joinReasons(u.Reasons))
+}
+
+// plan is a job compiled against the fleet.
+type plan struct {
+	job      *job.Job
+	reqs     []*request // one per group, in group order
+	minDepth int        // the common domain lies at this depth or deeper; -1: anywhere
+	lim      limits
+	levels   []string // level names by depth, then "node"
+	spread   *job.Constraint
+}
+
+// Place decides where job j runs and applies the decision, or returns why
+// it cannot run now. All of j's tasks are placed or none.
+func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
+	if s.jobs[j.Name] != nil {
+		return nil, &Unfit{Job: j.Name, Reasons: []string{"a job with this name is already placed"}}
+	}
+	pl, err := s.compile(j)
+	if err != nil {
+		return nil, &Unfit{Job: j.Name, Reasons: []string{err.Error()}}
+	}
+	s.savepoint()
+	tasks, unfit := s.placePlan(pl)
+	if unfit != nil && pl.spread != nil && !pl.spread.Required {
+		pl.lim.spreadDepth, pl.spread = -2, nil // a preferred spread gives way
+		tasks, unfit = s.placePlan(pl)
+	}
+	if unfit != nil {
+		s.rollback()
+		return nil, unfit
+	}
+	s.commit()
+	p := &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}
+	s.jobs[j.Name] = p
+	return p, nil
+}
+
+// Release frees everything job name holds.
+func (s *State) Release(name string) error {
+	p := s.jobs[name]
+	if p == nil {
+		return fmt.Errorf("release %s: no such job placed", name)
+	}
+	for i := len(p.Tasks) - 1; i >= 0; i-- {
+		s.untake(p.Tasks[i])
+	}
+	delete(s.jobs, name)
+	return nil
+}
+
+func (s *State) compile(j *job.Job) (*plan, error) {
+	if err := j.Validate(); err != nil {
+		return nil, err
+	}
+	pl := &plan{job: j, minDepth: -1, lim: limits{need: j.Tasks(), spreadDepth: -2}}
+	pl.levels = append(append([]string{}, s.fleet.Levels...), fleet.NodeLevel)
+	for i := range j.Topology {
+		c := &j.Topology[i]
+		d, err := s.fleet.LevelIndex(c.Level)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c.Spread && pl.spread != nil:
+			return nil, errors.New("at most one spread constraint per job")
+		case c.Spread:
+			pl.spread = c
+			pl.lim.spreadDepth, pl.lim.spreadMax = d, max(c.MaxPerDomain, 1)
+		case c.Required:
+			pl.minDepth = max(pl.minDepth, d)
+		}
+	}
+	for g, grp := range j.Groups {
+		r, err := s.newRequest(g, grp.Task, j.Preemptible)
+		if err != nil {
+			return nil, fmt.Errorf("group %q: %w", grp.Name, err)
+		}
+		pl.reqs = append(pl.reqs, r)
+	}
+	return pl, nil
+}
+
+func (s *State) placePlan(pl *plan) ([]Task, *Unfit) {
+	if len(pl.reqs) == 1 {
+		return s.placeSingle(pl)
+	}
+	return s.placeMulti(pl)
+}
+
+// placeSingle places a gang of one task shape: as many tasks as fit, up to
+// the job's count and no fewer than its minimum, in the best domain.
+func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
+	r, lo, hi := pl.reqs[0], pl.job.MinTasks(), pl.job.Tasks()
+	if hi == 1 && pl.lim.spreadDepth < 0 && !r.spares {
+		if n, ok := s.fastNode(r); ok {
+			return s.assign(n, r, 1), nil
+		}
+	}
+	lim := pl.lim
+	lim.need = hi
+	s.fill(r, s.root(), lim, nil)
+	need := min(hi, s.bestAt(pl.minDepth))
+	if need < lo {
+		return nil, s.explain(pl, r, lo)
+	}
+	at, _ := s.deepest(s.root(), need, pl.minDepth)
+	return s.fillIn(r, at, need), nil
+}
+
+func (s *State) root() ref { return ref{-1, 0} }
+
+// bestAt is the most tasks one domain at depth d holds (the whole fleet
+// for d < 0).
+func (s *State) bestAt(d int) int {
+	if d < 0 {
+		return s.scratch.capV[0]
+	}
+	best := 0
+	for _, c := range s.candidates(0, d) {
+		best = max(best, s.capOf(c))
+	}
+	return best
+}
+
+// fillIn assigns need tasks inside at: in its tightest descendant that
+// holds them all, or split over the fewest children.
+func (s *State) fillIn(r *request, at ref, need int) []Task {
+	if s.isNode(at) {
+		return s.assign(at.id, r, need)
+	}
+	if inner, ok := s.deepest(at, need, at.depth+1); ok {
+		return s.fillIn(r, inner, need)
+	}
+	var tasks []Task
+	for _, sh := range s.split(at, need) {
+		tasks = append(tasks, s.fillIn(r, sh.at, sh.tasks)...)
+	}
+	return tasks
+}
+
+// span counts distinct domains per level and distinct nodes.
+func (s *State) span(tasks []Task) []int {
+	out := make([]int, s.tree.levels+1)
+	seen := make([]map[int]bool, s.tree.levels+1)
+	for l := range seen {
+		seen[l] = map[int]bool{}
+	}
+	for _, t := range tasks {
+		for l := 0; l < s.tree.levels; l++ {
+			seen[l][s.tree.path[t.Node][l]] = true
+		}
+		seen[s.tree.levels][t.Node] = true
+	}
+	for l := range out {
+		out[l] = len(seen[l])
+	}
+	return out
+}

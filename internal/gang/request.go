@@ -1,0 +1,174 @@
+package gang
+
+import (
+	"fmt"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// request is one task group's demand resolved against the fleet's node
+// classes.
+type request struct {
+	group   int
+	d       job.Demand
+	kind    job.Kind
+	allowed map[*gpu.Model]bool // nil: any model
+	classOK []bool              // class may host the task
+	profile []int               // class -> MIG profile index, -1 if none
+	milli   []int               // class -> thousandths of a GPU for a shared task
+	spares  bool                // may use hot spare nodes
+}
+
+func (s *State) newRequest(group int, d job.Demand, spares bool) (*request, error) {
+	r := &request{group: group, d: d, kind: d.Kind(), spares: spares}
+	allowed, err := allowedModels(d.Models)
+	if err != nil {
+		return nil, err
+	}
+	r.allowed = allowed
+	r.classOK = make([]bool, len(s.classes))
+	r.profile = make([]int, len(s.classes))
+	r.milli = make([]int, len(s.classes))
+	for i, c := range s.classes {
+		r.profile[i] = -1
+		r.classOK[i] = r.fitsClass(c, allowed)
+		if r.classOK[i] && r.kind == job.MIG {
+			r.profile[i], _ = c.model.ProfileIndex(d.MIG)
+		}
+		if r.classOK[i] && r.kind == job.Shared {
+			r.milli[i] = shareMilli(c, d)
+			r.classOK[i] = r.milli[i] > 0 && r.milli[i] <= 1000
+		}
+	}
+	return r, nil
+}
+
+// allowedModels resolves a demand's model names through the catalog.
+func allowedModels(names []string) (map[*gpu.Model]bool, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	set := map[*gpu.Model]bool{}
+	for _, name := range names {
+		m, err := gpu.Lookup(name)
+		if err != nil {
+			return nil, fmt.Errorf("allowed models: %w", err)
+		}
+		set[m] = true
+	}
+	return set, nil
+}
+
+func (r *request) fitsClass(c class, allowed map[*gpu.Model]bool) bool {
+	if r.kind == job.CPUOnly {
+		return true
+	}
+	if c.model == nil || (allowed != nil && !allowed[c.model]) {
+		return false
+	}
+	switch r.kind {
+	case job.Whole:
+		return c.mig != fleet.MIGStatic
+	case job.MIG:
+		if c.mig == fleet.MIGNone {
+			return false
+		}
+		_, err := c.model.ProfileIndex(r.d.MIG)
+		return err == nil
+	case job.Shared:
+		return c.shared
+	}
+	return false
+}
+
+// shareMilli converts a shared demand into thousandths of one GPU of
+// class c: time-slices by the node's slice count (rounded down, so that N
+// shares fill a GPU), memory by the card's memory (rounded up).
+func shareMilli(c class, d job.Demand) int {
+	switch {
+	case d.GPUMilli > 0:
+		return d.GPUMilli
+	case d.Shares > 0:
+		return d.Shares * 1000 / max(c.slices, 1)
+	case d.GPUMemoryMiB > 0:
+		return int((d.GPUMemoryMiB*1000 + c.model.MemoryMiB - 1) / c.model.MemoryMiB)
+	}
+	return 0
+}
+
+// capacity is how many tasks of r fit on node n now, and when none fit,
+// the reason.
+func (s *State) capacity(n int, r *request) (int, Reason) {
+	node := &s.fleet.Nodes[n]
+	switch {
+	case !node.Schedulable():
+		return 0, ReasonUnhealthy
+	case node.Spare && !r.spares:
+		return 0, ReasonSpare
+	case !r.classOK[s.nodes[n].class]:
+		return 0, s.classReason(n, r)
+	}
+	limit, why := s.gpuCapacity(n, r), ReasonGPUsBusy
+	ns := &s.nodes[n]
+	if c := r.d.CPUMilli; c > 0 && ns.cpu/c < int64(limit) {
+		limit, why = int(ns.cpu/c), ReasonCPU
+	}
+	if m := r.d.MemoryMiB; m > 0 && ns.mem/m < int64(limit) {
+		limit, why = int(ns.mem/m), ReasonMemory
+	}
+	if limit > 0 {
+		why = ""
+	}
+	return limit, why
+}
+
+const unlimited = 1 << 30
+
+func (s *State) gpuCapacity(n int, r *request) int {
+	ns := &s.nodes[n]
+	c := s.classes[ns.class]
+	total := 0
+	switch r.kind {
+	case job.CPUOnly:
+		return unlimited
+	case job.Whole:
+		return s.FreeGPUs(n) / r.d.GPUs
+	case job.MIG:
+		p, dynamic := r.profile[ns.class], c.mig == fleet.MIGDynamic
+		for g := range ns.gpus {
+			if !ns.gpus[g].whole {
+				total += ns.gpus[g].layout.Capacity(p, dynamic)
+			}
+		}
+	case job.Shared:
+		m := r.milli[ns.class]
+		for g := range ns.gpus {
+			if !ns.gpus[g].whole {
+				total += (1000 - ns.gpus[g].milli) / m
+			}
+		}
+	}
+	return total
+}
+
+// classReason says why node n's class cannot host r at all.
+func (s *State) classReason(n int, r *request) Reason {
+	c := s.classes[s.nodes[n].class]
+	switch {
+	case c.model == nil:
+		return ReasonNoGPU
+	case r.allowed != nil && !r.allowed[c.model]:
+		return ReasonModel
+	case r.kind == job.Whole:
+		return ReasonStaticMIG
+	case r.kind == job.MIG && c.mig == fleet.MIGNone:
+		return ReasonNoMIG
+	case r.kind == job.MIG:
+		return ReasonProfile
+	case r.kind == job.Shared && !c.shared:
+		return ReasonNoSharing
+	}
+	return ReasonModel
+}

@@ -1,0 +1,154 @@
+package gang
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
+)
+
+// State is the allocation of one fleet: what is free on every node and GPU,
+// which jobs run where, and an index over the topology tree that makes
+// single-task decisions fast. It is not safe for concurrent use.
+type State struct {
+	fleet   *fleet.Fleet
+	tree    *tree
+	classes []class
+	nodes   []nodeState
+	index   index
+	journal journal
+	jobs    map[string]*Placement
+	scratch scratch
+}
+
+// class is a kind of node as a request sees it: GPU model, MIG mode, and
+// whether its GPUs are shared.
+type class struct {
+	model  *gpu.Model // nil for CPU-only nodes
+	mig    fleet.MIGMode
+	shared bool // time-sliced: fractional requests allowed
+	slices int  // time slices per GPU
+}
+
+type nodeState struct {
+	cpu, mem int64 // left
+	gpus     []gpuState
+	class    int
+	sum      summary // the node's contribution to the index
+}
+
+type gpuState struct {
+	whole  bool       // held whole by a task
+	milli  int        // shared use, thousandths of the GPU
+	layout gpu.Layout // MIG nodes only
+}
+
+// New builds the state of an empty fleet. The fleet is validated first and
+// must not change while the state is in use.
+func New(f *fleet.Fleet) (*State, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	s := &State{fleet: f, tree: newTree(f), jobs: map[string]*Placement{}}
+	classOf := map[class]int{}
+	s.nodes = make([]nodeState, len(f.Nodes))
+	for i := range f.Nodes {
+		c, err := classFor(&f.Nodes[i])
+		if err != nil {
+			return nil, err
+		}
+		id, ok := classOf[c]
+		if !ok {
+			id = len(s.classes)
+			classOf[c] = id
+			s.classes = append(s.classes, c)
+		}
+		if s.nodes[i], err = newNodeState(&f.Nodes[i], c, id); err != nil {
+			return nil, err
+		}
+	}
+	s.index = newIndex(s)
+	for n := range s.nodes {
+		s.reindex(n)
+	}
+	s.scratch = newScratch(s)
+	return s, nil
+}
+
+func classFor(n *fleet.Node) (class, error) {
+	c := class{mig: n.MIG, shared: n.TimeSlices > 1, slices: n.TimeSlices}
+	if n.GPUs > 0 {
+		m, err := gpu.Lookup(n.GPUModel)
+		if err != nil {
+			return c, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		c.model = m
+	}
+	return c, nil
+}
+
+func newNodeState(n *fleet.Node, c class, id int) (nodeState, error) {
+	ns := nodeState{cpu: n.CPUMilli, mem: n.MemoryMiB, class: id, gpus: make([]gpuState, n.GPUs)}
+	if c.mig == fleet.MIGNone {
+		return ns, nil
+	}
+	for g := range ns.gpus {
+		l, err := gpu.NewLayout(c.model, n.MIGLayout...)
+		if err != nil {
+			return ns, fmt.Errorf("node %s: MIG layout: %w", n.Name, err)
+		}
+		ns.gpus[g].layout = l
+	}
+	return ns, nil
+}
+
+// Fleet returns the fleet the state allocates.
+func (s *State) Fleet() *fleet.Fleet { return s.fleet }
+
+// open reports whether node n takes ordinary new work: healthy and not a
+// hot spare.
+func (s *State) open(n int) bool {
+	node := &s.fleet.Nodes[n]
+	return node.Schedulable() && !node.Spare
+}
+
+// freeWhole reports whether GPU g of node n can be given whole: nothing
+// runs on it, and it is not a static MIG GPU.
+func (s *State) freeWhole(n, g int) bool {
+	st := &s.nodes[n].gpus[g]
+	if st.whole || st.milli > 0 {
+		return false
+	}
+	switch s.classes[s.nodes[n].class].mig {
+	case fleet.MIGStatic:
+		return false
+	case fleet.MIGDynamic:
+		return st.layout.Idle()
+	}
+	return true
+}
+
+// FreeGPUs is the number of GPUs of node n that can be given whole.
+func (s *State) FreeGPUs(n int) int {
+	free := 0
+	for g := range s.nodes[n].gpus {
+		if s.freeWhole(n, g) {
+			free++
+		}
+	}
+	return free
+}
+
+// Job returns the placement of a running job, or nil.
+func (s *State) Job(name string) *Placement { return s.jobs[name] }
+
+// jobNames lists the placed jobs in name order.
+func (s *State) jobNames() []string {
+	names := make([]string, 0, len(s.jobs))
+	for name := range s.jobs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
