@@ -112,3 +112,48 @@ func TestHelpAndUnknownCommand(t *testing.T) {
 		t.Errorf("bench fgd -h: exit %d\n%s", code, stderr)
 	}
 }
+
+func TestPlaceCommand(t *testing.T) {
+	var out, errb bytes.Buffer
+	jsonPath := filepath.Join(t.TempDir(), "placements.json")
+	code := run([]string{"place", "--fleet", "../../examples/fleets/h100-superpod.yaml", "--json", jsonPath, "../../examples/jobs/mixed.yaml"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"embed-service        4 tasks on 1 zone, 1 spine, 1 block, 4 racks, 4 nodes", "too-big              does not fit: needs 640 GPUs", "6 of 7 jobs placed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []placedJob
+	if err := json.Unmarshal(data, &results); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 7 || !results[0].Placed || results[6].Placed || len(results[0].Tasks) != 24 {
+		t.Errorf("JSON results: %d jobs, first placed %v with %d tasks", len(results), results[0].Placed, len(results[0].Tasks))
+	}
+}
+
+func TestPlaceCommandBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\ngpus: 1\ncolour: red\n"), 0o644)
+	for _, args := range [][]string{
+		{"place"},
+		{"place", "--fleet", "../../examples/fleets/small.yaml"},
+		{"place", "--fleet", "missing.yaml", bad},
+		{"place", "--fleet", "../../examples/fleets/small.yaml", bad},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code == 0 {
+			t.Errorf("%v: exit 0, want an error", args)
+		}
+		if errb.Len() == 0 {
+			t.Errorf("%v: no message on stderr", args)
+		}
+	}
+}

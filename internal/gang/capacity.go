@@ -52,11 +52,11 @@ func (s *State) fill(r *request, at ref, lim limits, reasons map[Reason]int) {
 }
 
 func (s *State) fillNodes(r *request, nodes []int, lim limits, reasons map[Reason]int) {
-	sc, t := &s.scratch, s.tree
+	sc := &s.scratch
 	for _, n := range nodes {
 		c, why := s.capacity(n, r)
 		c = min(c, lim.need)
-		if lim.spreadDepth == t.levels {
+		if lim.spreadDepth >= 0 { // a node lies inside one domain of the spread level
 			c = min(c, lim.spreadMax)
 		}
 		if c == 0 && reasons != nil {
@@ -90,7 +90,7 @@ func (s *State) sumVertex(u, l int, lim limits) {
 		}
 	}
 	c = min(c, lim.need)
-	if l == lim.spreadDepth {
+	if lim.spreadDepth >= 0 && l >= lim.spreadDepth {
 		c = min(c, lim.spreadMax)
 	}
 	sc.capV[u], sc.fitV[u], sc.freeV[u] = c, f, fr

@@ -50,8 +50,8 @@ func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
 	}
 	s.savepoint()
 	tasks, unfit := s.placePlan(pl)
-	if unfit != nil && pl.spread != nil && !pl.spread.Required {
-		pl.lim.spreadDepth, pl.spread = -2, nil // a preferred spread gives way
+	for unfit != nil && pl.spread != nil && !pl.spread.Required && pl.lim.spreadMax < j.Tasks() {
+		pl.lim.spreadMax++ // a preferred spread gives way one task per domain at a time
 		tasks, unfit = s.placePlan(pl)
 	}
 	if unfit != nil {
