@@ -1,7 +1,12 @@
 // Package gang places jobs — gangs of task groups — on a fleet with a
 // topology tree: all of a gang's tasks in one decision or none, in the
-// tightest domain that holds them, spanning as few domains as possible at
-// each level, with whole GPUs, MIG slices and shared GPUs side by side.
+// tightest domain at the innermost level that holds them all, with whole
+// GPUs, MIG slices and shared GPUs side by side. Below that domain a gang
+// is split greedily over the fewest children at each step (the roomiest
+// first, then the tightest that holds the rest); against an exhaustive
+// search on small fleets its span exceeds the minimum by at most one domain
+// at the level just inside the common domain and at most two anywhere
+// (brute_test.go measures it).
 //
 // State is the allocation of one fleet (state.go); Place decides and applies
 // a job (place.go) and Release frees it. Placement is exact for gangs of one

@@ -59,32 +59,42 @@ func (s *State) fastWhole(r *request, g int) (int, bool) {
 	return s.descend(r, hasK, nodeHasK)
 }
 
-// descend walks from the root into the most used child that has a
-// candidate, down to the nodes, and returns the first candidate node in
-// tree order there that can take the task.
+// descend walks from the root towards the nodes, keeping at each level the
+// children with a candidate that sit in the most used domains (ties kept
+// together, in tree order), and returns the first candidate node in tree
+// order under them that can take the task: the order of the general
+// search's key.
 func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bool) (int, bool) {
 	if !has(0) {
 		return 0, false
 	}
-	v := 0
-	for len(s.tree.children[v]) > 0 {
-		next, best := -1, int32(0)
-		for _, c := range s.tree.children[v] {
-			if !has(c) {
-				continue
-			}
-			if f := s.freeSum(r, c); next < 0 || f < best {
-				next, best = c, f
+	frontier := []int{0}
+	for len(s.tree.children[frontier[0]]) > 0 {
+		var next []int
+		best := int32(0)
+		for _, v := range frontier {
+			for _, c := range s.tree.children[v] {
+				if !has(c) {
+					continue
+				}
+				switch f := s.freeSum(r, c); {
+				case len(next) == 0 || f < best:
+					next, best = append(next[:0], c), f
+				case f == best:
+					next = append(next, c)
+				}
 			}
 		}
-		v = next
+		frontier = next
 	}
-	for _, n := range s.tree.nodes(v) {
-		if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open && nodeHas(n) {
-			if c, _ := s.capacity(n, r); c > 0 {
-				return n, true
+	for _, v := range frontier {
+		for _, n := range s.tree.nodes(v) {
+			if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open && nodeHas(n) {
+				if c, _ := s.capacity(n, r); c > 0 {
+					return n, true
+				}
+				return 0, false
 			}
-			return 0, false
 		}
 	}
 	return 0, false

@@ -3,6 +3,8 @@ package gang
 import (
 	"fmt"
 	"sort"
+
+	"github.com/corral-sched/corral/internal/job"
 )
 
 // maxDomainTries bounds how many common domains a gang of several task
@@ -11,24 +13,19 @@ const maxDomainTries = 16
 
 // placeMulti places a gang of several task shapes. The group with the most
 // GPUs leads: its candidate domains are tried innermost first, tightest
-// first, and the other groups must fit in the same domain. An elastic job
-// shrinks its last group, by bisection, down to the job's minimum.
+// first, and the other groups must fit in the same domain. A job whose
+// minMember is below its task count starts with as many tasks as fit
+// (found by bisection), dropping them from the last group first.
 func (s *State) placeMulti(pl *plan) ([]Task, *Unfit) {
-	counts := make([]int, len(pl.reqs))
-	for g, grp := range pl.job.Groups {
-		counts[g] = grp.Count
-	}
-	if tasks, ok := s.placeCounts(pl, counts); ok {
+	if tasks, ok := s.placeCounts(pl, dropFromLast(pl.job, 0)); ok {
 		return tasks, nil
 	}
-	last := len(counts) - 1
-	full := counts[last]
-	lo, hi, found := max(full-(pl.job.Tasks()-pl.job.MinTasks()), 0), full-1, -1
-	for lo <= hi { // the largest count of the last group that fits
+	total := pl.job.Tasks()
+	lo, hi, found := pl.job.MinTasks(), total-1, -1
+	for lo <= hi { // the most tasks that fit, dropping from the last group first
 		mid := (lo + hi) / 2
-		counts[last] = mid
 		s.savepoint()
-		_, ok := s.placeCounts(pl, counts)
+		_, ok := s.placeCounts(pl, dropFromLast(pl.job, total-mid))
 		s.rollback()
 		if ok {
 			found, lo = mid, mid+1
@@ -39,9 +36,20 @@ func (s *State) placeMulti(pl *plan) ([]Task, *Unfit) {
 	if found < 0 {
 		return nil, s.explainMulti(pl)
 	}
-	counts[last] = found
-	tasks, _ := s.placeCounts(pl, counts)
+	tasks, _ := s.placeCounts(pl, dropFromLast(pl.job, total-found))
 	return tasks, nil
+}
+
+// dropFromLast returns the group counts of j less drop tasks, taken from
+// the last group first.
+func dropFromLast(j *job.Job, drop int) []int {
+	counts := make([]int, len(j.Groups))
+	for g := len(j.Groups) - 1; g >= 0; g-- {
+		d := min(drop, j.Groups[g].Count)
+		counts[g] = j.Groups[g].Count - d
+		drop -= d
+	}
+	return counts
 }
 
 // placeCounts tries to place counts[g] tasks of every group in one common

@@ -12,11 +12,12 @@ type Job struct {
 	Priority int
 	Groups   []Group
 	// MinMember is the fewest tasks that may start together; below it
-	// nothing starts. 0 means every task (a strict gang).
+	// nothing starts. 0 means every task (a strict gang). A job with
+	// MinMember below its task count starts with as many tasks as fit,
+	// dropped from the last group first.
 	MinMember int
-	// Elastic lets the job start with any number of tasks between
-	// MinMember and the sum of the group counts. Tasks are dropped from
-	// the last group first.
+	// Elastic marks a job that may grow back to its full size, or shrink
+	// to MinMember, while it runs.
 	Elastic bool
 	// Topology constrains where tasks land, innermost constraint first or
 	// in any order; each names one level.
@@ -83,7 +84,7 @@ func (d Demand) Allows(model string) bool {
 }
 
 // Constraint keeps a job's tasks together (pack) or apart (spread) at one
-// topology level.
+// topology level. A spread cap counts the tasks of each group separately.
 type Constraint struct {
 	Level    string // a fleet level name, "node" or "nvlink"
 	Required bool   // false: preferred, best effort
