@@ -14,6 +14,7 @@ type Task struct {
 	NodeName  string
 	GPUs      []int    // GPU indices on the node (whole, MIG or shared)
 	MIG       *MIGSlot // set for a MIG task
+	MIGOff    []int    // GPUs of a whole-GPU task whose idle MIG layout the decision removes
 	Milli     int      // thousandths of GPUs[0] for a shared task
 	CPUMilli  int64
 	MemoryMiB int64
@@ -26,6 +27,7 @@ type MIGSlot struct {
 	Start   int   // first memory slice of the instance
 	Created bool  // the decision creates the instance
 	Deleted []int // starts of idle instances the decision destroys first
+	Layout  string // the GPU's layout after the decision (* marks busy)
 }
 
 // assign places k tasks of r on node n and returns them. The caller has
@@ -37,7 +39,7 @@ func (s *State) assign(n int, r *request, k int) []Task {
 		t := Task{Group: r.group, Node: n, NodeName: s.fleet.Nodes[n].Name, CPUMilli: r.d.CPUMilli, MemoryMiB: r.d.MemoryMiB}
 		switch r.kind {
 		case job.Whole:
-			t.GPUs = s.takeWhole(n, r.d.GPUs)
+			t.GPUs, t.MIGOff = s.takeWhole(n, r.d.GPUs)
 		case job.MIG:
 			t.GPUs, t.MIG = s.takeMIG(n, r.profile[s.nodes[n].class])
 		case job.Shared:
@@ -54,8 +56,9 @@ func (s *State) assign(n int, r *request, k int) []Task {
 
 // takeWhole marks g free GPUs of node n as held and returns them, chosen
 // to stay inside the tightest NVLink island, then PCIe switch, then NUMA
-// node that holds them all.
-func (s *State) takeWhole(n, g int) []int {
+// node that holds them all. It also returns the GPUs whose idle MIG layout
+// it removes.
+func (s *State) takeWhole(n, g int) (gpus, migOff []int) {
 	var free []int
 	for i := range s.nodes[n].gpus {
 		if s.freeWhole(n, i) {
@@ -70,11 +73,12 @@ func (s *State) takeWhole(n, g int) []int {
 	for _, i := range picked {
 		st := &s.nodes[n].gpus[i]
 		st.whole = true
-		if st.layout.Model != nil {
+		if len(st.layout.Instances) > 0 {
 			st.layout.Instances = nil // a dynamic MIG GPU given whole loses its idle layout
+			migOff = append(migOff, i)
 		}
 	}
-	return append([]int(nil), picked...)
+	return append([]int(nil), picked...), migOff
 }
 
 // narrow keeps the GPUs of the island with the fewest candidates that still
@@ -133,6 +137,7 @@ func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
 	if ch.Use >= 0 {
 		slot.Start = st.layout.Instances[ch.Use].Start
 	}
+	slot.Layout = st.layout.String()
 	return []int{best}, slot
 }
 
@@ -151,7 +156,8 @@ func (s *State) takeShare(n, m int) int {
 		}
 	}
 	if best < 0 {
-		best = s.takeWhole(n, 1)[0]
+		gpus, _ := s.takeWhole(n, 1)
+		best = gpus[0]
 		ns.gpus[best].whole = false
 	}
 	ns.gpus[best].milli += m

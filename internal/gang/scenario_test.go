@@ -145,6 +145,7 @@ func describePlacement(p *Placement) string {
 			if t.MIG.Created {
 				what += "+new"
 			}
+			what += " [" + t.MIG.Layout + "]"
 		case t.Milli > 0:
 			what = fmt.Sprintf("gpu%d:%dm", t.GPUs[0], t.Milli)
 		}
