@@ -141,21 +141,13 @@ func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
 	return []int{best}, slot
 }
 
-// takeShare puts a share of m thousandths on the partly used GPU with the
-// least room that holds it, or else on a free GPU chosen like a whole one.
+// takeShare puts a share of m thousandths on the GPU of node n where it
+// grows fragmentation least against the running mix (bestShareGPU); a
+// fresh GPU is chosen like a whole one, to keep islands intact.
 func (s *State) takeShare(n, m int) int {
 	ns := &s.nodes[n]
-	best := -1
-	for g := range ns.gpus {
-		st := &ns.gpus[g]
-		if st.whole || st.milli == 0 || 1000-st.milli < m {
-			continue
-		}
-		if best < 0 || st.milli > ns.gpus[best].milli {
-			best = g
-		}
-	}
-	if best < 0 {
+	best, key := s.bestShareGPU(n, m)
+	if key.fresh {
 		gpus, _ := s.takeWhole(n, 1)
 		best = gpus[0]
 		ns.gpus[best].whole = false

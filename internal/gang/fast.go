@@ -28,19 +28,7 @@ func (s *State) fastNode(r *request) (int, bool) {
 		}
 		return s.fastWhole(r, 1)
 	case job.Shared:
-		has := func(v int) bool {
-			for c, ok := range r.classOK {
-				if ok && int(s.index.partial[s.index.vc(v, c)]) >= r.milli[c] {
-					return true
-				}
-			}
-			return false
-		}
-		nodeHas := func(n int) bool { return s.nodes[n].sum.partial >= r.milli[s.nodes[n].class] }
-		if n, ok := s.descend(r, has, nodeHas); ok {
-			return n, true
-		}
-		return s.fastWhole(r, 1)
+		return s.fastShare(r)
 	}
 	return 0, false
 }
@@ -59,14 +47,30 @@ func (s *State) fastWhole(r *request, g int) (int, bool) {
 	return s.descend(r, hasK, nodeHasK)
 }
 
-// descend walks from the root towards the nodes, keeping at each level the
-// children with a candidate that sit in the most used domains (ties kept
-// together, in tree order), and returns the first candidate node in tree
-// order under them that can take the task: the order of the general
-// search's key.
+// descend returns the first candidate node, in tree order, under the
+// frontier of has; ok is false when there is none or it cannot take the
+// task (the general search then decides).
 func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bool) (int, bool) {
+	for _, v := range s.frontier(r, has) {
+		for _, n := range s.tree.nodes(v) {
+			if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open && nodeHas(n) {
+				if c, _ := s.capacity(n, r); c > 0 {
+					return n, true
+				}
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// frontier walks from the root towards the nodes, keeping at each level
+// the children for which has holds that sit in the most used domains (ties
+// kept together, in tree order): the order of the general search's key. It
+// returns the innermost vertices reached, or nil when has(root) is false.
+func (s *State) frontier(r *request, has func(v int) bool) []int {
 	if !has(0) {
-		return 0, false
+		return nil
 	}
 	frontier := []int{0}
 	for len(s.tree.children[frontier[0]]) > 0 {
@@ -87,17 +91,42 @@ func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bo
 		}
 		frontier = next
 	}
-	for _, v := range frontier {
+	return frontier
+}
+
+// fastShare picks, among the nodes of the most used domains that have a
+// partly shared GPU with room for the task, the one whose best GPU grows
+// fragmentation least (bestShareGPU); with no such GPU anywhere, a node
+// with a free GPU, chosen like a whole-GPU task.
+func (s *State) fastShare(r *request) (int, bool) {
+	has := func(v int) bool {
+		for c, ok := range r.classOK {
+			if ok && int(s.index.partial[s.index.vc(v, c)]) >= r.milli[c] {
+				return true
+			}
+		}
+		return false
+	}
+	fr := s.frontier(r, has)
+	if fr == nil {
+		return s.fastWhole(r, 1)
+	}
+	best, bestKey := -1, shareKey{}
+	for _, v := range fr {
 		for _, n := range s.tree.nodes(v) {
-			if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open && nodeHas(n) {
-				if c, _ := s.capacity(n, r); c > 0 {
-					return n, true
-				}
-				return 0, false
+			ns := &s.nodes[n]
+			if !r.classOK[ns.class] || !ns.sum.open || ns.sum.partial < r.milli[ns.class] {
+				continue
+			}
+			if c, _ := s.capacity(n, r); c == 0 {
+				continue
+			}
+			if g, k := s.bestShareGPU(n, r.milli[ns.class]); g >= 0 && (best < 0 || k.less(bestKey)) {
+				best, bestKey = n, k
 			}
 		}
 	}
-	return 0, false
+	return best, best >= 0
 }
 
 func (s *State) histSum(r *request, v, k int) int32 {

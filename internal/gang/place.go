@@ -61,6 +61,7 @@ func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
 	s.commit()
 	p := &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}
 	s.jobs[j.Name] = p
+	s.countShares(p, 1)
 	return p, nil
 }
 
@@ -73,6 +74,7 @@ func (s *State) Release(name string) error {
 	for i := len(p.Tasks) - 1; i >= 0; i-- {
 		s.untake(p.Tasks[i])
 	}
+	s.countShares(p, -1)
 	delete(s.jobs, name)
 	return nil
 }

@@ -77,6 +77,7 @@ func (s *State) replaceIn(p *Placement, from int, moving []Task) (*Replacement, 
 				if moved, ok := s.hostAll(n, p, moving); ok {
 					s.commit()
 					for _, j := range evicted {
+						s.countShares(s.jobs[j], -1)
 						delete(s.jobs, j)
 					}
 					return &Replacement{To: node.Name, Level: s.fleet.Levels[l], Spare: wantSpare, Evicted: evicted}, moved, true

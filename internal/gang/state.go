@@ -19,6 +19,10 @@ type State struct {
 	index   index
 	journal journal
 	jobs    map[string]*Placement
+	shares  shareMix // running shared tasks by size
+	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
+	// for comparison in tests.
+	shareBestFit bool
 	scratch scratch
 }
 
