@@ -12,11 +12,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "Benchmarks:")
 		fmt.Fprintln(stdout, "  fgd   fill a cluster one pod at a time with each policy; compare unallocated GPUs")
 		fmt.Fprintln(stdout, "        (the protocol of the ATC'23 FGD paper, on openb traces or the built-in example)")
+		fmt.Fprintln(stdout, "  scale decisions/s and latency of pod and gang placement on a large synthetic fleet")
 		return nil
 	}
 	switch args[0] {
 	case "fgd":
 		return runBenchFGD(args[1:], stdout, stderr)
+	case "scale":
+		return runBenchScale(args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("unknown benchmark %q (known: fgd)", args[0])
+	return fmt.Errorf("unknown benchmark %q (known: fgd, scale)", args[0])
 }
