@@ -1,18 +1,30 @@
 package gang
 
-import "github.com/corral-sched/corral/internal/job"
+import (
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// fastResult says what the index found for a single task.
+type fastResult int
+
+const (
+	fastFound   fastResult = iota // a node was chosen
+	fastNone                      // no open node can host the task: proven by the index
+	fastUnknown                   // the index cannot answer; run the general search
+)
 
 // fastNode picks the node for a single task from the index, touching one
 // path of the tree instead of every node. For whole GPUs it picks the node
 // the general search would: the fewest free GPUs that still hold the task,
-// inside the most used zone, then block, then rack. For MIG and shared
-// tasks it prefers GPUs already partitioned or shared, so that free GPUs
-// stay whole. ok is false when the index cannot answer (for example the
-// node it leads to lacks CPU); the caller then runs the general search.
-func (s *State) fastNode(r *request) (int, bool) {
+// inside the most used zone, then block, then rack (and nodes without MIG
+// before dynamic-MIG nodes, so that MIG work keeps its GPUs). For MIG and
+// shared tasks it prefers GPUs already partitioned or shared, so that free
+// GPUs stay whole.
+func (s *State) fastNode(r *request) (int, fastResult) {
 	switch r.kind {
 	case job.Whole:
-		return s.fastWhole(r, r.d.GPUs)
+		return s.fastWholePreferPlain(r)
 	case job.MIG:
 		has := func(v int) bool {
 			for c, ok := range r.classOK {
@@ -23,24 +35,41 @@ func (s *State) fastNode(r *request) (int, bool) {
 			return false
 		}
 		nodeHas := func(n int) bool { return s.nodes[n].sum.migOpen&(1<<r.profile[s.nodes[n].class]) != 0 }
-		if n, ok := s.descend(r, has, nodeHas); ok {
-			return n, true
+		if !has(0) {
+			return s.fastWhole(r, 1)
 		}
-		return s.fastWhole(r, 1)
+		return s.descend(r, has, nodeHas)
 	case job.Shared:
 		return s.fastShare(r)
 	}
-	return 0, false
+	return 0, fastUnknown
+}
+
+// fastWholePreferPlain looks among nodes without MIG first.
+func (s *State) fastWholePreferPlain(r *request) (int, fastResult) {
+	plain := *r
+	plain.classOK = make([]bool, len(r.classOK))
+	mixed := false
+	for c, ok := range r.classOK {
+		plain.classOK[c] = ok && s.classes[c].mig == fleet.MIGNone
+		mixed = mixed || (ok && !plain.classOK[c])
+	}
+	if mixed {
+		if n, res := s.fastWhole(&plain, r.d.GPUs); res == fastFound {
+			return n, res
+		}
+	}
+	return s.fastWhole(r, r.d.GPUs)
 }
 
 // fastWhole finds the open node with the fewest free whole GPUs >= g.
-func (s *State) fastWhole(r *request, g int) (int, bool) {
+func (s *State) fastWhole(r *request, g int) (int, fastResult) {
 	ix := &s.index
 	k := g
 	for ; k <= ix.maxGPUs && s.histSum(r, 0, k) == 0; k++ {
 	}
 	if k > ix.maxGPUs {
-		return 0, false
+		return 0, fastNone
 	}
 	hasK := func(v int) bool { return s.histSum(r, v, k) > 0 }
 	nodeHasK := func(n int) bool { return s.nodes[n].sum.free == k }
@@ -48,20 +77,20 @@ func (s *State) fastWhole(r *request, g int) (int, bool) {
 }
 
 // descend returns the first candidate node, in tree order, under the
-// frontier of has; ok is false when there is none or it cannot take the
-// task (the general search then decides).
-func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bool) (int, bool) {
+// frontier of has, or fastUnknown when it cannot take the task (the
+// general search then decides).
+func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bool) (int, fastResult) {
 	for _, v := range s.frontier(r, has) {
 		for _, n := range s.tree.nodes(v) {
 			if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open && nodeHas(n) {
 				if c, _ := s.capacity(n, r); c > 0 {
-					return n, true
+					return n, fastFound
 				}
-				return 0, false
+				return 0, fastUnknown
 			}
 		}
 	}
-	return 0, false
+	return 0, fastUnknown
 }
 
 // frontier walks from the root towards the nodes, keeping at each level
@@ -98,7 +127,7 @@ func (s *State) frontier(r *request, has func(v int) bool) []int {
 // partly shared GPU with room for the task, the one whose best GPU grows
 // fragmentation least (bestShareGPU); with no such GPU anywhere, a node
 // with a free GPU, chosen like a whole-GPU task.
-func (s *State) fastShare(r *request) (int, bool) {
+func (s *State) fastShare(r *request) (int, fastResult) {
 	has := func(v int) bool {
 		for c, ok := range r.classOK {
 			if ok && int(s.index.partial[s.index.vc(v, c)]) >= r.milli[c] {
@@ -126,7 +155,10 @@ func (s *State) fastShare(r *request) (int, bool) {
 			}
 		}
 	}
-	return best, best >= 0
+	if best < 0 {
+		return 0, fastUnknown
+	}
+	return best, fastFound
 }
 
 func (s *State) histSum(r *request, v, k int) int32 {

@@ -34,7 +34,7 @@ func probeSingle(t *testing.T, s *State, g int, keys [][]int, counts, pos []int)
 	}
 	r := pl.reqs[0]
 	pr := fastProbe{fast: -1, general: -1, rule: fastRule(s, g, keys, counts, pos)}
-	if n, ok := s.fastNode(r); ok {
+	if n, res := s.fastNode(r); res == fastFound {
 		pr.fast, pr.fastOK = n, true
 	}
 	// The general search of placeSingle for need = 1: capacities over the

@@ -70,18 +70,15 @@ func (s *State) summarise(n int) summary {
 }
 
 // openProfiles is the set of profiles a GPU already used for MIG can host:
-// an idle instance of the profile, or room next to busy instances.
+// an idle instance of the profile, or room beside busy instances. An idle
+// dynamic GPU counts as a free whole GPU instead, and here only for the
+// idle instances it already has.
 func (s *State) openProfiles(c class, st *gpuState) uint32 {
 	dynamic := c.mig == fleet.MIGDynamic
-	inUse := !st.layout.Idle()
-	var mask uint32
-	for p := range c.model.Profiles {
-		ch, ok := st.layout.Plan(p, dynamic)
-		if ok && (inUse || !dynamic || ch.Use >= 0) {
-			mask |= 1 << p
-		}
+	if dynamic && st.layout.Idle() {
+		return st.layout.Hosts(false)
 	}
-	return mask
+	return st.layout.Hosts(dynamic)
 }
 
 // reindex recomputes node n's summary and updates every vertex on its path.

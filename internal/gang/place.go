@@ -123,8 +123,11 @@ func (s *State) placePlan(pl *plan) ([]Task, *Unfit) {
 func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
 	r, lo, hi := pl.reqs[0], pl.job.MinTasks(), pl.job.Tasks()
 	if hi == 1 && pl.lim.spreadDepth < 0 && !r.spares {
-		if n, ok := s.fastNode(r); ok {
+		switch n, res := s.fastNode(r); res {
+		case fastFound:
 			return s.assign(n, r, 1), nil
+		case fastNone:
+			return nil, s.explain(pl, r, lo)
 		}
 	}
 	lim := pl.lim
@@ -147,9 +150,7 @@ func (s *State) bestAt(d int) int {
 		return s.scratch.capV[0]
 	}
 	best := 0
-	for _, c := range s.candidates(0, d) {
-		best = max(best, s.capOf(c))
-	}
+	s.eachCandidate(0, d, func(c ref) { best = max(best, s.capOf(c)) })
 	return best
 }
 

@@ -134,6 +134,9 @@ func (s *State) gpuCapacity(n int, r *request) int {
 	case job.CPUOnly:
 		return unlimited
 	case job.Whole:
+		if ns.sum.open { // the index summary is current
+			return ns.sum.free / r.d.GPUs
+		}
 		return s.FreeGPUs(n) / r.d.GPUs
 	case job.MIG:
 		p, dynamic := r.profile[ns.class], c.mig == fleet.MIGDynamic

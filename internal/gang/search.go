@@ -44,6 +44,22 @@ func (s *State) anchor(r ref) int {
 	return s.tree.order[s.tree.lo[r.id]]
 }
 
+// eachCandidate calls fn with every ref at depth d under vertex v, in tree
+// order, without allocating.
+func (s *State) eachCandidate(v, d int, fn func(ref)) {
+	t := s.tree
+	if d == t.levels {
+		for _, n := range t.nodes(v) {
+			fn(ref{d, n})
+		}
+		return
+	}
+	a, b := t.within(v, d)
+	for _, u := range t.byLevel[d][a:b] {
+		fn(ref{d, u})
+	}
+}
+
 // candidates lists the refs at depth d under vertex v.
 func (s *State) candidates(v, d int) []ref {
 	t := s.tree
@@ -72,11 +88,11 @@ func (s *State) deepest(v ref, need, minDepth int) (ref, bool) {
 	}
 	for d := s.tree.levels; d > v.depth && d >= minDepth; d-- {
 		best, found := ref{}, false
-		for _, c := range s.candidates(v.id, d) {
+		s.eachCandidate(v.id, d, func(c ref) {
 			if s.capOf(c) >= need && (!found || s.less(c, best)) {
 				best, found = c, true
 			}
-		}
+		})
 		if found {
 			return best, true
 		}

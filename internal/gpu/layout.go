@@ -272,3 +272,36 @@ func (u usage) fits(m *Model, p, start int) bool {
 func span(pr Profile, start int) uint32 {
 	return (1<<pr.Slices - 1) << start
 }
+
+// Hosts returns, as a bit mask over the model's profiles, the profiles of
+// which one more task could be hosted now: an idle instance of the
+// profile, or (dynamic) room for one once every idle instance is
+// destroyed. It equals "Plan(p, dynamic) succeeds" for every p, without
+// planning, and allocates nothing.
+func (l Layout) Hosts(dynamic bool) uint32 {
+	var mask, busy uint32
+	busyCompute := 0
+	for _, in := range l.Instances {
+		if !in.Busy {
+			mask |= 1 << in.Profile
+			continue
+		}
+		busy |= span(l.Model.Profiles[in.Profile], in.Start)
+		busyCompute += l.Model.Profiles[in.Profile].Compute
+	}
+	if !dynamic {
+		return mask
+	}
+	for p, pr := range l.Model.Profiles {
+		if mask&(1<<p) != 0 || busyCompute+pr.Compute > l.Model.ComputeSlices {
+			continue
+		}
+		for _, s := range pr.Starts {
+			if busy&span(pr, s) == 0 {
+				mask |= 1 << p
+				break
+			}
+		}
+	}
+	return mask
+}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -297,6 +298,29 @@ func TestPlanRepeatedReachesCapacity(t *testing.T) {
 					if hosted != want {
 						t.Fatalf("%s %q: Plan hosted %d %s (dynamic=%v) ending at %q, Capacity says %d",
 							m.Name, l, hosted, m.Profiles[p].Name, dynamic, next, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHostsMatchesPlan checks the cheap mask against Plan on random
+// layouts of every MIG model, static and dynamic.
+func TestHostsMatchesPlan(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, m := range Models() {
+		if !m.MIG {
+			continue
+		}
+		for i := 0; i < 2000; i++ {
+			l := randomLayout(rng, m)
+			for _, dynamic := range []bool{false, true} {
+				mask := l.Hosts(dynamic)
+				for p := range m.Profiles {
+					_, ok := l.Plan(p, dynamic)
+					if got := mask&(1<<p) != 0; got != ok {
+						t.Fatalf("%s %q dynamic=%v profile %s: Hosts says %v, Plan says %v", m.Name, l, dynamic, m.Profiles[p].Name, got, ok)
 					}
 				}
 			}
