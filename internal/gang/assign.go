@@ -24,9 +24,9 @@ type Task struct {
 // makes it, if any.
 type MIGSlot struct {
 	Profile string
-	Start   int   // first memory slice of the instance
-	Created bool  // the decision creates the instance
-	Deleted []int // starts of idle instances the decision destroys first
+	Start   int    // first memory slice of the instance
+	Created bool   // the decision creates the instance
+	Deleted []int  // starts of idle instances the decision destroys first
 	Layout  string // the GPU's layout after the decision (* marks busy)
 }
 

@@ -23,7 +23,7 @@ type State struct {
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
 	// for comparison in tests.
 	shareBestFit bool
-	scratch scratch
+	scratch      scratch
 }
 
 // class is a kind of node as a request sees it: GPU model, MIG mode, and
