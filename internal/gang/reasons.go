@@ -7,7 +7,7 @@ type Reason string
 // Reasons a node rejects a task.
 const (
 	ReasonUnhealthy = Reason("node is unhealthy or cordoned")
-	ReasonSpare     = Reason("node is a hot spare, kept for replacing failed nodes")
+	ReasonSpare     = Reason("node is a hot spare: kept for replacing failed nodes, lent only to short preemptible work")
 	ReasonNoGPU     = Reason("node has no GPUs")
 	ReasonModel     = Reason("GPU model not allowed")
 	ReasonStaticMIG = Reason("GPUs are partitioned with a fixed MIG layout")

@@ -3,6 +3,7 @@ package gang
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gpu"
@@ -19,6 +20,7 @@ type State struct {
 	index   index
 	journal journal
 	jobs    map[string]*Placement
+	opt     Options
 	shares  shareMix // running shared tasks by size
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
 	// for comparison in tests.
@@ -48,13 +50,29 @@ type gpuState struct {
 	layout gpu.Layout // MIG nodes only
 }
 
-// New builds the state of an empty fleet. The fleet is validated first and
-// must not change while the state is in use.
-func New(f *fleet.Fleet) (*State, error) {
+// Options tune a State. The zero value takes the defaults.
+type Options struct {
+	// SpareLoan is the longest expected runtime of preemptible work that
+	// may borrow hot spare nodes; default DefaultSpareLoan.
+	SpareLoan time.Duration
+}
+
+// DefaultSpareLoan is the default longest runtime of work lent a spare.
+const DefaultSpareLoan = 2 * time.Hour
+
+// New builds the state of an empty fleet with default options.
+func New(f *fleet.Fleet) (*State, error) { return NewWithOptions(f, Options{}) }
+
+// NewWithOptions builds the state of an empty fleet. The fleet is
+// validated first and must change only through the state (SetHealth).
+func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	s := &State{fleet: f, tree: newTree(f), jobs: map[string]*Placement{}}
+	if opt.SpareLoan == 0 {
+		opt.SpareLoan = DefaultSpareLoan
+	}
+	s := &State{fleet: f, tree: newTree(f), jobs: map[string]*Placement{}, opt: opt}
 	classOf := map[class]int{}
 	s.nodes = make([]nodeState, len(f.Nodes))
 	for i := range f.Nodes {

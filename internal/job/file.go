@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -21,6 +22,7 @@ import (
 //	minMember: 16          # start with at least 16 tasks; omit for all
 //	elastic: true
 //	preemptible: false
+//	runtime: 90m           # expected run time; short preemptible jobs may borrow hot spares
 //	topology:
 //	  - {level: block, required: true}        # all tasks in one block
 //	  - {level: rack, spread: true, maxPerDomain: 4}
@@ -41,6 +43,7 @@ type fileJob struct {
 	MinMember   int              `yaml:"minMember"`
 	Elastic     bool             `yaml:"elastic"`
 	Preemptible bool             `yaml:"preemptible"`
+	Runtime     string           `yaml:"runtime"`
 	Topology    []fileConstraint `yaml:"topology"`
 	Groups      []fileGroup      `yaml:"groups"`
 	fileTask    `yaml:",inline"`
@@ -112,6 +115,13 @@ func Parse(data []byte, source string) ([]*Job, error) {
 func (fj *fileJob) job() (*Job, error) {
 	j := &Job{Name: fj.Name, Tenant: fj.Tenant, Priority: fj.Priority, MinMember: fj.MinMember,
 		Elastic: fj.Elastic, Preemptible: fj.Preemptible}
+	if fj.Runtime != "" {
+		d, err := time.ParseDuration(fj.Runtime)
+		if err != nil {
+			return nil, fmt.Errorf("runtime %q: want a duration such as 90m or 2h", fj.Runtime)
+		}
+		j.Runtime = d
+	}
 	for _, c := range fj.Topology {
 		j.Topology = append(j.Topology, Constraint(c))
 	}

@@ -62,6 +62,8 @@ func TestParseJobFileErrors(t *testing.T) {
 		{"no name", "gpus: 1\n", "job with no name"},
 		{"empty", "", "no jobs"},
 		{"gpuMilli whole", "name: a\ngpuMilli: 1000\n", "whole GPU or more"},
+		{"bad runtime", "name: a\ngpus: 1\nruntime: soon\n", `runtime "soon"`},
+		{"negative runtime", "name: a\ngpus: 1\nruntime: -5m\n", "negative runtime"},
 		{"spread cap without spread", "name: a\ngpus: 1\ntopology: [{level: rack, maxPerDomain: 2}]\n", "needs spread"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Job is a gang: task groups placed together in one decision or not at all.
@@ -22,8 +23,17 @@ type Job struct {
 	// Topology constrains where tasks land, innermost constraint first or
 	// in any order; each names one level.
 	Topology []Constraint
-	// Preemptible marks short work that may borrow hot spare nodes.
+	// Preemptible marks work that may be stopped to make room; with a short
+	// enough Runtime it may borrow hot spare nodes.
 	Preemptible bool
+	// Runtime is the expected run time, 0 when unknown.
+	Runtime time.Duration
+}
+
+// MayBorrowSpares reports whether j is short preemptible work: preemptible,
+// with a known runtime no longer than limit.
+func (j *Job) MayBorrowSpares(limit time.Duration) bool {
+	return j.Preemptible && j.Runtime > 0 && j.Runtime <= limit
 }
 
 // Group is Count identical tasks.
@@ -126,6 +136,9 @@ func (j *Job) Validate() error {
 		if err := g.validate(); err != nil {
 			add("group %d: %v", i, err)
 		}
+	}
+	if j.Runtime < 0 {
+		add("negative runtime %v", j.Runtime)
 	}
 	if j.MinMember < 0 || j.MinMember > j.Tasks() {
 		add("minMember %d outside 0..%d (the job's task count)", j.MinMember, j.Tasks())
