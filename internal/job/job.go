@@ -80,19 +80,6 @@ func (d Demand) Kind() Kind {
 	return CPUOnly
 }
 
-// Allows reports whether d may run on the named GPU model.
-func (d Demand) Allows(model string) bool {
-	if len(d.Models) == 0 {
-		return true
-	}
-	for _, m := range d.Models {
-		if m == model {
-			return true
-		}
-	}
-	return false
-}
-
 // Constraint keeps a job's tasks together (pack) or apart (spread) at one
 // topology level. A spread cap counts the tasks of each group separately.
 type Constraint struct {
