@@ -23,6 +23,8 @@ import (
 //	elastic: true
 //	preemptible: false
 //	runtime: 90m           # expected run time; short preemptible jobs may borrow hot spares
+//	checkpointEvery: 30m   # how often it saves progress
+//	queue: research        # the queue it is submitted to
 //	topology:
 //	  - {level: block, required: true}        # all tasks in one block
 //	  - {level: rack, spread: true, maxPerDomain: 4}
@@ -44,6 +46,8 @@ type fileJob struct {
 	Elastic     bool             `yaml:"elastic"`
 	Preemptible bool             `yaml:"preemptible"`
 	Runtime     string           `yaml:"runtime"`
+	Checkpoint  string           `yaml:"checkpointEvery"`
+	Queue       string           `yaml:"queue"`
 	Topology    []fileConstraint `yaml:"topology"`
 	Groups      []fileGroup      `yaml:"groups"`
 	fileTask    `yaml:",inline"`
@@ -115,13 +119,14 @@ func Parse(data []byte, source string) ([]*Job, error) {
 func (fj *fileJob) job() (*Job, error) {
 	j := &Job{Name: fj.Name, Tenant: fj.Tenant, Priority: fj.Priority, MinMember: fj.MinMember,
 		Elastic: fj.Elastic, Preemptible: fj.Preemptible}
-	if fj.Runtime != "" {
-		d, err := time.ParseDuration(fj.Runtime)
-		if err != nil {
-			return nil, fmt.Errorf("runtime %q: want a duration such as 90m or 2h", fj.Runtime)
-		}
-		j.Runtime = d
+	var err error
+	if j.Runtime, err = duration("runtime", fj.Runtime); err != nil {
+		return nil, err
 	}
+	if j.CheckpointEvery, err = duration("checkpointEvery", fj.Checkpoint); err != nil {
+		return nil, err
+	}
+	j.Queue = fj.Queue
 	for _, c := range fj.Topology {
 		j.Topology = append(j.Topology, Constraint(c))
 	}
@@ -175,4 +180,16 @@ func (g fileGroup) group(i int) (Group, error) {
 		}
 	}
 	return Group{Name: name, Count: g.Count, Task: d}, nil
+}
+
+// duration reads an optional duration field.
+func duration(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: want a duration such as 90m or 2h", field, s)
+	}
+	return d, nil
 }

@@ -64,6 +64,7 @@ func TestParseJobFileErrors(t *testing.T) {
 		{"gpuMilli whole", "name: a\ngpuMilli: 1000\n", "whole GPU or more"},
 		{"bad runtime", "name: a\ngpus: 1\nruntime: soon\n", `runtime "soon"`},
 		{"negative runtime", "name: a\ngpus: 1\nruntime: -5m\n", "negative runtime"},
+		{"bad checkpoint", "name: a\ngpus: 1\ncheckpointEvery: often\n", `checkpointEvery "often"`},
 		{"spread cap without spread", "name: a\ngpus: 1\ntopology: [{level: rack, maxPerDomain: 2}]\n", "needs spread"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 type Job struct {
 	Name     string
 	Tenant   string
+	Queue    string // the queue it is submitted to; empty means the tenant's
 	Priority int
 	Groups   []Group
 	// MinMember is the fewest tasks that may start together; below it
@@ -28,6 +29,9 @@ type Job struct {
 	Preemptible bool
 	// Runtime is the expected run time, 0 when unknown.
 	Runtime time.Duration
+	// CheckpointEvery is how often the job saves its progress; 0 means it
+	// does not, and stopping it loses all its work.
+	CheckpointEvery time.Duration
 }
 
 // MayBorrowSpares reports whether j is short preemptible work: preemptible,
@@ -124,8 +128,8 @@ func (j *Job) Validate() error {
 			add("group %d: %v", i, err)
 		}
 	}
-	if j.Runtime < 0 {
-		add("negative runtime %v", j.Runtime)
+	if j.Runtime < 0 || j.CheckpointEvery < 0 {
+		add("negative runtime %v or checkpoint interval %v", j.Runtime, j.CheckpointEvery)
 	}
 	if j.MinMember < 0 || j.MinMember > j.Tasks() {
 		add("minMember %d outside 0..%d (the job's task count)", j.MinMember, j.Tasks())
