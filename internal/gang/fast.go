@@ -62,7 +62,8 @@ func (s *State) fastWholePreferPlain(r *request) (int, fastResult) {
 	return s.fastWhole(r, r.d.GPUs)
 }
 
-// fastWhole finds the open node with the fewest free whole GPUs >= g.
+// fastWhole finds the open node with the fewest free whole GPUs >= g (the
+// most, when the state spreads).
 func (s *State) fastWhole(r *request, g int) (int, fastResult) {
 	ix := &s.index
 	k := g
@@ -70,6 +71,10 @@ func (s *State) fastWhole(r *request, g int) (int, fastResult) {
 	}
 	if k > ix.maxGPUs {
 		return 0, fastNone
+	}
+	if s.opt.Spread {
+		for k = ix.maxGPUs; s.histSum(r, 0, k) == 0; k-- {
+		}
 	}
 	hasK := func(v int) bool { return s.histSum(r, v, k) > 0 }
 	nodeHasK := func(n int) bool { return s.nodes[n].sum.free == k }
@@ -110,7 +115,11 @@ func (s *State) frontier(r *request, has func(v int) bool) []int {
 				if !has(c) {
 					continue
 				}
-				switch f := s.freeSum(r, c); {
+				f := s.freeSum(r, c)
+				if s.opt.Spread {
+					f = -f // the least used domain first
+				}
+				switch {
 				case len(next) == 0 || f < best:
 					next, best = append(next[:0], c), f
 				case f == best:

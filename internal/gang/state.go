@@ -55,6 +55,10 @@ type Options struct {
 	// SpareLoan is the longest expected runtime of preemptible work that
 	// may borrow hot spare nodes; default DefaultSpareLoan.
 	SpareLoan time.Duration
+	// Spread places single whole-GPU tasks on the node with the most free
+	// GPUs in the least used domains, as a default Kubernetes scheduler
+	// does (least allocated). It exists to be compared against.
+	Spread bool
 }
 
 // DefaultSpareLoan is the default longest runtime of work lent a spare.

@@ -1,0 +1,43 @@
+package gang
+
+import "testing"
+
+func TestWhatIfChangesNothing(t *testing.T) {
+	s := newState(t, grid(t, []string{"rack"}, []int{1}, 2, 8, "H100"))
+	for _, j := range []string{"a", "b"} {
+		if _, u := s.Place(gpuJob(j, 1, 8)); u != nil {
+			t.Fatal(u)
+		}
+	}
+	big := gpuJob("big", 2, 8)
+	for _, tc := range []struct {
+		release []string
+		want    bool
+	}{{nil, false}, {[]string{"a"}, false}, {[]string{"a", "b"}, true}, {[]string{"nosuch"}, false}} {
+		if got := s.WhatIf(tc.release, big); got != tc.want {
+			t.Errorf("WhatIf(%v) = %v, want %v", tc.release, got, tc.want)
+		}
+	}
+	if s.FreeGPUs(0) != 0 || s.FreeGPUs(1) != 0 || s.Job("a") == nil || s.Job("big") != nil {
+		t.Fatal("WhatIf changed the state")
+	}
+}
+
+func TestSpreadOptionPicksTheEmptiestNode(t *testing.T) {
+	f := grid(t, []string{"rack"}, []int{2}, 2, 8, "H100")
+	s, err := NewWithOptions(f, Options{Spread: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 4; i++ {
+		p, u := s.Place(gpuJob(string(rune('a'+i)), 1, 1))
+		if u != nil {
+			t.Fatal(u)
+		}
+		seen[p.Tasks[0].NodeName] = true
+	}
+	if len(seen) != 4 {
+		t.Fatalf("spread put four 1-GPU tasks on %d nodes, want 4", len(seen))
+	}
+}
