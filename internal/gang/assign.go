@@ -39,7 +39,11 @@ func (s *State) assign(n int, r *request, k int) []Task {
 		t := Task{Group: r.group, Node: n, NodeName: s.fleet.Nodes[n].Name, CPUMilli: r.d.CPUMilli, MemoryMiB: r.d.MemoryMiB}
 		switch r.kind {
 		case job.Whole:
-			t.GPUs, t.MIGOff = s.takeWhole(n, r.d.GPUs)
+			g := r.d.GPUs
+			if r.d.WholeNode {
+				g = len(s.nodes[n].gpus)
+			}
+			t.GPUs, t.MIGOff = s.takeWhole(n, g)
 		case job.MIG:
 			t.GPUs, t.MIG = s.takeMIG(n, r.profile[s.nodes[n].class])
 		case job.Shared:

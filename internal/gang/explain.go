@@ -12,6 +12,9 @@ import (
 // room the fleet has, why nodes hold nothing, and per level the largest
 // free domain.
 func (s *State) explain(pl *plan, r *request, need int) *Unfit {
+	if s.quiet {
+		return &Unfit{Job: pl.job.Name}
+	}
 	reasons := map[Reason]int{}
 	lim := pl.lim
 	lim.need = unlimited

@@ -24,6 +24,9 @@ const (
 func (s *State) fastNode(r *request) (int, fastResult) {
 	switch r.kind {
 	case job.Whole:
+		if r.d.WholeNode {
+			return 0, fastUnknown
+		}
 		return s.fastWholePreferPlain(r)
 	case job.MIG:
 		has := func(v int) bool {

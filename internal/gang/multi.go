@@ -129,6 +129,9 @@ func (s *State) placeGroupsIn(pl *plan, order, counts []int, at ref) ([]Task, bo
 
 // explainMulti says why a gang of several shapes did not fit.
 func (s *State) explainMulti(pl *plan) *Unfit {
+	if s.quiet {
+		return &Unfit{Job: pl.job.Name}
+	}
 	u := &Unfit{Job: pl.job.Name}
 	for g, r := range pl.reqs {
 		one := s.explain(pl, r, pl.job.Groups[g].Count)

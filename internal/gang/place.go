@@ -65,6 +65,15 @@ func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
 	return p, nil
 }
 
+// TryPlace is Place without the explanation: when j does not fit it says
+// only false, which saves a pass over the fleet. Simulators use it.
+func (s *State) TryPlace(j *job.Job) (*Placement, bool) {
+	s.quiet = true
+	defer func() { s.quiet = false }()
+	p, u := s.Place(j)
+	return p, u == nil
+}
+
 // Release frees everything job name holds.
 func (s *State) Release(name string) error {
 	p := s.jobs[name]

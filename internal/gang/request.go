@@ -134,10 +134,14 @@ func (s *State) gpuCapacity(n int, r *request) int {
 	case job.CPUOnly:
 		return unlimited
 	case job.Whole:
+		free := s.FreeGPUs(n)
 		if ns.sum.open { // the index summary is current
-			return ns.sum.free / r.d.GPUs
+			free = ns.sum.free
 		}
-		return s.FreeGPUs(n) / r.d.GPUs
+		if r.d.WholeNode {
+			return b2i(free == len(ns.gpus) && free >= r.d.GPUs)
+		}
+		return free / r.d.GPUs
 	case job.MIG:
 		p, dynamic := r.profile[ns.class], c.mig == fleet.MIGDynamic
 		for g := range ns.gpus {

@@ -21,6 +21,7 @@ type State struct {
 	journal journal
 	jobs    map[string]*Placement
 	opt     Options
+	quiet   bool     // TryPlace: no explanations
 	shares  shareMix // running shared tasks by size
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
 	// for comparison in tests.

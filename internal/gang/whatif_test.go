@@ -41,3 +41,25 @@ func TestSpreadOptionPicksTheEmptiestNode(t *testing.T) {
 		t.Fatalf("spread put four 1-GPU tasks on %d nodes, want 4", len(seen))
 	}
 }
+
+func TestWholeNodeTakesEveryGPU(t *testing.T) {
+	f := grid(t, []string{"rack"}, []int{1}, 2, 8, "H100")
+	s := newState(t, f)
+	if _, u := s.Place(gpuJob("one", 1, 1)); u != nil {
+		t.Fatal(u)
+	}
+	j := gpuJob("excl", 1, 1)
+	j.Groups[0].Task.WholeNode = true
+	p, u := s.Place(j)
+	if u != nil {
+		t.Fatal(u)
+	}
+	if len(p.Tasks[0].GPUs) != 8 || p.Tasks[0].Node == s.Job("one").Tasks[0].Node {
+		t.Fatalf("whole-node task got %v on node %d", p.Tasks[0].GPUs, p.Tasks[0].Node)
+	}
+	j2 := gpuJob("excl2", 1, 1)
+	j2.Groups[0].Task.WholeNode = true
+	if _, u := s.Place(j2); u == nil {
+		t.Fatal("a whole-node task was placed on a node already in use")
+	}
+}

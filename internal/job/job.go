@@ -51,6 +51,7 @@ type Group struct {
 // GPUMemoryMiB and GPUMilli is set; none means a CPU-only task.
 type Demand struct {
 	GPUs         int    // whole GPUs on one node
+	WholeNode    bool   // with GPUs: the task takes every GPU of a node with at least GPUs
 	MIG          string // a MIG profile, for example "1g.10gb"
 	Shares       int    // time-sliced shares of one GPU
 	GPUMemoryMiB int64  // a memory fraction of one GPU
@@ -166,6 +167,8 @@ func (g Group) validate() error {
 		return fmt.Errorf("%q: asks for more than one of gpus, mig, shares, gpuMemory, gpuMilli", g.Name)
 	case d.GPUs < 0 || d.Shares < 0 || d.GPUMemoryMiB < 0 || d.GPUMilli < 0:
 		return fmt.Errorf("%q: negative GPU request", g.Name)
+	case d.WholeNode && d.GPUs < 1:
+		return fmt.Errorf("%q: wholeNode needs gpus of at least 1", g.Name)
 	case d.GPUMilli >= 1000:
 		return fmt.Errorf("%q: gpuMilli %d is a whole GPU or more; ask for gpus instead", g.Name, d.GPUMilli)
 	case d.CPUMilli < 0 || d.MemoryMiB < 0:
