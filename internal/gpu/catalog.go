@@ -80,6 +80,12 @@ var catalog = []*Model{
 	plainModel("T4", 16),
 	plainModel("V100-16GB", 16),
 	plainModel("V100-32GB", 32),
+	plainModel("P100", 16),
+	plainModel("A10", 24),
+	// G2 and G3 are GPU models of Alibaba's own in the openb traces; their
+	// memory is not published, so memory-fraction requests cannot use them.
+	plainModel("G2", 0),
+	plainModel("G3", 0),
 }
 
 // aliases maps short names to catalog names.
@@ -89,6 +95,9 @@ var aliases = map[string]string{
 	"H100": "H100-80GB",
 	"H200": "H200-141GB",
 	"V100": "V100-32GB",
+	// The openb traces' names.
+	"V100M16": "V100-16GB",
+	"V100M32": "V100-32GB",
 }
 
 // byName maps upper-case catalog names and aliases to models.

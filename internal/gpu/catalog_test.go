@@ -15,15 +15,19 @@ func TestCatalogModels(t *testing.T) {
 		mem, compute int
 		profiles     string
 	}{
+		{"A10", 24576, 0, 0, ""},
 		{"A100-40GB", 40960, 8, 7, "1g.5gb 1g.10gb 2g.10gb 3g.20gb 4g.20gb 7g.40gb"},
 		{"A100-80GB", 81920, 8, 7, "1g.10gb 1g.20gb 2g.20gb 3g.40gb 4g.40gb 7g.80gb"},
 		{"A10G", 24576, 0, 0, ""},
 		{"A30", 24576, 4, 4, "1g.6gb 2g.12gb 4g.24gb"},
 		{"B200-180GB", 184320, 8, 7, "1g.23gb 1g.45gb 2g.45gb 3g.90gb 4g.90gb 7g.180gb"},
+		{"G2", 0, 0, 0, ""},
+		{"G3", 0, 0, 0, ""},
 		{"H100-80GB", 81920, 8, 7, "1g.10gb 1g.20gb 2g.20gb 3g.40gb 4g.40gb 7g.80gb"},
 		{"H200-141GB", 144384, 8, 7, "1g.18gb 1g.35gb 2g.35gb 3g.71gb 4g.71gb 7g.141gb"},
 		{"L4", 24576, 0, 0, ""},
 		{"L40S", 49152, 0, 0, ""},
+		{"P100", 16384, 0, 0, ""},
 		{"T4", 16384, 0, 0, ""},
 		{"V100-16GB", 16384, 0, 0, ""},
 		{"V100-32GB", 32768, 0, 0, ""},
@@ -189,9 +193,9 @@ func TestLookup(t *testing.T) {
 }
 
 func TestLookupUnknown(t *testing.T) {
-	const known = "(known: A100-40GB, A100-80GB, A10G, A30, B200-180GB, H100-80GB, H200-141GB, " +
-		"L4, L40S, T4, V100-16GB, V100-32GB; aliases: A100=A100-80GB, B200=B200-180GB, " +
-		"H100=H100-80GB, H200=H200-141GB, V100=V100-32GB)"
+	const known = "(known: A10, A100-40GB, A100-80GB, A10G, A30, B200-180GB, G2, G3, H100-80GB, H200-141GB, " +
+		"L4, L40S, P100, T4, V100-16GB, V100-32GB; aliases: A100=A100-80GB, B200=B200-180GB, " +
+		"H100=H100-80GB, H200=H200-141GB, V100=V100-32GB, V100M16=V100-16GB, V100M32=V100-32GB)"
 	// H100-NVL has 94GB, so it must not fall back to H100-80GB; a MIG
 	// product string names a slice, not a model.
 	for _, in := range []string{"", "X100", "H100-NVL", "H100-94GB", "NVIDIA", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"} {

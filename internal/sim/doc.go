@@ -1,0 +1,16 @@
+// Package sim replays a workload through time on a fleet: jobs arrive,
+// wait, start when a policy places them, run for their true duration and
+// leave. It is a discrete-event simulation on a virtual clock, so the same
+// inputs give the same outputs byte for byte.
+//
+// A Policy decides, at every moment something happens, which pending jobs
+// start: corral's (gangs placed whole by internal/gang, the head of the
+// queue holding a reservation that backfill may not delay), and models of
+// other systems, labelled as models: kube-default (pods placed one at a
+// time by spreading, holding GPUs while their siblings wait) and
+// slurm-like (whole nodes, FIFO with backfill). Metrics (metrics.go) are
+// waits, completion times, GPU allocation and use, and the jobs left stuck.
+//
+// It imports the core (internal/gang, internal/fleet, internal/job) and
+// internal/workload; it reads no clock. Start with Run in sim.go.
+package sim

@@ -1,0 +1,39 @@
+package sim
+
+import (
+	"container/heap"
+	"time"
+)
+
+// event is something that happens at a moment: an arrival (index into the
+// workload's arrivals) or a completion (a running job's name).
+type event struct {
+	at      time.Duration
+	seq     int // order among events at the same moment
+	arrival int // -1 when a completion
+	job     string
+}
+
+type eventQueue []event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+func (s *Sim) schedule(e event) {
+	e.seq = s.seq
+	s.seq++
+	heap.Push(&s.events, e)
+}

@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// JobRecord is what happened to one job.
+type JobRecord struct {
+	Name     string        `json:"name"`
+	Tenant   string        `json:"tenant"`
+	Class    string        `json:"class"`
+	Tasks    int           `json:"tasks"`
+	GPUs     float64       `json:"gpus"`
+	Arrive   time.Duration `json:"arrive_ns"`
+	Start    time.Duration `json:"start_ns"`
+	End      time.Duration `json:"end_ns"`
+	Started  bool          `json:"started"`
+	Finished bool          `json:"finished"`
+}
+
+// Wait is how long the job waited, up to end for a job that never started.
+func (r JobRecord) Wait(end time.Duration) time.Duration {
+	if r.Started {
+		return r.Start - r.Arrive
+	}
+	return end - r.Arrive
+}
+
+// accounting integrates GPUs allocated (held by any placement, including
+// tasks waiting for their siblings) and used (held by running jobs) over
+// time, in total and inside the window [0, horizon].
+type accounting struct {
+	capacity          float64
+	allocated, used   float64 // GPUs now
+	last              time.Duration
+	horizon           time.Duration
+	allocSec, usedSec float64 // GPU-seconds inside the window
+	idleHeldSec       float64 // GPU-seconds held by jobs that had not started, over all time
+}
+
+func (a *accounting) advance(to time.Duration) {
+	if to <= a.last {
+		return
+	}
+	a.idleHeldSec += (a.allocated - a.used) * (to - a.last).Seconds()
+	if end := min(to, a.horizon); end > a.last {
+		dt := (end - a.last).Seconds()
+		a.allocSec += a.allocated * dt
+		a.usedSec += a.used * dt
+	}
+	a.last = to
+}
+
+// placedGPUs is the GPU amount a placement holds: whole GPUs, MIG slices
+// as their share of the GPU's compute, shares as their fraction.
+func placedGPUs(p *gang.Placement) float64 {
+	if p == nil {
+		return 0
+	}
+	total := 0.0
+	for _, t := range p.Tasks {
+		switch {
+		case t.MIG != nil:
+			total += migFraction(t.MIG.Profile)
+		case t.Milli > 0:
+			total += float64(t.Milli) / 1000
+		default:
+			total += float64(len(t.GPUs))
+		}
+	}
+	return total
+}
+
+// migFraction reads "3g.40gb" as 3/7 of a GPU.
+func migFraction(profile string) float64 {
+	g, _, _ := strings.Cut(profile, "g.")
+	n, err := strconv.Atoi(g)
+	if err != nil {
+		return 0
+	}
+	return float64(n) / 7
+}
+
+// demandGPUs is the GPU amount a job asks for, for reports.
+func demandGPUs(a *workload.Arrival) float64 {
+	total := 0.0
+	for _, g := range a.Job.Groups {
+		d := g.Task
+		per := float64(d.GPUs) + migFraction(d.MIG) + float64(d.GPUMilli)/1000
+		total += per * float64(g.Count)
+	}
+	return total
+}
+
+// percentile returns the q-quantile (0..1) of sorted xs by nearest rank.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func sortedFloats(xs []float64) []float64 {
+	out := append([]float64(nil), xs...)
+	sort.Float64s(out)
+	return out
+}

@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"time"
+)
+
+// Result is one policy's replay.
+type Result struct {
+	Policy  string      `json:"policy"`
+	Summary Summary     `json:"summary"`
+	Jobs    []JobRecord `json:"jobs"`
+}
+
+// Summary condenses a replay. Times are hours. Utilisation and allocation
+// are shares of the fleet's GPU-hours over the workload's horizon (while
+// work arrives); JCT counts finished jobs; waits count every job, a job
+// that never started waiting until the last event.
+type Summary struct {
+	Jobs           int     `json:"jobs"`
+	Started        int     `json:"started"`
+	Finished       int     `json:"finished"`
+	NeverStarted   int     `json:"never_started"`
+	MeanWaitH      float64 `json:"mean_wait_h"`
+	P50WaitH       float64 `json:"p50_wait_h"`
+	P99WaitH       float64 `json:"p99_wait_h"`
+	MeanJCTH       float64 `json:"mean_jct_h"`
+	P99JCTH        float64 `json:"p99_jct_h"`
+	Utilisation    float64 `json:"utilisation"`
+	Allocation     float64 `json:"allocation"`
+	IdleHeldGPUH   float64 `json:"idle_held_gpu_hours"`    // held by jobs that had not started
+	PartialAtEnd   int     `json:"partial_holders_at_end"` // jobs holding some GPUs, never started: a gang deadlock
+	MakespanH      float64 `json:"makespan_h"`
+	SimulatedEvent int     `json:"events"`
+}
+
+func (s *Sim) result(policy string, horizon time.Duration) *Result {
+	end := s.now
+	sum := Summary{Jobs: len(s.records), MakespanH: end.Hours(), SimulatedEvent: s.seq}
+	var waits, jcts []float64
+	for _, r := range s.records {
+		waits = append(waits, r.Wait(end).Hours())
+		if r.Started {
+			sum.Started++
+		}
+		if r.Finished {
+			sum.Finished++
+			jcts = append(jcts, (r.End - r.Arrive).Hours())
+		}
+	}
+	sum.NeverStarted = sum.Jobs - sum.Started
+	for _, p := range s.pending {
+		if len(p.held) > 0 {
+			sum.PartialAtEnd++
+		}
+	}
+	sum.MeanWaitH, sum.P50WaitH, sum.P99WaitH = mean(waits), percentile(sortedFloats(waits), 0.5), percentile(sortedFloats(waits), 0.99)
+	sum.MeanJCTH, sum.P99JCTH = mean(jcts), percentile(sortedFloats(jcts), 0.99)
+	if window := s.acct.capacity * horizon.Seconds(); window > 0 {
+		sum.Utilisation = s.acct.usedSec / window
+		sum.Allocation = s.acct.allocSec / window
+	}
+	sum.IdleHeldGPUH = s.acct.idleHeldSec / 3600
+	return &Result{Policy: policy, Summary: sum, Jobs: s.records}
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}

@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+func smallFleet(nodes, gpus int) *fleet.Fleet {
+	f := &fleet.Fleet{Levels: []string{"rack"}}
+	for i := 0; i < nodes; i++ {
+		f.Nodes = append(f.Nodes, fleet.Node{Name: fmt.Sprintf("n%d", i), Domains: []string{"r0"},
+			CPUMilli: 64000, MemoryMiB: 1 << 20, GPUModel: "H100", GPUs: gpus})
+	}
+	return f
+}
+
+func arrival(name string, at time.Duration, tasks, gpus int, dur, est time.Duration) workload.Arrival {
+	return workload.Arrival{At: at, Duration: dur, Class: "training", Job: &job.Job{
+		Name: name, Tenant: "t", Runtime: est,
+		Groups: []job.Group{{Name: "w", Count: tasks, Task: job.Demand{GPUs: gpus, CPUMilli: 1000}}},
+	}}
+}
+
+func run(t *testing.T, policy string, f *fleet.Fleet, arrivals ...workload.Arrival) *Result {
+	t.Helper()
+	p, err := NewPolicy(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(f, workload.Workload{Arrivals: arrivals, Horizon: 24 * time.Hour}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func record(t *testing.T, r *Result, name string) JobRecord {
+	t.Helper()
+	for _, j := range r.Jobs {
+		if j.Name == name {
+			return j
+		}
+	}
+	t.Fatalf("no record of %s", name)
+	return JobRecord{}
+}
+
+// Two gangs that each need the whole fleet: pods placed one at a time
+// deadlock (each gang holds one node and waits for the other); corral runs
+// them one after the other.
+func TestKubeDefaultDeadlocksWhereCorralDoesNot(t *testing.T) {
+	f := smallFleet(2, 8)
+	a := arrival("a", 0, 2, 8, time.Hour, time.Hour)
+	b := arrival("b", 0, 2, 8, time.Hour, time.Hour)
+	kube := run(t, "kube-default", f, a, b)
+	if kube.Summary.PartialAtEnd != 2 || kube.Summary.Started != 0 {
+		t.Errorf("kube-default: %d partial holders, %d started; want a deadlock of 2, 0 started", kube.Summary.PartialAtEnd, kube.Summary.Started)
+	}
+	c := run(t, "corral", f, a, b)
+	if c.Summary.Finished != 2 || c.Summary.PartialAtEnd != 0 {
+		t.Fatalf("corral: %+v", c.Summary)
+	}
+	if ra, rb := record(t, c, "a"), record(t, c, "b"); ra.Start != 0 || rb.Start != time.Hour {
+		t.Errorf("corral starts a at %v and b at %v, want 0 and 1h", ra.Start, rb.Start)
+	}
+}
+
+// The head gang's reservation: a job that would delay it does not
+// backfill; one that ends before it does.
+func TestBackfillNeverDelaysTheReservation(t *testing.T) {
+	f := smallFleet(2, 8)
+	res := run(t, "corral", f,
+		arrival("running", 0, 1, 4, 10*time.Hour, 10*time.Hour),
+		arrival("head", time.Minute, 2, 8, time.Hour, time.Hour),
+		arrival("long", 2*time.Minute, 1, 4, 20*time.Hour, 20*time.Hour),
+		arrival("short", 3*time.Minute, 1, 4, 5*time.Hour, 5*time.Hour),
+	)
+	if r := record(t, res, "head"); r.Start != 10*time.Hour {
+		t.Errorf("head started at %v, want 10h (when running ends)", r.Start)
+	}
+	if r := record(t, res, "short"); r.Start != 3*time.Minute {
+		t.Errorf("short started at %v, want at once (backfill)", r.Start)
+	}
+	if r := record(t, res, "long"); r.Start < 11*time.Hour {
+		t.Errorf("long started at %v, before the head finished: it delayed or raced the reservation", r.Start)
+	}
+}
+
+// Whole nodes: two 1-GPU jobs take two nodes under slurm-like, one under
+// corral.
+func TestSlurmLikeTakesWholeNodes(t *testing.T) {
+	f := smallFleet(2, 8)
+	jobs := []workload.Arrival{arrival("x", 0, 1, 1, time.Hour, time.Hour), arrival("y", 0, 1, 1, time.Hour, time.Hour), arrival("z", 0, 1, 1, time.Hour, time.Hour)}
+	s := run(t, "slurm-like", f, jobs...)
+	if r := record(t, s, "z"); r.Start != time.Hour {
+		t.Errorf("slurm-like started z at %v, want 1h (both nodes taken whole)", r.Start)
+	}
+	c := run(t, "corral", f, jobs...)
+	if r := record(t, c, "z"); r.Start != 0 {
+		t.Errorf("corral started z at %v, want 0", r.Start)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	f := smallFleet(4, 8)
+	var arr []workload.Arrival
+	for i := 0; i < 40; i++ {
+		arr = append(arr, arrival(fmt.Sprintf("j%02d", i), time.Duration(i)*7*time.Minute, 1+i%3, 1+i%8, time.Duration(1+i%5)*time.Hour, time.Duration(2+i%4)*time.Hour))
+	}
+	for _, p := range PolicyNames() {
+		a, b := run(t, p, f, arr...), run(t, p, f, arr...)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s: two runs differ", p)
+		}
+	}
+}
