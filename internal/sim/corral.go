@@ -21,7 +21,9 @@ func (corralPolicy) Describe() string {
 }
 func (corralPolicy) StateOptions() gang.Options { return gang.Options{} }
 
-func (corralPolicy) Cycle(s *Sim) { s.easyCycle(s.pending, func(p *pendingJob) *job.Job { return p.a.Job }) }
+func (corralPolicy) Cycle(s *Sim) {
+	s.easyCycle(s.pending, func(p *pendingJob) *job.Job { return p.a.Job })
+}
 
 // easyCycle starts the pending jobs in the given order, each as shape
 // makes it, with a reservation for the first that does not fit and EASY
