@@ -21,6 +21,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"bench", "run a benchmark (bench fgd: the packing benchmark of the FGD paper)", runBench},
+		{"sim", "replay a workload through time under several policies; compare waits and GPU use", runSim},
 		{"place", "place gangs of GPU jobs on a fleet described in YAML, or say why they do not fit", runPlace},
 		{"version", "print corral's version", runVersion},
 	}

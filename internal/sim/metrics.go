@@ -41,7 +41,7 @@ type accounting struct {
 	last              time.Duration
 	horizon           time.Duration
 	allocSec, usedSec float64 // GPU-seconds inside the window
-	idleHeldSec       float64 // GPU-seconds held by jobs that had not started, over all time
+	idleHeldSec       float64 // GPU-seconds held but not used, over all time
 }
 
 func (a *accounting) advance(to time.Duration) {

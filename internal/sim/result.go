@@ -11,10 +11,13 @@ type Result struct {
 	Jobs    []JobRecord `json:"jobs"`
 }
 
-// Summary condenses a replay. Times are hours. Utilisation and allocation
-// are shares of the fleet's GPU-hours over the workload's horizon (while
-// work arrives); JCT counts finished jobs; waits count every job, a job
-// that never started waiting until the last event.
+// Summary condenses a replay. Times are hours. Allocation is the share of
+// the fleet's GPU-hours held by placements over the workload's horizon
+// (while work arrives); utilisation the share that running jobs asked for
+// (a 1-GPU job on a whole node uses 1 GPU and holds the node; a task
+// waiting for its siblings holds GPUs and uses none). JCT counts finished
+// jobs; waits count every job, a job that never started waiting until the
+// last event.
 type Summary struct {
 	Jobs           int     `json:"jobs"`
 	Started        int     `json:"started"`
@@ -27,7 +30,7 @@ type Summary struct {
 	P99JCTH        float64 `json:"p99_jct_h"`
 	Utilisation    float64 `json:"utilisation"`
 	Allocation     float64 `json:"allocation"`
-	IdleHeldGPUH   float64 `json:"idle_held_gpu_hours"`    // held by jobs that had not started
+	IdleHeldGPUH   float64 `json:"idle_held_gpu_hours"`    // held but unused: waiting siblings, whole nodes
 	PartialAtEnd   int     `json:"partial_holders_at_end"` // jobs holding some GPUs, never started: a gang deadlock
 	MakespanH      float64 `json:"makespan_h"`
 	SimulatedEvent int     `json:"events"`

@@ -87,10 +87,7 @@ func (s *Sim) arrive(a *workload.Arrival) {
 
 // start marks a pending job running on the given placements.
 func (s *Sim) start(p *pendingJob, parts []string) {
-	var gpus float64
-	for _, name := range parts {
-		gpus += placedGPUs(s.state.Job(name))
-	}
+	gpus := demandGPUs(p.a) // what the job uses, whatever it holds
 	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now}
 	s.running[p.a.Job.Name] = r
 	s.acct.used += gpus

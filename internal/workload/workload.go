@@ -143,3 +143,44 @@ func (f Fault) validate() error {
 	}
 	return nil
 }
+
+// GPUHours is the GPU work the arrivals need: GPUs asked for (whole GPUs,
+// MIG profiles as their share of compute, fractions) times true duration.
+func (w *Workload) GPUHours() float64 {
+	total := 0.0
+	for _, a := range w.Arrivals {
+		per := 0.0
+		for _, g := range a.Job.Groups {
+			per += float64(g.Count) * gpuFraction(g.Task)
+		}
+		total += per * a.Duration.Hours()
+	}
+	return total
+}
+
+// Compressed returns w with arrival times (and the horizon) divided by
+// factor and durations kept: the same jobs arriving factor times faster,
+// to replay a light trace at a higher load. Faults are dropped.
+func (w *Workload) Compressed(factor float64) Workload {
+	c := Workload{Arrivals: make([]Arrival, len(w.Arrivals))}
+	for i, a := range w.Arrivals {
+		a.At = time.Duration(float64(a.At) / factor)
+		c.Arrivals[i] = a
+		c.Horizon = max(c.Horizon, a.At)
+	}
+	return c
+}
+
+// ForLoad compresses w so that its work offers load (a share) of gpus over
+// its arrival span, and returns the factor used.
+func (w *Workload) ForLoad(gpus int, load float64) (Workload, float64) {
+	span := w.Horizon
+	if n := len(w.Arrivals); n > 0 {
+		span = w.Arrivals[n-1].At
+	}
+	if span <= 0 || gpus <= 0 || load <= 0 {
+		return *w, 1
+	}
+	factor := load * float64(gpus) * span.Hours() / w.GPUHours()
+	return w.Compressed(factor), factor
+}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,5 +70,25 @@ func TestWorkloadValidate(t *testing.T) {
 	ok := Workload{Arrivals: []Arrival{arrival("a", 1), arrival("b", 1)}, Faults: []Fault{{At: 1, Kind: SpotNotice, Node: "n", Notice: 2}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("valid workload: %v", err)
+	}
+}
+
+func TestForLoadCompressesArrivals(t *testing.T) {
+	w := Workload{Horizon: 100 * time.Hour}
+	for i := 0; i < 10; i++ {
+		w.Arrivals = append(w.Arrivals, Arrival{At: time.Duration(i) * 10 * time.Hour, Duration: 2 * time.Hour,
+			Job: &job.Job{Name: fmt.Sprint(i), Groups: []job.Group{{Name: "t", Count: 2, Task: job.Demand{GPUs: 1}}}}})
+	}
+	if got := w.GPUHours(); got != 40 {
+		t.Fatalf("GPUHours = %v, want 40 (10 jobs x 2 GPUs x 2 h)", got)
+	}
+	// 40 GPU-hours over a 90 h span on 4 GPUs is a load of 1/9; a load of
+	// 0.5 needs arrivals 4.5 times faster.
+	c, factor := w.ForLoad(4, 0.5)
+	if factor != 4.5 || c.Arrivals[9].At != 20*time.Hour || c.Arrivals[9].Duration != 2*time.Hour || c.Horizon != 20*time.Hour {
+		t.Fatalf("factor %v, last arrival %v, duration %v, horizon %v", factor, c.Arrivals[9].At, c.Arrivals[9].Duration, c.Horizon)
+	}
+	if w.Arrivals[9].At != 90*time.Hour {
+		t.Fatal("ForLoad changed the original")
 	}
 }

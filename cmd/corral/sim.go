@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/sim"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+const simUsage = `Usage: corral sim [flags]
+
+Replays a workload through time under several scheduling policies, side by
+side on the same input, and compares how long work waits, how long it takes
+to complete, and how much of the fleet's GPUs it holds and uses.
+
+Workloads:
+  generated (default)  four tenants (research, product, platform, interns)
+                       submitting training gangs, fine-tuning, inference
+                       services and notebooks, sized to --load of the fleet
+  openb                the Alibaba openb pod trace with its creation and
+                       deletion times (--openb-pods, --openb-nodes)
+
+Policies (models of other systems are labelled as models):
+%s
+Examples:
+  corral sim                                        # 256 synthetic nodes, 14 days, load 0.8
+  corral sim --nodes 512 --days 28 --load 0.9 --json out.json
+  corral sim --workload openb --openb-pods openb_pod_list_default.csv \
+             --openb-nodes openb_node_list_gpu_node.csv --openb-node-share 0.1
+
+The openb trace replayed on all its nodes never queues: every pod of it fits
+at once (it is the snapshot of a running cluster). --openb-node-share and
+--openb-speedup make the same pods compete for fewer GPUs or arrive faster.
+
+Flags:
+`
+
+type simOptions struct {
+	fleetPath, workloadKind, podsPath, nodesPath, policies, jsonPath string
+	nodes, seedN                                                    int
+	days, load, speedup, nodeShare                                  float64
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	o, err := parseSimFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	f, w, label, err := simInput(o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
+	var results []*sim.Result
+	for _, name := range strings.Split(o.policies, ",") {
+		p, err := sim.NewPolicy(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		r, err := sim.Run(f, w, p)
+		if err != nil {
+			return err
+		}
+		if isTerminal(stderr) {
+			fmt.Fprintf(stderr, "  %s simulated in %.1f s\n", p.Name(), time.Since(start).Seconds())
+		}
+		results = append(results, r)
+	}
+	writeSimTable(stdout, results)
+	if o.jsonPath != "" {
+		return writeSimJSON(o.jsonPath, label, results)
+	}
+	return nil
+}
+
+func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
+	var o simOptions
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.fleetPath, "fleet", "", "fleet file (YAML); default a synthetic fleet of --nodes nodes")
+	fs.IntVar(&o.nodes, "nodes", 256, "nodes of 8 H100 GPUs (dynamic MIG) in the synthetic fleet")
+	fs.StringVar(&o.workloadKind, "workload", "generated", "generated or openb")
+	fs.Float64Var(&o.days, "days", 14, "generated workload: days of arrivals")
+	fs.Float64Var(&o.load, "load", 0.8, "generated workload: offered GPU load as a share of the fleet")
+	fs.Float64Var(&o.speedup, "openb-speedup", 1, "openb workload: arrivals this many times faster (durations kept)")
+	fs.Float64Var(&o.nodeShare, "openb-node-share", 1, "openb workload: keep this share of the trace's nodes, evenly spaced")
+	fs.IntVar(&o.seedN, "seed", 1, "generated workload: seed")
+	fs.StringVar(&o.podsPath, "openb-pods", "", "openb workload: pod list CSV with creation and deletion times")
+	fs.StringVar(&o.nodesPath, "openb-nodes", "", "openb workload: node list CSV")
+	fs.StringVar(&o.policies, "policies", strings.Join(sim.PolicyNames(), ","), "comma-separated policies")
+	fs.StringVar(&o.jsonPath, "json", "", "write every policy's summary and job records as JSON to this file")
+	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.nodes < 1 || o.days <= 0 || o.load <= 0 || o.load > 2 || o.speedup <= 0 || o.nodeShare <= 0 || o.nodeShare > 1 {
+		return o, fmt.Errorf("--nodes %d, --days %g, --load %g, --openb-speedup %g, --openb-node-share %g: want nodes >= 1, days > 0, 0 < load <= 2, speedup > 0, 0 < share <= 1",
+			o.nodes, o.days, o.load, o.speedup, o.nodeShare)
+	}
+	return o, nil
+}
+
+func policyList() string {
+	var b strings.Builder
+	for _, name := range sim.PolicyNames() {
+		p, _ := sim.NewPolicy(name)
+		fmt.Fprintf(&b, "  %-13s %s\n", name, p.Describe())
+	}
+	return b.String()
+}
+
+// simInput builds the fleet and the workload the flags ask for.
+func simInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
+	switch o.workloadKind {
+	case "generated":
+		return generatedInput(o)
+	case "openb":
+		return openbInput(o)
+	}
+	return nil, workload.Workload{}, "", fmt.Errorf("unknown --workload %q (want generated or openb)", o.workloadKind)
+}
+
+func generatedInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
+	var f *fleet.Fleet
+	var err error
+	if o.fleetPath != "" {
+		f, err = fleet.Load(o.fleetPath)
+	} else {
+		f, err = fleet.Synthetic{Nodes: o.nodes, MIG: fleet.MIGDynamic}.Build()
+	}
+	if err != nil {
+		return nil, workload.Workload{}, "", err
+	}
+	horizon := time.Duration(o.days * 24 * float64(time.Hour))
+	spec, err := workload.DefaultFourTenants(horizon).ForLoad(f.GPUs(), o.load)
+	if err != nil {
+		return nil, workload.Workload{}, "", err
+	}
+	spec.Sharing = workload.SharingMIG
+	w, err := workload.Generate(spec, uint64(o.seedN))
+	label := fmt.Sprintf("generated four-tenant workload, load %.2f, seed %d", o.load, o.seedN)
+	return f, w, label, err
+}
+
+func openbInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
+	if o.podsPath == "" || o.nodesPath == "" {
+		return nil, workload.Workload{}, "", errors.New("--workload openb needs --openb-pods and --openb-nodes")
+	}
+	nodes, err := model.ReadNodesFile(o.nodesPath)
+	if err != nil {
+		return nil, workload.Workload{}, "", err
+	}
+	file, err := os.Open(o.podsPath)
+	if err != nil {
+		return nil, workload.Workload{}, "", fmt.Errorf("open pods: %w", err)
+	}
+	defer file.Close()
+	pods, err := workload.ReadOpenbTimed(file, o.podsPath)
+	if err != nil {
+		return nil, workload.Workload{}, "", err
+	}
+	w, skipped, err := workload.FromOpenb(pods, workload.OpenbOptions{})
+	if err != nil {
+		return nil, workload.Workload{}, "", err
+	}
+	f := openbFleet(nodes, o.nodeShare)
+	if o.speedup != 1 {
+		w = w.Compressed(o.speedup)
+	}
+	label := fmt.Sprintf("openb %s (%s), arrivals %gx faster, %g of the nodes", model.TraceName(o.podsPath), skipped, o.speedup, o.nodeShare)
+	return f, w, label, nil
+}
+
+// openbFleet turns a share of the openb nodes, evenly spaced, into a fleet
+// without topology whose GPUs may be shared (the trace's fractional pods).
+func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
+	f := &fleet.Fleet{}
+	for i, n := range nodes {
+		if int(float64(i+1)*share) == int(float64(i)*share) {
+			continue
+		}
+		node := fleet.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, GPUModel: n.Model}
+		if n.GPUs > 0 {
+			node.TimeSlices = 10
+		}
+		f.Nodes = append(f.Nodes, node)
+	}
+	return f
+}
+
+func writeSimTable(w io.Writer, results []*sim.Result) {
+	fmt.Fprintf(w, "%-13s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s\n", "policy", "jobs", "waiting",
+		"wait mean", "wait p50", "wait p99", "JCT mean", "JCT p99", "util", "alloc", "idle GPU-h", "deadlock")
+	for _, r := range results {
+		s := r.Summary
+		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d\n", r.Policy, s.Jobs,
+			s.NeverStarted, s.MeanWaitH, s.P50WaitH, s.P99WaitH, s.MeanJCTH, s.P99JCTH, 100*s.Utilisation,
+			100*s.Allocation, s.IdleHeldGPUH, s.PartialAtEnd)
+	}
+	fmt.Fprintln(w, "\nwaiting: jobs never started; waits of those count until the last event. util: GPU-hours")
+	fmt.Fprintln(w, "the running jobs asked for; alloc: GPU-hours held; both over the arrival horizon.")
+	fmt.Fprintln(w, "idle GPU-h: held but unused (whole nodes, pods waiting for siblings); deadlock: jobs left")
+	fmt.Fprintln(w, "holding part of their GPUs at the end.")
+}
+
+func writeSimJSON(path, label string, results []*sim.Result) error {
+	data, err := json.MarshalIndent(struct {
+		Input   string        `json:"input"`
+		Results []*sim.Result `json:"results"`
+	}{label, results}, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
