@@ -46,8 +46,8 @@ Flags:
 
 type simOptions struct {
 	fleetPath, workloadKind, podsPath, nodesPath, policies, jsonPath string
-	nodes, seedN                                                    int
-	days, load, speedup, nodeShare                                  float64
+	nodes, seedN                                                     int
+	days, load, speedup, nodeShare                                   float64
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
