@@ -157,3 +157,52 @@ func TestPlaceCommandBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestSimCommand(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "sim.json")
+	out, errOut, code := runCLI(t, "sim", "--nodes", "32", "--days", "3", "--load", "0.9", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"corral ", "kube-default ", "kueue-like ", "slurm-like ", "wait mean", "Jain", "research"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Input   string
+		Results []struct {
+			Policy  string
+			Summary struct {
+				Jobs        int
+				Utilisation float64
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Results) != 4 || doc.Results[0].Summary.Jobs == 0 || doc.Results[0].Summary.Utilisation <= 0 {
+		t.Errorf("JSON: %+v", doc)
+	}
+}
+
+func TestSimCommandBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"sim", "--nodes", "0"},
+		{"sim", "--load", "-1"},
+		{"sim", "--policies", "corral,nosuch"},
+		{"sim", "--workload", "openb"},
+		{"sim", "--workload", "tea"},
+		{"sim", "extra"},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		if code == 0 || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q; want an error", args, code, errOut)
+		}
+	}
+}

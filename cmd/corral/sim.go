@@ -55,17 +55,21 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var policies []sim.Policy
+	for _, name := range strings.Split(o.policies, ",") {
+		p, err := sim.NewPolicy(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		policies = append(policies, p)
+	}
 	f, w, label, err := simInput(o)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
 	var results []*sim.Result
-	for _, name := range strings.Split(o.policies, ",") {
-		p, err := sim.NewPolicy(strings.TrimSpace(name))
-		if err != nil {
-			return err
-		}
+	for _, p := range policies {
 		start := time.Now()
 		r, err := sim.Run(f, w, p)
 		if err != nil {
@@ -202,18 +206,39 @@ func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
 }
 
 func writeSimTable(w io.Writer, results []*sim.Result) {
-	fmt.Fprintf(w, "%-13s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s\n", "policy", "jobs", "waiting",
-		"wait mean", "wait p50", "wait p99", "JCT mean", "JCT p99", "util", "alloc", "idle GPU-h", "deadlock")
+	fmt.Fprintf(w, "%-13s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s %5s\n", "policy", "jobs", "waiting",
+		"wait mean", "wait p50", "wait p99", "JCT mean", "JCT p99", "util", "alloc", "idle GPU-h", "deadlock", "Jain")
 	for _, r := range results {
 		s := r.Summary
-		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d\n", r.Policy, s.Jobs,
+		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d %5.2f\n", r.Policy, s.Jobs,
 			s.NeverStarted, s.MeanWaitH, s.P50WaitH, s.P99WaitH, s.MeanJCTH, s.P99JCTH, 100*s.Utilisation,
-			100*s.Allocation, s.IdleHeldGPUH, s.PartialAtEnd)
+			100*s.Allocation, s.IdleHeldGPUH, s.PartialAtEnd, s.Jain)
 	}
+	writeTenantWaits(w, results)
 	fmt.Fprintln(w, "\nwaiting: jobs never started; waits of those count until the last event. util: GPU-hours")
 	fmt.Fprintln(w, "the running jobs asked for; alloc: GPU-hours held; both over the arrival horizon.")
 	fmt.Fprintln(w, "idle GPU-h: held but unused (whole nodes, pods waiting for siblings); deadlock: jobs left")
-	fmt.Fprintln(w, "holding part of their GPUs at the end.")
+	fmt.Fprintln(w, "holding part of their GPUs at the end. Jain: fairness of GPU-hours received against each")
+	fmt.Fprintln(w, "tenant's share of the work (1 is fair).")
+}
+
+// writeTenantWaits prints each tenant's mean wait under each policy.
+func writeTenantWaits(w io.Writer, results []*sim.Result) {
+	if len(results) == 0 || len(results[0].Summary.Tenants) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "\n%-13s", "mean wait")
+	for _, t := range results[0].Summary.Tenants {
+		fmt.Fprintf(w, " %12s", t.Tenant)
+	}
+	fmt.Fprintln(w)
+	for _, r := range results {
+		fmt.Fprintf(w, "%-13s", r.Policy)
+		for _, t := range r.Summary.Tenants {
+			fmt.Fprintf(w, " %11.2fh", t.MeanWaitH)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func writeSimJSON(path, label string, results []*sim.Result) error {

@@ -23,9 +23,12 @@ func (kubePolicy) StateOptions() gang.Options { return gang.Options{Spread: true
 // Cycle takes one pod of every pending job in turn, round after round,
 // as pods that controllers create at the same time reach the scheduler
 // interleaved; a job starts when all its pods are placed.
-func (kubePolicy) Cycle(s *Sim) {
+func (kubePolicy) Cycle(s *Sim) { s.placePods(append([]*pendingJob(nil), s.pending...)) }
+
+// placePods places the pods of jobs one at a time, one pod of every job in
+// turn, and starts each job whose pods are all placed.
+func (s *Sim) placePods(jobs []*pendingJob) {
 	failed := map[string]bool{}
-	jobs := append([]*pendingJob(nil), s.pending...)
 	for progress := true; progress; {
 		progress = false
 		for _, p := range jobs {

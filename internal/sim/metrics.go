@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -20,6 +21,7 @@ type JobRecord struct {
 	Arrive   time.Duration `json:"arrive_ns"`
 	Start    time.Duration `json:"start_ns"`
 	End      time.Duration `json:"end_ns"`
+	UsedGPUs float64       `json:"used_gpus"` // asked of the GPUs it ran on
 	Started  bool          `json:"started"`
 	Finished bool          `json:"finished"`
 }
@@ -91,11 +93,15 @@ func migFraction(profile string) float64 {
 func demandGPUs(a *workload.Arrival) float64 {
 	total := 0.0
 	for _, g := range a.Job.Groups {
-		d := g.Task
-		per := float64(d.GPUs) + migFraction(d.MIG) + float64(d.GPUMilli)/1000
-		total += per * float64(g.Count)
+		total += taskGPUs(g.Task) * float64(g.Count)
 	}
 	return total
+}
+
+// taskGPUs is the GPU amount one task asks for: whole GPUs, a MIG profile
+// as its share of compute, a fraction.
+func taskGPUs(d job.Demand) float64 {
+	return float64(d.GPUs) + migFraction(d.MIG) + float64(d.GPUMilli)/1000
 }
 
 // percentile returns the q-quantile (0..1) of sorted xs by nearest rank.

@@ -22,6 +22,7 @@ var policies = map[string]func() Policy{
 	"corral":       func() Policy { return corralPolicy{} },
 	"kube-default": func() Policy { return kubePolicy{} },
 	"slurm-like":   func() Policy { return slurmPolicy{} },
+	"kueue-like":   func() Policy { return kueuePolicy{} },
 }
 
 // NewPolicy returns the named policy.

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"sort"
 	"time"
+
+	"github.com/corral-sched/corral/internal/queue"
 )
 
 // Result is one policy's replay.
@@ -34,6 +37,21 @@ type Summary struct {
 	PartialAtEnd   int     `json:"partial_holders_at_end"` // jobs holding some GPUs, never started: a gang deadlock
 	MakespanH      float64 `json:"makespan_h"`
 	SimulatedEvent int     `json:"events"`
+	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
+	// fairness index over received / entitled GPU-hours (1 is fair).
+	Tenants []TenantSummary `json:"tenants"`
+	Jain    float64         `json:"jain"`
+}
+
+// TenantSummary is one tenant's part of a replay.
+type TenantSummary struct {
+	Tenant    string  `json:"tenant"`
+	Jobs      int     `json:"jobs"`
+	MeanWaitH float64 `json:"mean_wait_h"`
+	P99WaitH  float64 `json:"p99_wait_h"`
+	GPUHours  float64 `json:"gpu_hours"` // received: used GPUs x run time
+	Received  float64 `json:"received"`  // share of all GPU-hours received
+	Entitled  float64 `json:"entitled"`  // share of the workload's GPU-hours
 }
 
 func (s *Sim) result(policy string, horizon time.Duration) *Result {
@@ -63,6 +81,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		sum.Allocation = s.acct.allocSec / window
 	}
 	sum.IdleHeldGPUH = s.acct.idleHeldSec / 3600
+	sum.Tenants, sum.Jain = s.tenantSummaries(end)
 	return &Result{Policy: policy, Summary: sum, Jobs: s.records}
 }
 
@@ -75,4 +94,49 @@ func mean(xs []float64) float64 {
 		t += x
 	}
 	return t / float64(len(xs))
+}
+
+// tenantSummaries condenses the records per tenant, in name order.
+func (s *Sim) tenantSummaries(end time.Duration) ([]TenantSummary, float64) {
+	waits := map[string][]float64{}
+	got := map[string]float64{}
+	total := 0.0
+	for _, r := range s.records {
+		t := r.Tenant
+		if t == "" {
+			t = "default"
+		}
+		waits[t] = append(waits[t], r.Wait(end).Hours())
+		if r.Started {
+			stop := end
+			if r.Finished {
+				stop = r.End
+			}
+			h := r.UsedGPUs * (stop - r.Start).Hours()
+			got[t] += h
+			total += h
+		}
+	}
+	var out []TenantSummary
+	received, entitled := map[string]float64{}, map[string]float64{}
+	for _, t := range sortedKeys(waits) {
+		w := sortedFloats(waits[t])
+		ts := TenantSummary{Tenant: t, Jobs: len(w), MeanWaitH: mean(w), P99WaitH: percentile(w, 0.99),
+			GPUHours: got[t], Entitled: s.entitled[t]}
+		if total > 0 {
+			ts.Received = got[t] / total
+		}
+		received[t], entitled[t] = ts.Received, ts.Entitled
+		out = append(out, ts)
+	}
+	return out, queue.Jain(queue.Ratios(received, entitled))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -25,6 +26,12 @@ type Sim struct {
 	acct    accounting
 	records []JobRecord
 	byName  map[string]int // job name -> index into records
+	book    *queue.Book    // tenants' quotas and fair share
+	version int            // counts starts and finishes
+	resv    reservationCache
+	// entitled is each tenant's share of the workload's GPU-hours: its
+	// nominal quota as a share of the fleet.
+	entitled map[string]float64
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -34,14 +41,17 @@ type pendingJob struct {
 	held   []string   // names of task placements held (kube-default)
 	pods   []*job.Job // the job split into pods (kube-default)
 	shaped *job.Job   // the job as its policy asks for it (slurm-like)
+	// admitted: its quota is taken (kueue-like admits before placing)
+	admitted bool
 }
 
 // runningJob is a job that started.
 type runningJob struct {
-	a     *workload.Arrival
-	parts []string // placement names to release when it ends
-	gpus  float64
-	start time.Duration
+	a        *workload.Arrival
+	parts    []string // placement names to release when it ends
+	gpus     float64
+	start    time.Duration
+	admitted bool // holds quota
 }
 
 // Run replays w on a copy of f under p and returns what happened.
@@ -51,7 +61,12 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
-	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{}}
+	book, entitled, err := newBook(w, fc.GPUs())
+	if err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
+	}
+	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
+		book: book, entitled: entitled}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	for i := range w.Arrivals {
 		s.schedule(event{at: w.Arrivals[i].At, arrival: i})
@@ -67,6 +82,9 @@ func (s *Sim) step(p Policy) {
 	at := s.events[0].at
 	s.acct.advance(at)
 	s.now = at
+	if err := s.book.Advance(at); err != nil {
+		panic(fmt.Sprintf("sim: %v", err))
+	}
 	for s.events.Len() > 0 && s.events[0].at == at {
 		e := heap.Pop(&s.events).(event)
 		if e.arrival >= 0 {
@@ -87,13 +105,14 @@ func (s *Sim) arrive(a *workload.Arrival) {
 
 // start marks a pending job running on the given placements.
 func (s *Sim) start(p *pendingJob, parts []string) {
-	gpus := demandGPUs(p.a) // what the job uses, whatever it holds
-	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now}
+	gpus := s.usedGPUs(p, parts) // what the job uses, whatever it holds
+	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now, admitted: p.admitted}
 	s.running[p.a.Job.Name] = r
+	s.version++
 	s.acct.used += gpus
 	s.schedule(event{at: s.now + p.a.Duration, arrival: -1, job: p.a.Job.Name})
 	rec := &s.records[s.byName[p.a.Job.Name]]
-	rec.Started, rec.Start = true, s.now
+	rec.Started, rec.Start, rec.UsedGPUs = true, s.now, gpus
 	s.removePending(p)
 }
 
@@ -103,7 +122,13 @@ func (s *Sim) finish(name string) {
 		s.release(part)
 	}
 	s.acct.used -= r.gpus
+	if r.admitted {
+		if err := s.book.Release(tenantOf(r.a), need(r.a)); err != nil {
+			panic(fmt.Sprintf("sim: %v", err))
+		}
+	}
 	delete(s.running, name)
+	s.version++
 	rec := &s.records[s.byName[name]]
 	rec.Finished, rec.End = true, s.now
 }
@@ -170,4 +195,36 @@ func copyFleet(f *fleet.Fleet) *fleet.Fleet {
 	c := *f
 	c.Nodes = append([]fleet.Node(nil), f.Nodes...)
 	return &c
+}
+
+// admit takes a job's quota, borrowing from the cohort if it must, and
+// reports whether there was room.
+func (s *Sim) admit(p *pendingJob) bool {
+	if _, err := s.book.Admit(tenantOf(p.a), need(p.a)); err != nil {
+		return false
+	}
+	p.admitted = true
+	return true
+}
+
+// unadmit gives back the quota of a job that did not start after all.
+func (s *Sim) unadmit(p *pendingJob) {
+	if err := s.book.Release(tenantOf(p.a), need(p.a)); err != nil {
+		panic(fmt.Sprintf("sim: %v", err))
+	}
+	p.admitted = false
+}
+
+// usedGPUs is what a starting job asks of the GPUs it runs on: its tasks'
+// demands (an elastic job may start with fewer tasks than it asked for),
+// whatever its placements hold.
+func (s *Sim) usedGPUs(p *pendingJob, parts []string) float64 {
+	if len(parts) != 1 || parts[0] != p.a.Job.Name {
+		return demandGPUs(p.a) // one placement per pod: every task placed
+	}
+	total := 0.0
+	for _, t := range s.state.Job(parts[0]).Tasks {
+		total += taskGPUs(p.a.Job.Groups[t.Group].Task)
+	}
+	return total
 }

@@ -28,7 +28,7 @@ func (slurmPolicy) Cycle(s *Sim) {
 			p.shaped = wholeNodes(p.a.Job)
 		}
 		return p.shaped
-	})
+	}, false)
 }
 
 // wholeNodes turns every GPU task of j into a whole-node task.

@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// quotaFlavor is the one flavor the simulator accounts quota in: GPUs of
+// any model, on demand. Per-model quotas come with pools.
+var quotaFlavor = queue.Flavor{Model: "gpu", Capacity: "on-demand"}
+
+// fairShareHalfLife is how fast past use stops counting against a tenant.
+const fairShareHalfLife = 24 * time.Hour
+
+// tenantOf names the queue of an arrival: its tenant, or "default".
+func tenantOf(a *workload.Arrival) string {
+	if a.Job.Tenant == "" {
+		return "default"
+	}
+	return a.Job.Tenant
+}
+
+// newBook gives every tenant of the workload a queue whose nominal quota
+// is its share of the workload's GPU-hours times the fleet's GPUs, all in
+// one cohort that lends whatever is unused.
+func newBook(w workload.Workload, gpus int) (*queue.Book, map[string]float64, error) {
+	work := map[string]float64{}
+	total := 0.0
+	for i := range w.Arrivals {
+		a := &w.Arrivals[i]
+		h := demandGPUs(a) * a.Duration.Hours()
+		work[tenantOf(a)] += h
+		total += h
+	}
+	names := make([]string, 0, len(work))
+	for t := range work {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	entitled := map[string]float64{}
+	var specs []queue.Spec
+	for _, t := range names {
+		share := 1.0 / float64(len(names))
+		if total > 0 {
+			share = work[t] / total
+		}
+		entitled[t] = share
+		nominal := queue.Amounts{quotaFlavor: int64(share * float64(gpus) * queue.Milli)}
+		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: nominal})
+	}
+	book, err := queue.NewBook(specs, fairShareHalfLife)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tenant queues: %w", err)
+	}
+	return book, entitled, nil
+}
+
+// need is the quota a job uses.
+func need(a *workload.Arrival) queue.Amounts {
+	return queue.Amounts{quotaFlavor: int64(demandGPUs(a) * queue.Milli)}
+}
+
+// fairOrder lists pending jobs by their tenant's fair share (least served
+// first), then priority, then arrival.
+func (s *Sim) fairOrder() []*pendingJob {
+	order := append([]*pendingJob(nil), s.pending...)
+	share := map[string]float64{}
+	for _, p := range order {
+		t := tenantOf(p.a)
+		if _, ok := share[t]; !ok {
+			share[t] = s.book.Share(t)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		ti, tj := tenantOf(order[i].a), tenantOf(order[j].a)
+		if share[ti] != share[tj] {
+			return share[ti] < share[tj]
+		}
+		return order[i].a.Job.Priority > order[j].a.Job.Priority
+	})
+	return order
+}
