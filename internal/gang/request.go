@@ -134,9 +134,9 @@ func (s *State) gpuCapacity(n int, r *request) int {
 	case job.CPUOnly:
 		return unlimited
 	case job.Whole:
-		free := s.FreeGPUs(n)
-		if ns.sum.open { // the index summary is current
-			free = ns.sum.free
+		free := ns.sum.free // the index summary is current for open nodes
+		if !ns.sum.open {
+			free = s.FreeGPUs(n)
 		}
 		if r.d.WholeNode {
 			return b2i(free == len(ns.gpus) && free >= r.d.GPUs)

@@ -10,7 +10,8 @@ func (s *State) WhatIf(release []string, j *job.Job) bool {
 		return false
 	}
 	s.savepoint()
-	defer s.rollback()
+	s.quiet = true
+	defer func() { s.quiet = false; s.rollback() }()
 	for _, name := range release {
 		if p := s.jobs[name]; p != nil {
 			for i := len(p.Tasks) - 1; i >= 0; i-- {

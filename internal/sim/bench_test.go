@@ -11,7 +11,7 @@ import (
 // BenchmarkCorral replays a generated four-tenant workload on a synthetic
 // fleet under corral and reports simulated events per second.
 func BenchmarkCorral(b *testing.B) {
-	f, err := fleet.Synthetic{Nodes: 500, MIG: fleet.MIGDynamic}.Build()
+	f, err := fleet.Synthetic{Nodes: 2000, MIG: fleet.MIGDynamic}.Build()
 	if err != nil {
 		b.Fatal(err)
 	}

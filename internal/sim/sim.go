@@ -164,27 +164,28 @@ func (s *Sim) removePending(p *pendingJob) {
 // end (start + estimate; now for jobs past their estimate; never for jobs
 // without one), then by name.
 func (s *Sim) runningByEstimatedEnd() ([]string, []time.Duration) {
-	names := make([]string, 0, len(s.running))
-	for name := range s.running {
-		names = append(names, name)
+	type entry struct {
+		name string
+		end  time.Duration
 	}
-	end := func(name string) time.Duration {
-		r := s.running[name]
-		if r.a.Job.Runtime <= 0 {
-			return forever
+	list := make([]entry, 0, len(s.running))
+	for name, r := range s.running {
+		end := forever
+		if r.a.Job.Runtime > 0 {
+			end = max(r.start+r.a.Job.Runtime, s.now)
 		}
-		return max(r.start+r.a.Job.Runtime, s.now)
+		list = append(list, entry{name, end})
 	}
-	sort.Slice(names, func(i, j int) bool {
-		ei, ej := end(names[i]), end(names[j])
-		if ei != ej {
-			return ei < ej
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].end != list[j].end {
+			return list[i].end < list[j].end
 		}
-		return names[i] < names[j]
+		return list[i].name < list[j].name
 	})
-	ends := make([]time.Duration, len(names))
-	for i, n := range names {
-		ends[i] = end(n)
+	names := make([]string, len(list))
+	ends := make([]time.Duration, len(list))
+	for i, e := range list {
+		names[i], ends[i] = e.name, e.end
 	}
 	return names, ends
 }
