@@ -48,6 +48,7 @@ type simOptions struct {
 	fleetPath, workloadKind, podsPath, nodesPath, policies, jsonPath string
 	nodes, seedN                                                     int
 	days, load, speedup, nodeShare                                   float64
+	records                                                          bool
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -82,6 +83,11 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	writeSimTable(stdout, results)
 	if o.jsonPath != "" {
+		if !o.records {
+			for _, r := range results {
+				r.Jobs = nil
+			}
+		}
 		return writeSimJSON(o.jsonPath, label, results)
 	}
 	return nil
@@ -102,7 +108,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.podsPath, "openb-pods", "", "openb workload: pod list CSV with creation and deletion times")
 	fs.StringVar(&o.nodesPath, "openb-nodes", "", "openb workload: node list CSV")
 	fs.StringVar(&o.policies, "policies", strings.Join(sim.PolicyNames(), ","), "comma-separated policies")
-	fs.StringVar(&o.jsonPath, "json", "", "write every policy's summary and job records as JSON to this file")
+	fs.StringVar(&o.jsonPath, "json", "", "write every policy's summary as JSON to this file")
+	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs)")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -139,6 +139,9 @@ func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
 			return nil, s.explain(pl, r, lo)
 		}
 	}
+	if s.tooFewFreeGPUs(r, lo) {
+		return nil, s.explain(pl, r, lo)
+	}
 	lim := pl.lim
 	lim.need = hi
 	s.fill(r, s.root(), lim, nil)
@@ -196,4 +199,13 @@ func (s *State) span(tasks []Task) []int {
 		out[l] = len(seen[l])
 	}
 	return out
+}
+
+// tooFewFreeGPUs reports, from the index alone, that n whole-GPU tasks of r
+// cannot fit: the open nodes it may use have fewer free GPUs in all.
+func (s *State) tooFewFreeGPUs(r *request, n int) bool {
+	if r.kind != job.Whole || r.spares || r.d.WholeNode {
+		return false
+	}
+	return int(s.freeSum(r, 0)) < n*r.d.GPUs
 }

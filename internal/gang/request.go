@@ -144,10 +144,14 @@ func (s *State) gpuCapacity(n int, r *request) int {
 		return free / r.d.GPUs
 	case job.MIG:
 		p, dynamic := r.profile[ns.class], c.mig == fleet.MIGDynamic
+		// On an open node the index says whether any GPU already in MIG
+		// use can host p; if none can, only free GPUs need a look.
+		skipUsed := ns.sum.open && ns.sum.migOpen&(1<<p) == 0
 		for g := range ns.gpus {
-			if !ns.gpus[g].whole {
-				total += ns.gpus[g].layout.Capacity(p, dynamic)
+			if ns.gpus[g].whole || (skipUsed && !s.freeWhole(n, g)) {
+				continue
 			}
+			total += ns.gpus[g].layout.Capacity(p, dynamic)
 		}
 	case job.Shared:
 		m := r.milli[ns.class]

@@ -3,7 +3,9 @@ package gang
 import "github.com/corral-sched/corral/internal/job"
 
 // WhatIf reports whether job j would fit if the named placed jobs were
-// released first. It changes nothing.
+// released first. It changes nothing. For a job of one task shape it only
+// counts capacity (exact for one shape, as placement is); otherwise it
+// places the job and undoes it.
 func (s *State) WhatIf(release []string, j *job.Job) bool {
 	pl, err := s.compile(j)
 	if err != nil {
@@ -19,6 +21,23 @@ func (s *State) WhatIf(release []string, j *job.Job) bool {
 			}
 		}
 	}
+	if len(pl.reqs) == 1 {
+		return s.fitsSingle(pl)
+	}
 	_, unfit := s.placePlan(pl)
 	return unfit == nil
+}
+
+// fitsSingle reports whether placeSingle would place pl, without placing.
+func (s *State) fitsSingle(pl *plan) bool {
+	if s.tooFewFreeGPUs(pl.reqs[0], pl.job.MinTasks()) {
+		return false
+	}
+	lim := pl.lim
+	lim.need = pl.job.Tasks()
+	if pl.lim.spreadDepth >= 0 && !pl.spread.Required {
+		lim.spreadDepth = -2 // a preferred spread gives way in the end
+	}
+	s.fill(pl.reqs[0], s.root(), lim, nil)
+	return s.bestAt(pl.minDepth) >= pl.job.MinTasks()
 }

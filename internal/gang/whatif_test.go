@@ -1,6 +1,12 @@
 package gang
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/corral-sched/corral/internal/job"
+)
 
 func TestWhatIfChangesNothing(t *testing.T) {
 	s := newState(t, grid(t, []string{"rack"}, []int{1}, 2, 8, "H100"))
@@ -61,5 +67,30 @@ func TestWholeNodeTakesEveryGPU(t *testing.T) {
 	j2.Groups[0].Task.WholeNode = true
 	if _, u := s.Place(j2); u == nil {
 		t.Fatal("a whole-node task was placed on a node already in use")
+	}
+}
+
+// TestWhatIfAgreesWithPlace checks the capacity-only answer against
+// placing, on randomly occupied fleets and random gangs.
+func TestWhatIfAgreesWithPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	levels := []string{"rack", "node", "block"}
+	for c := 0; c < 400; c++ {
+		s := newState(t, grid(t, []string{"block", "rack"}, []int{2, 2}, 2, 8, "H100"))
+		for i := 0; i < rng.IntN(30); i++ {
+			s.Place(gpuJob(fmt.Sprintf("f%d", i), 1, 1+rng.IntN(8)))
+		}
+		j := gpuJob("probe", 1+rng.IntN(6), 1+rng.IntN(8))
+		if rng.IntN(2) == 0 {
+			j.Topology = []job.Constraint{{Level: levels[rng.IntN(3)], Required: true}}
+		}
+		if rng.IntN(3) == 0 {
+			j.MinMember = 1 + rng.IntN(j.Tasks())
+		}
+		want := s.WhatIf(nil, j)
+		_, u := s.Place(j)
+		if got := u == nil; got != want {
+			t.Fatalf("case %d: WhatIf says %v, Place says %v (%+v)", c, want, got, j)
+		}
 	}
 }

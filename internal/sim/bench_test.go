@@ -15,7 +15,7 @@ func BenchmarkCorral(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec, err := workload.DefaultFourTenants(10*24*time.Hour).ForLoad(f.GPUs(), 0.85)
+	spec, err := workload.DefaultFourTenants(30*24*time.Hour).ForLoad(f.GPUs(), 0.85)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
@@ -29,13 +30,24 @@ func (corralPolicy) Cycle(s *Sim) {
 
 // easyCycle starts the pending jobs in the given order, each as shape
 // makes it, with a reservation for the first that does not fit and EASY
-// backfill behind it.
+// backfill behind it. When nothing ended since the last cycle, the jobs
+// that waited then cannot fit now (the fleet and the quotas only filled
+// up): only new arrivals are tried, behind the same head.
 func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, quota bool) {
+	onlyNew := !s.freed
+	s.freed = false
 	var head *pendingJob
-	var reservedAt time.Duration
-	var releasedBy []string
+	var resv *reservationCache // computed when a job behind the head is first tried
 	failed := map[string]bool{}
 	for _, p := range append([]*pendingJob(nil), order...) {
+		fresh := p.fresh
+		p.fresh = false
+		if onlyNew && !fresh {
+			if head == nil {
+				head = p
+			}
+			continue
+		}
 		j := shape(p)
 		key := shapeKey(j)
 		if quota {
@@ -44,29 +56,59 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 		if failed[key] {
 			continue
 		}
-		placed := false
-		if !quota || s.admit(p) {
-			if _, placed = s.tryPlace(j); !placed && quota {
-				s.unadmit(p)
-			}
-		}
-		if !placed { // no room now, in the fleet or in the tenant's quota
+		if !s.placeAdmitted(p, j, quota) {
 			failed[key] = true
 			if head == nil {
 				head = p
-				reservedAt, releasedBy = s.reservation(j)
 			}
 			continue
 		}
-		if head != nil && !s.keepsReservation(p, shape(head), reservedAt, releasedBy) {
-			s.release(j.Name)
-			if quota {
-				s.unadmit(p)
+		if head != nil {
+			if resv == nil { // the reservation as it stood before this job
+				resv = s.reservationWithout(j, shape(head))
 			}
+			if !s.keepsReservation(p, shape(head), resv.at, resv.releasedBy) {
+				s.release(j.Name)
+				if quota {
+					s.unadmit(p)
+				}
+				continue
+			}
+			// A backfill that keeps the reservation leaves it valid.
+			version := s.version
+			s.start(p, []string{j.Name})
+			s.version = version
 			continue
 		}
 		s.start(p, []string{j.Name})
 	}
+}
+
+// reservationWithout computes the head's reservation as if the just
+// placed job j were not there: it is lifted, the reservation found, and j
+// placed again the same way (placement is deterministic).
+func (s *Sim) reservationWithout(j, head *job.Job) *reservationCache {
+	s.release(j.Name)
+	at, by := s.reservation(head)
+	if _, ok := s.tryPlace(j); !ok {
+		panic(fmt.Sprintf("sim: %s no longer fits after a what-if", j.Name))
+	}
+	return &reservationCache{at: at, releasedBy: by}
+}
+
+// placeAdmitted takes p's quota (when quota counts) and places j, or
+// changes nothing and reports false.
+func (s *Sim) placeAdmitted(p *pendingJob, j *job.Job, quota bool) bool {
+	if quota && !s.admit(p) {
+		return false
+	}
+	if _, ok := s.tryPlace(j); ok {
+		return true
+	}
+	if quota {
+		s.unadmit(p)
+	}
+	return false
 }
 
 // keepsReservation reports whether backfilling p (already placed) leaves
@@ -89,33 +131,56 @@ func (s *Sim) reservation(head *job.Job) (time.Duration, []string) {
 		return c.at, c.releasedBy
 	}
 	names, ends := s.runningByEstimatedEnd()
-	at, n := forever, len(names)
-	if k, ok := s.firstFit(names, head); ok {
-		at, n = ends[k-1], k
+	hint := 0
+	if s.resv.head == head.Name {
+		hint = s.resv.k
 	}
-	s.resv = reservationCache{head: head.Name, version: s.version, at: at, releasedBy: names[:n]}
+	at, n, k := forever, len(names), 0
+	if fit, ok := s.firstFit(names, head, hint); ok {
+		at, n, k = ends[fit-1], fit, fit
+	}
+	s.resv = reservationCache{head: head.Name, version: s.version, at: at, releasedBy: names[:n], k: k}
 	return at, names[:n]
 }
 
 // firstFit returns the shortest prefix of names whose release lets head
-// fit: galloping up from the prefix that frees enough GPUs, then
-// bisection, so that the usual answer costs one or two what-ifs.
-func (s *Sim) firstFit(names []string, head *job.Job) (int, bool) {
+// fit. It starts from the previous answer (hint) when there is one, as the
+// running jobs change little between two moments, else from the prefix
+// that frees enough GPUs; it gallops to a prefix that fits and bisects
+// back, so that the usual answer costs one to three what-ifs.
+func (s *Sim) firstFit(names []string, head *job.Job, hint int) (int, bool) {
 	n := len(names)
 	if n == 0 {
 		return 0, false
 	}
-	lo := s.enoughGPUs(names, head) // no shorter prefix fits
-	hi := lo
-	for !s.state.WhatIf(names[:hi], head) {
-		if hi == n {
-			return 0, false
+	floor := s.enoughGPUs(names, head) // no shorter prefix fits
+	start := max(floor, min(hint, n))
+	fits := func(k int) bool { return s.state.WhatIf(names[:k], head) }
+	lo, hi := floor, start
+	if fits(start) {
+		for step := 1; hi-step >= floor; step *= 2 { // gallop down
+			if !fits(hi - step) {
+				lo = hi - step + 1
+				break
+			}
+			hi -= step
 		}
-		lo, hi = hi+1, min(2*hi, n)
+	} else {
+		lo = start + 1
+		for hi = start; ; { // gallop up
+			if hi == n {
+				return 0, false
+			}
+			hi = min(2*hi, n)
+			if fits(hi) {
+				break
+			}
+			lo = hi + 1
+		}
 	}
 	for lo < hi { // names[:hi] fits; nothing shorter than lo does
 		mid := (lo + hi) / 2
-		if s.state.WhatIf(names[:mid], head) {
+		if fits(mid) {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -130,6 +195,7 @@ type reservationCache struct {
 	version    int
 	at         time.Duration
 	releasedBy []string
+	k          int // len(releasedBy) when the head fits, else 0
 }
 
 // enoughGPUs is the shortest prefix of names whose release frees as many

@@ -11,7 +11,7 @@ import (
 type Result struct {
 	Policy  string      `json:"policy"`
 	Summary Summary     `json:"summary"`
-	Jobs    []JobRecord `json:"jobs"`
+	Jobs    []JobRecord `json:"jobs,omitempty"`
 }
 
 // Summary condenses a replay. Times are hours. Allocation is the share of

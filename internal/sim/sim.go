@@ -27,7 +27,9 @@ type Sim struct {
 	records []JobRecord
 	byName  map[string]int // job name -> index into records
 	book    *queue.Book    // tenants' quotas and fair share
-	version int            // counts starts and finishes
+	version int            // counts finishes and starts that may move a reservation
+	byEnd   []endEntry     // running jobs by estimated end
+	freed   bool           // a job ended since the last cycle
 	resv    reservationCache
 	// entitled is each tenant's share of the workload's GPU-hours: its
 	// nominal quota as a share of the fleet.
@@ -43,6 +45,7 @@ type pendingJob struct {
 	shaped *job.Job   // the job as its policy asks for it (slurm-like)
 	// admitted: its quota is taken (kueue-like admits before placing)
 	admitted bool
+	fresh    bool // arrived since the last cycle
 }
 
 // runningJob is a job that started.
@@ -100,7 +103,7 @@ func (s *Sim) arrive(a *workload.Arrival) {
 	s.byName[a.Job.Name] = len(s.records)
 	s.records = append(s.records, JobRecord{Name: a.Job.Name, Tenant: a.Job.Tenant, Class: a.Class,
 		Arrive: a.At, GPUs: demandGPUs(a), Tasks: a.Job.Tasks()})
-	s.pending = append(s.pending, &pendingJob{a: a})
+	s.pending = append(s.pending, &pendingJob{a: a, fresh: true})
 }
 
 // start marks a pending job running on the given placements.
@@ -108,6 +111,7 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 	gpus := s.usedGPUs(p, parts) // what the job uses, whatever it holds
 	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now, admitted: p.admitted}
 	s.running[p.a.Job.Name] = r
+	s.trackEnd(r, true)
 	s.version++
 	s.acct.used += gpus
 	s.schedule(event{at: s.now + p.a.Duration, arrival: -1, job: p.a.Job.Name})
@@ -127,8 +131,10 @@ func (s *Sim) finish(name string) {
 			panic(fmt.Sprintf("sim: %v", err))
 		}
 	}
+	s.trackEnd(r, false)
 	delete(s.running, name)
 	s.version++
+	s.freed = true
 	rec := &s.records[s.byName[name]]
 	rec.Finished, rec.End = true, s.now
 }
@@ -161,33 +167,44 @@ func (s *Sim) removePending(p *pendingJob) {
 }
 
 // runningByEstimatedEnd lists running jobs by when they are expected to
-// end (start + estimate; now for jobs past their estimate; never for jobs
-// without one), then by name.
+// end (start + estimate, never for jobs without one), then by name, with
+// those ends (a job past its estimate is expected to end now). The order
+// is kept up to date as jobs start and finish.
 func (s *Sim) runningByEstimatedEnd() ([]string, []time.Duration) {
-	type entry struct {
-		name string
-		end  time.Duration
-	}
-	list := make([]entry, 0, len(s.running))
-	for name, r := range s.running {
-		end := forever
-		if r.a.Job.Runtime > 0 {
-			end = max(r.start+r.a.Job.Runtime, s.now)
-		}
-		list = append(list, entry{name, end})
-	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].end != list[j].end {
-			return list[i].end < list[j].end
-		}
-		return list[i].name < list[j].name
-	})
-	names := make([]string, len(list))
-	ends := make([]time.Duration, len(list))
-	for i, e := range list {
-		names[i], ends[i] = e.name, e.end
+	names := make([]string, len(s.byEnd))
+	ends := make([]time.Duration, len(s.byEnd))
+	for i, e := range s.byEnd {
+		names[i], ends[i] = e.name, max(e.end, s.now)
 	}
 	return names, ends
+}
+
+// endEntry is a running job in estimated-end order.
+type endEntry struct {
+	end  time.Duration
+	name string
+}
+
+func (e endEntry) before(o endEntry) bool {
+	if e.end != o.end {
+		return e.end < o.end
+	}
+	return e.name < o.name
+}
+
+func (s *Sim) trackEnd(r *runningJob, add bool) {
+	e := endEntry{end: forever, name: r.a.Job.Name}
+	if r.a.Job.Runtime > 0 {
+		e.end = r.start + r.a.Job.Runtime
+	}
+	i := sort.Search(len(s.byEnd), func(i int) bool { return !s.byEnd[i].before(e) })
+	if add {
+		s.byEnd = append(s.byEnd, endEntry{})
+		copy(s.byEnd[i+1:], s.byEnd[i:])
+		s.byEnd[i] = e
+		return
+	}
+	s.byEnd = append(s.byEnd[:i], s.byEnd[i+1:]...)
 }
 
 const forever = time.Duration(1<<63 - 1)
