@@ -58,7 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "corral schedules GPU work: it packs pods onto GPUs so that cards are full.")
+	fmt.Fprintln(w, "corral schedules GPU work: it packs gangs of GPU tasks onto a fleet so that cards are full,")
+	fmt.Fprintln(w, "gangs start whole and topology is respected, and it shows by how much.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: corral <command> [flags]")
 	fmt.Fprintln(w)
