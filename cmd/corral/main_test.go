@@ -206,3 +206,16 @@ func TestSimCommandBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestSimCommandWithFaults(t *testing.T) {
+	out, errOut, code := runCLI(t, "sim", "--nodes", "32", "--days", "3", "--spot-share", "0.5", "--spot-rate", "0.05", "--mtbf", "200h", "--policies", "corral")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "16 spot nodes") || !strings.Contains(out, "lost GPU-h") {
+		t.Errorf("output lacks the fault summary:\n%s", out)
+	}
+	if _, errOut, code := runCLI(t, "sim", "--spot-share", "2"); code == 0 || errOut == "" {
+		t.Errorf("--spot-share 2 accepted")
+	}
+}

@@ -49,6 +49,8 @@ type simOptions struct {
 	nodes, seedN                                                     int
 	days, load, speedup, nodeShare                                   float64
 	records                                                          bool
+	spotShare, spotRate                                              float64
+	spotNotice, mtbf, mttr                                           time.Duration
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -66,6 +68,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	f, w, label, err := simInput(o)
 	if err != nil {
+		return err
+	}
+	if label, err = addFaults(o, f, &w, label); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
@@ -109,6 +114,11 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.nodesPath, "openb-nodes", "", "openb workload: node list CSV")
 	fs.StringVar(&o.policies, "policies", strings.Join(sim.PolicyNames(), ","), "comma-separated policies")
 	fs.StringVar(&o.jsonPath, "json", "", "write every policy's summary as JSON to this file")
+	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of the nodes that are spot (tainted \"spot\"; only preemptible, checkpointing work runs there)")
+	fs.Float64Var(&o.spotRate, "spot-rate", 0.01, "with --spot-share: interruptions per spot node-hour")
+	fs.DurationVar(&o.spotNotice, "spot-notice", 2*time.Minute, "with --spot-share: warning before a spot node goes")
+	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
+	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs)")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +126,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.spotShare < 0 || o.spotShare > 1 || o.spotRate < 0 || o.mtbf < 0 || o.mttr <= 0 {
+		return o, fmt.Errorf("--spot-share %g, --spot-rate %g, --mtbf %v, --mttr %v: want 0 <= share <= 1, rate >= 0, mtbf >= 0, mttr > 0",
+			o.spotShare, o.spotRate, o.mtbf, o.mttr)
 	}
 	if o.nodes < 1 || o.days <= 0 || o.load <= 0 || o.load > 2 || o.speedup <= 0 || o.nodeShare <= 0 || o.nodeShare > 1 {
 		return o, fmt.Errorf("--nodes %d, --days %g, --load %g, --openb-speedup %g, --openb-node-share %g: want nodes >= 1, days > 0, 0 < load <= 2, speedup > 0, 0 < share <= 1",
@@ -213,20 +227,22 @@ func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
 }
 
 func writeSimTable(w io.Writer, results []*sim.Result) {
-	fmt.Fprintf(w, "%-13s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s %5s\n", "policy", "jobs", "waiting",
-		"wait mean", "wait p50", "wait p99", "JCT mean", "JCT p99", "util", "alloc", "idle GPU-h", "deadlock", "Jain")
+	fmt.Fprintf(w, "%-13s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s %5s %6s %9s\n", "policy", "jobs", "waiting",
+		"wait mean", "wait p50", "wait p99", "JCT mean", "JCT p99", "util", "alloc", "idle GPU-h", "deadlock", "Jain",
+		"stops", "lost GPU-h")
 	for _, r := range results {
 		s := r.Summary
-		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d %5.2f\n", r.Policy, s.Jobs,
+		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d %5.2f %6d %9.0f\n", r.Policy, s.Jobs,
 			s.NeverStarted, s.MeanWaitH, s.P50WaitH, s.P99WaitH, s.MeanJCTH, s.P99JCTH, 100*s.Utilisation,
-			100*s.Allocation, s.IdleHeldGPUH, s.PartialAtEnd, s.Jain)
+			100*s.Allocation, s.IdleHeldGPUH, s.PartialAtEnd, s.Jain, s.Interruptions, s.LostGPUHours)
 	}
 	writeTenantWaits(w, results)
 	fmt.Fprintln(w, "\nwaiting: jobs never started; waits of those count until the last event. util: GPU-hours")
 	fmt.Fprintln(w, "the running jobs asked for; alloc: GPU-hours held; both over the arrival horizon.")
 	fmt.Fprintln(w, "idle GPU-h: held but unused (whole nodes, pods waiting for siblings); deadlock: jobs left")
 	fmt.Fprintln(w, "holding part of their GPUs at the end. Jain: fairness of GPU-hours received against each")
-	fmt.Fprintln(w, "tenant's share of the work (1 is fair).")
+	fmt.Fprintln(w, "tenant's share of the work (1 is fair). stops: jobs interrupted by spot notices and node")
+	fmt.Fprintln(w, "failures; lost GPU-h: their work since the last checkpoint.")
 }
 
 // writeTenantWaits prints each tenant's mean wait under each policy.
@@ -260,4 +276,47 @@ func writeSimJSON(path, label string, results []*sim.Result) error {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
+}
+
+// addFaults taints a share of the nodes as spot and adds the spot and
+// node-failure processes the flags ask for to the workload.
+func addFaults(o simOptions, f *fleet.Fleet, w *workload.Workload, label string) (string, error) {
+	var spot, all []string
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		all = append(all, n.Name)
+		if int(float64(i+1)*o.spotShare) != int(float64(i)*o.spotShare) {
+			n.Taints = append(n.Taints, workload.SpotTaint)
+			spot = append(spot, n.Name)
+		}
+	}
+	horizon := w.Horizon
+	if n := len(w.Arrivals); n > 0 {
+		horizon = max(horizon, w.Arrivals[n-1].At+w.Arrivals[n-1].Duration)
+	}
+	notices, err := workload.SpotInterruptions(spot, o.spotRate, o.spotNotice, horizon, uint64(o.seedN))
+	if err != nil {
+		return "", err
+	}
+	var failures []workload.Fault
+	if o.mtbf > 0 {
+		if failures, err = workload.NodeFailures(all, o.mtbf, o.mttr, horizon, uint64(o.seedN)+1); err != nil {
+			return "", err
+		}
+	}
+	w.Faults = workload.MergeFaults(w.Faults, notices, failures)
+	if len(spot) > 0 || o.mtbf > 0 {
+		label += fmt.Sprintf("; %d spot nodes (%d notices), %d node failures", len(spot), len(notices), countKind(failures, workload.NodeFailure))
+	}
+	return label, nil
+}
+
+func countKind(faults []workload.Fault, kind string) int {
+	n := 0
+	for _, f := range faults {
+		if f.Kind == kind {
+			n++
+		}
+	}
+	return n
 }

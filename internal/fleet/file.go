@@ -85,6 +85,7 @@ type filePool struct {
 	MIGLayout    []string          `yaml:"migLayout"`
 	TimeSlices   int               `yaml:"timeSlices"`
 	Labels       map[string]string `yaml:"labels"`
+	Taints       []string          `yaml:"taints"`
 	PerDomain    map[string]int    `yaml:"perDomain"`
 	At           map[string]string `yaml:"at"`
 	Spares       *fileSpares       `yaml:"spares"`
@@ -390,6 +391,7 @@ func (r *poolReader) node() Node {
 	n := Node{
 		Pool:       fp.Name,
 		Labels:     fp.Labels,
+		Taints:     fp.Taints,
 		GPUs:       fp.GPUsPerNode,
 		MIG:        MIGMode(fp.MIG),
 		MIGLayout:  fp.MIGLayout,

@@ -76,6 +76,9 @@ type Node struct {
 	// Spare marks a hot spare: kept free for replacing a failed node of a
 	// running gang in the same domain, lent only to short preemptible work.
 	Spare bool
+	// Taints keep work off the node unless it tolerates every one of them
+	// (for example "spot": only work that can be interrupted runs there).
+	Taints []string
 }
 
 // Path is the node's domain path joined with "/", for messages.

@@ -32,6 +32,11 @@ func (n *Node) validate(levels int) error {
 	default:
 		add("unknown health %q (want healthy, unhealthy or cordoned)", n.Health)
 	}
+	for _, t := range n.Taints {
+		if t == "" {
+			add("empty taint")
+		}
+	}
 	if n.TimeSlices < 0 {
 		add("negative time slices %d", n.TimeSlices)
 	}

@@ -111,7 +111,7 @@ func (s *State) compile(j *job.Job) (*plan, error) {
 		}
 	}
 	for g, grp := range j.Groups {
-		r, err := s.newRequest(g, grp.Task, j.MayBorrowSpares(s.opt.SpareLoan))
+		r, err := s.newRequest(g, grp.Task, j.MayBorrowSpares(s.opt.SpareLoan), j.Tolerations)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", grp.Name, err)
 		}

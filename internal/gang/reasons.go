@@ -18,4 +18,5 @@ const (
 	ReasonCPU       = Reason("not enough free CPU")
 	ReasonMemory    = Reason("not enough free memory")
 	ReasonSpread    = Reason("spread limit reached in this domain")
+	ReasonTaint     = Reason("node has a taint the job does not tolerate")
 )

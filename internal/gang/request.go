@@ -2,6 +2,8 @@ package gang
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gpu"
@@ -19,10 +21,14 @@ type request struct {
 	profile []int               // class -> MIG profile index, -1 if none
 	milli   []int               // class -> thousandths of a GPU for a shared task
 	spares  bool                // may use hot spare nodes
+	// tolerations are the job's: a node class with other taints is out.
+	tolerations []string
 }
 
-func (s *State) newRequest(group int, d job.Demand, spares bool) (*request, error) {
-	r := &request{group: group, d: d, kind: d.Kind(), spares: spares}
+func (r *request) classTolerated(c class) bool { return tolerates(r.tolerations, c.taints) }
+
+func (s *State) newRequest(group int, d job.Demand, spares bool, tolerations []string) (*request, error) {
+	r := &request{group: group, d: d, kind: d.Kind(), spares: spares, tolerations: tolerations}
 	allowed, err := allowedModels(d.Models)
 	if err != nil {
 		return nil, err
@@ -33,7 +39,7 @@ func (s *State) newRequest(group int, d job.Demand, spares bool) (*request, erro
 	r.milli = make([]int, len(s.classes))
 	for i, c := range s.classes {
 		r.profile[i] = -1
-		r.classOK[i] = r.fitsClass(c, allowed)
+		r.classOK[i] = r.fitsClass(c, allowed) && tolerates(tolerations, c.taints)
 		if r.classOK[i] && r.kind == job.MIG {
 			r.profile[i], _ = c.model.ProfileIndex(d.MIG)
 		}
@@ -43,6 +49,19 @@ func (s *State) newRequest(group int, d job.Demand, spares bool) (*request, erro
 		}
 	}
 	return r, nil
+}
+
+// tolerates reports whether tolerations cover a class's joined taints.
+func tolerates(tolerations []string, taints string) bool {
+	if taints == "" {
+		return true
+	}
+	for _, t := range strings.Split(taints, ",") {
+		if !slices.Contains(tolerations, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // allowedModels resolves a demand's model names through the catalog.
@@ -168,6 +187,8 @@ func (s *State) gpuCapacity(n int, r *request) int {
 func (s *State) classReason(n int, r *request) Reason {
 	c := s.classes[s.nodes[n].class]
 	switch {
+	case !r.classTolerated(c):
+		return ReasonTaint
 	case c.model == nil:
 		return ReasonNoGPU
 	case r.allowed != nil && !r.allowed[c.model]:

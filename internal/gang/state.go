@@ -2,7 +2,9 @@ package gang
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
@@ -34,8 +36,9 @@ type State struct {
 type class struct {
 	model  *gpu.Model // nil for CPU-only nodes
 	mig    fleet.MIGMode
-	shared bool // time-sliced: fractional requests allowed
-	slices int  // time slices per GPU
+	shared bool   // time-sliced: fractional requests allowed
+	slices int    // time slices per GPU
+	taints string // the node's taints, sorted, joined by ","
 }
 
 type nodeState struct {
@@ -104,7 +107,9 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 }
 
 func classFor(n *fleet.Node) (class, error) {
-	c := class{mig: n.MIG, shared: n.TimeSlices > 1, slices: n.TimeSlices}
+	taints := slices.Clone(n.Taints)
+	slices.Sort(taints)
+	c := class{mig: n.MIG, shared: n.TimeSlices > 1, slices: n.TimeSlices, taints: strings.Join(taints, ",")}
 	if n.GPUs > 0 {
 		m, err := gpu.Lookup(n.GPUModel)
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 //	runtime: 90m           # expected run time; short preemptible jobs may borrow hot spares
 //	checkpointEvery: 30m   # how often it saves progress
 //	queue: research        # the queue it is submitted to
+//	tolerations: [spot]    # node taints it accepts
 //	topology:
 //	  - {level: block, required: true}        # all tasks in one block
 //	  - {level: rack, spread: true, maxPerDomain: 4}
@@ -48,6 +49,7 @@ type fileJob struct {
 	Runtime     string           `yaml:"runtime"`
 	Checkpoint  string           `yaml:"checkpointEvery"`
 	Queue       string           `yaml:"queue"`
+	Tolerations []string         `yaml:"tolerations"`
 	Topology    []fileConstraint `yaml:"topology"`
 	Groups      []fileGroup      `yaml:"groups"`
 	fileTask    `yaml:",inline"`
@@ -126,7 +128,7 @@ func (fj *fileJob) job() (*Job, error) {
 	if j.CheckpointEvery, err = duration("checkpointEvery", fj.Checkpoint); err != nil {
 		return nil, err
 	}
-	j.Queue = fj.Queue
+	j.Queue, j.Tolerations = fj.Queue, fj.Tolerations
 	for _, c := range fj.Topology {
 		j.Topology = append(j.Topology, Constraint(c))
 	}

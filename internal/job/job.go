@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,6 +33,19 @@ type Job struct {
 	// CheckpointEvery is how often the job saves its progress; 0 means it
 	// does not, and stopping it loses all its work.
 	CheckpointEvery time.Duration
+	// Tolerations name the node taints the job accepts (for example
+	// "spot").
+	Tolerations []string
+}
+
+// Tolerates reports whether j accepts every one of taints.
+func (j *Job) Tolerates(taints []string) bool {
+	for _, t := range taints {
+		if !slices.Contains(j.Tolerations, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // MayBorrowSpares reports whether j is short preemptible work: preemptible,

@@ -6,12 +6,17 @@ import (
 )
 
 // event is something that happens at a moment: an arrival (index into the
-// workload's arrivals) or a completion (a running job's name).
+// workload's arrivals), a completion (a running job's name and the run it
+// ends: a job interrupted and restarted has a later run), a fault (index
+// into the workload's faults) or a spot node coming back.
 type event struct {
 	at      time.Duration
 	seq     int // order among events at the same moment
-	arrival int // -1 when a completion
+	arrival int // -1 unless an arrival
 	job     string
+	run     int
+	fault   int    // -1 unless a fault; the index is fault+1 to keep 0 meaning none
+	back    string // a spot node that comes back after its notice
 }
 
 type eventQueue []event

@@ -22,8 +22,13 @@ type JobRecord struct {
 	Start    time.Duration `json:"start_ns"`
 	End      time.Duration `json:"end_ns"`
 	UsedGPUs float64       `json:"used_gpus"` // asked of the GPUs it ran on
-	Started  bool          `json:"started"`
-	Finished bool          `json:"finished"`
+	// GPUHours ran (over every run), and of those lost to interruptions
+	// since the last checkpoint.
+	GPUHours      float64 `json:"gpu_hours"`
+	LostGPUHours  float64 `json:"lost_gpu_hours"`
+	Interruptions int     `json:"interruptions"`
+	Started       bool    `json:"started"`
+	Finished      bool    `json:"finished"`
 }
 
 // Wait is how long the job waited, up to end for a job that never started.

@@ -35,6 +35,8 @@ type Summary struct {
 	Allocation     float64 `json:"allocation"`
 	IdleHeldGPUH   float64 `json:"idle_held_gpu_hours"`    // held but unused: waiting siblings, whole nodes
 	PartialAtEnd   int     `json:"partial_holders_at_end"` // jobs holding some GPUs, never started: a gang deadlock
+	Interruptions  int     `json:"interruptions"`
+	LostGPUHours   float64 `json:"lost_gpu_hours"` // work since the last checkpoint, lost to interruptions
 	MakespanH      float64 `json:"makespan_h"`
 	SimulatedEvent int     `json:"events"`
 	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
@@ -67,6 +69,8 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 			sum.Finished++
 			jcts = append(jcts, (r.End - r.Arrive).Hours())
 		}
+		sum.Interruptions += r.Interruptions
+		sum.LostGPUHours += r.LostGPUHours
 	}
 	sum.NeverStarted = sum.Jobs - sum.Started
 	for _, p := range s.pending {
@@ -107,15 +111,12 @@ func (s *Sim) tenantSummaries(end time.Duration) ([]TenantSummary, float64) {
 			t = "default"
 		}
 		waits[t] = append(waits[t], r.Wait(end).Hours())
-		if r.Started {
-			stop := end
-			if r.Finished {
-				stop = r.End
-			}
-			h := r.UsedGPUs * (stop - r.Start).Hours()
-			got[t] += h
-			total += h
+		h := r.GPUHours
+		if run := s.running[r.Name]; run != nil {
+			h += run.gpus * (end - run.start).Hours()
 		}
+		got[t] += h
+		total += h
 	}
 	var out []TenantSummary
 	received, entitled := map[string]float64{}, map[string]float64{}

@@ -24,6 +24,9 @@ type Sim struct {
 	events  eventQueue
 	seq     int
 	acct    accounting
+	faults  []workload.Fault
+	owner   map[string]string // placement name -> job name, for running jobs
+	runs    int               // counts runs started, to tell completions apart
 	records []JobRecord
 	byName  map[string]int // job name -> index into records
 	book    *queue.Book    // tenants' quotas and fair share
@@ -45,7 +48,8 @@ type pendingJob struct {
 	shaped *job.Job   // the job as its policy asks for it (slurm-like)
 	// admitted: its quota is taken (kueue-like admits before placing)
 	admitted bool
-	fresh    bool // arrived since the last cycle
+	fresh    bool          // arrived since the last cycle
+	done     time.Duration // work saved by checkpoints before an interruption
 }
 
 // runningJob is a job that started.
@@ -54,7 +58,10 @@ type runningJob struct {
 	parts    []string // placement names to release when it ends
 	gpus     float64
 	start    time.Duration
-	admitted bool // holds quota
+	admitted bool          // holds quota
+	done     time.Duration // work saved before this run
+	run      int           // which run this is, for its completion event
+	pending  *pendingJob   // what it was waiting as, to requeue it
 }
 
 // Run replays w on a copy of f under p and returns what happened.
@@ -69,10 +76,14 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, entitled: entitled}
+		book: book, entitled: entitled, owner: map[string]string{}}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	for i := range w.Arrivals {
 		s.schedule(event{at: w.Arrivals[i].At, arrival: i})
+	}
+	s.faults = w.Faults
+	for i := range w.Faults {
+		s.schedule(event{at: w.Faults[i].At, arrival: -1, fault: i + 1})
 	}
 	for s.events.Len() > 0 {
 		s.step(p)
@@ -90,10 +101,17 @@ func (s *Sim) step(p Policy) {
 	}
 	for s.events.Len() > 0 && s.events[0].at == at {
 		e := heap.Pop(&s.events).(event)
-		if e.arrival >= 0 {
+		switch {
+		case e.arrival >= 0:
 			s.arrive(&s.arr[e.arrival])
-		} else {
-			s.finish(e.job)
+		case e.fault > 0:
+			s.fault(s.faults[e.fault-1])
+		case e.back != "":
+			s.setHealth(e.back, fleet.Healthy)
+		default:
+			if r := s.running[e.job]; r != nil && r.run == e.run {
+				s.finish(e.job)
+			}
 		}
 	}
 	p.Cycle(s)
@@ -109,21 +127,36 @@ func (s *Sim) arrive(a *workload.Arrival) {
 // start marks a pending job running on the given placements.
 func (s *Sim) start(p *pendingJob, parts []string) {
 	gpus := s.usedGPUs(p, parts) // what the job uses, whatever it holds
-	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now, admitted: p.admitted}
+	s.runs++
+	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now, admitted: p.admitted, done: p.done, run: s.runs, pending: p}
+	for _, part := range parts {
+		s.owner[part] = p.a.Job.Name
+	}
 	s.running[p.a.Job.Name] = r
 	s.trackEnd(r, true)
 	s.version++
 	s.acct.used += gpus
-	s.schedule(event{at: s.now + p.a.Duration, arrival: -1, job: p.a.Job.Name})
+	s.schedule(event{at: s.now + p.a.Duration - p.done, arrival: -1, job: p.a.Job.Name, run: r.run})
 	rec := &s.records[s.byName[p.a.Job.Name]]
-	rec.Started, rec.Start, rec.UsedGPUs = true, s.now, gpus
+	if !rec.Started {
+		rec.Started, rec.Start, rec.UsedGPUs = true, s.now, gpus
+	}
 	s.removePending(p)
 }
 
 func (s *Sim) finish(name string) {
+	r := s.stop(name)
+	rec := &s.records[s.byName[name]]
+	rec.Finished, rec.End = true, s.now
+	rec.GPUHours += r.gpus * (s.now - r.start).Hours()
+}
+
+// stop ends a running job's run: its placements and quota are freed.
+func (s *Sim) stop(name string) *runningJob {
 	r := s.running[name]
 	for _, part := range r.parts {
 		s.release(part)
+		delete(s.owner, part)
 	}
 	s.acct.used -= r.gpus
 	if r.admitted {
@@ -135,8 +168,7 @@ func (s *Sim) finish(name string) {
 	delete(s.running, name)
 	s.version++
 	s.freed = true
-	rec := &s.records[s.byName[name]]
-	rec.Finished, rec.End = true, s.now
+	return r
 }
 
 // tryPlace places a job (or one task of it) whole and counts its GPUs as
@@ -245,4 +277,16 @@ func (s *Sim) usedGPUs(p *pendingJob, parts []string) float64 {
 		total += taskGPUs(p.a.Job.Groups[t.Group].Task)
 	}
 	return total
+}
+
+// sortPending keeps the pending list in arrival order, then by name, after
+// an interrupted job is requeued.
+func (s *Sim) sortPending() {
+	sort.SliceStable(s.pending, func(i, j int) bool {
+		a, b := s.pending[i].a, s.pending[j].a
+		if a.At != b.At {
+			return a.At < b.At
+		}
+		return a.Job.Name < b.Job.Name
+	})
 }

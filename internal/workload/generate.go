@@ -139,6 +139,9 @@ func (g *generator) arrival(r *rand.Rand, name string, d draft) Arrival {
 	if sh.Checkpoint != (Span{}) {
 		j.CheckpointEvery = sh.Checkpoint.sample(r, time.Minute)
 	}
+	if j.Preemptible && j.CheckpointEvery > 0 {
+		j.Tolerations = []string{SpotTaint} // interruptible work may run on spot nodes
+	}
 	if sh.Elastic && tasks > 1 {
 		j.MinMember, j.Elastic = 1, true
 	}

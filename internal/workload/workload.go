@@ -27,6 +27,10 @@ const (
 	NodeRepair  = "node-repair"  // the node is back at At
 )
 
+// SpotTaint is the taint of spot nodes; generated preemptible jobs that
+// checkpoint tolerate it.
+const SpotTaint = "spot"
+
 // Arrival is one job submitted at At.
 type Arrival struct {
 	At time.Duration // since the start of the workload

@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// fault applies one event of a fault process. A node failure stops every
+// job on the node at once: each keeps the work of its last periodic
+// checkpoint and goes back to the queue. A spot notice cordons the node
+// and stops its jobs too, but they checkpoint during the notice, so they
+// lose nothing if they checkpoint at all; the node comes back, a fresh
+// spot node, when the notice runs out. Pods of jobs still waiting for
+// their siblings that sat on the node are lost and placed again.
+func (s *Sim) fault(f workload.Fault) {
+	switch f.Kind {
+	case workload.NodeFailure:
+		s.setHealth(f.Node, fleet.Unhealthy)
+		s.evict(f.Node, false)
+	case workload.NodeRepair:
+		s.setHealth(f.Node, fleet.Healthy)
+	case workload.SpotNotice:
+		s.setHealth(f.Node, fleet.Cordoned)
+		s.evict(f.Node, true)
+		s.schedule(event{at: s.now + f.Notice, arrival: -1, back: f.Node})
+	}
+}
+
+func (s *Sim) setHealth(node string, h fleet.Health) {
+	if err := s.state.SetHealth(node, h); err != nil {
+		panic(fmt.Sprintf("sim: %v", err))
+	}
+	if h == fleet.Healthy {
+		s.freed = true // room appeared
+	}
+}
+
+// evict stops every job with a placement on node.
+func (s *Sim) evict(node string, notice bool) {
+	jobs := map[string]bool{}
+	var names []string
+	for _, part := range s.state.Affected(node) {
+		name := part
+		if owner, ok := s.owner[part]; ok {
+			name = owner
+		} else if i := strings.IndexByte(part, '/'); i > 0 {
+			name = part[:i] // a pod of a job still waiting for its siblings
+		}
+		if !jobs[name] {
+			jobs[name] = true
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if s.running[name] != nil {
+			s.interrupt(name, notice)
+		} else {
+			s.dropHeld(name)
+		}
+	}
+}
+
+// interrupt stops a running job and requeues it with the work it saved.
+func (s *Sim) interrupt(name string, notice bool) {
+	r := s.stop(name)
+	elapsed := s.now - r.start
+	kept := elapsed
+	if every := r.a.Job.CheckpointEvery; every <= 0 {
+		kept = 0
+	} else if !notice {
+		kept = elapsed / every * every
+	}
+	rec := &s.records[s.byName[name]]
+	rec.Interruptions++
+	rec.GPUHours += r.gpus * elapsed.Hours()
+	rec.LostGPUHours += r.gpus * (elapsed - kept).Hours()
+	p := r.pending
+	p.done, p.held, p.admitted, p.fresh = r.done+kept, nil, false, true
+	s.pending = append(s.pending, p)
+	s.sortPending()
+}
+
+// dropHeld frees the pods a waiting job holds, so that they are placed
+// again from the start.
+func (s *Sim) dropHeld(name string) {
+	for _, p := range s.pending {
+		if p.a.Job.Name != name {
+			continue
+		}
+		for _, part := range p.held {
+			s.release(part)
+		}
+		p.held = nil
+		if p.admitted {
+			s.unadmit(p)
+		}
+	}
+}

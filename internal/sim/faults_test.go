@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+func runFaults(t *testing.T, policy string, nodes int, faults []workload.Fault, arrivals ...workload.Arrival) *Result {
+	t.Helper()
+	p, err := NewPolicy(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(smallFleet(nodes, 8), workload.Workload{Arrivals: arrivals, Faults: faults, Horizon: 48 * time.Hour}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func checkpointing(a workload.Arrival, every time.Duration) workload.Arrival {
+	a.Job.CheckpointEvery = every
+	return a
+}
+
+// A spot notice: the job checkpoints during the notice, goes back to the
+// queue, restarts elsewhere at once and loses nothing.
+func TestSpotNoticeCheckpointsAndResumes(t *testing.T) {
+	a := checkpointing(arrival("train", 0, 1, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+	notice := workload.Fault{At: 150 * time.Minute, Kind: workload.SpotNotice, Node: "n0", Notice: 2 * time.Minute}
+	res := runFaults(t, "corral", 2, []workload.Fault{notice}, a)
+	r := record(t, res, "train")
+	if r.Interruptions != 1 || r.LostGPUHours != 0 || r.End != 10*time.Hour {
+		t.Fatalf("interruptions %d, lost %.2f GPU-h, end %v; want 1, 0, 10h (resumed at once from the notice)", r.Interruptions, r.LostGPUHours, r.End)
+	}
+}
+
+// A node failure: only the work since the last checkpoint is lost.
+func TestNodeFailureLosesWorkSinceCheckpoint(t *testing.T) {
+	a := checkpointing(arrival("train", 0, 1, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+	b := arrival("nockpt", 0, 1, 8, 10*time.Hour, 10*time.Hour)
+	fail := []workload.Fault{
+		{At: 150 * time.Minute, Kind: workload.NodeFailure, Node: "n0"},
+		{At: 150 * time.Minute, Kind: workload.NodeFailure, Node: "n1"},
+		{At: 3 * time.Hour, Kind: workload.NodeRepair, Node: "n0"},
+		{At: 3 * time.Hour, Kind: workload.NodeRepair, Node: "n1"},
+	}
+	res := runFaults(t, "corral", 2, fail, a, b)
+	r := record(t, res, "train")
+	// 2.5 h run, checkpoint at 2 h: 0.5 h x 8 GPUs lost; 8 h left from 3 h.
+	if r.LostGPUHours != 4 || r.End != 11*time.Hour {
+		t.Errorf("checkpointing job: lost %.2f GPU-h, end %v; want 4 and 11h", r.LostGPUHours, r.End)
+	}
+	n := record(t, res, "nockpt")
+	if n.LostGPUHours != 20 || n.End != 13*time.Hour {
+		t.Errorf("job without checkpoints: lost %.2f GPU-h, end %v; want 20 and 13h (starts over)", n.LostGPUHours, n.End)
+	}
+	if res.Summary.LostGPUHours != 24 || res.Summary.Interruptions != 2 {
+		t.Errorf("summary: lost %.2f, interruptions %d", res.Summary.LostGPUHours, res.Summary.Interruptions)
+	}
+}
+
+// An elastic gang that loses a node restarts with the tasks that fit, at
+// or above its minimum, instead of waiting for its full size.
+func TestElasticGangRestartsSmaller(t *testing.T) {
+	a := checkpointing(arrival("elastic", 0, 4, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+	a.Job.MinMember, a.Job.Elastic = 2, true
+	fail := []workload.Fault{{At: time.Hour, Kind: workload.NodeFailure, Node: "n2"}}
+	res := runFaults(t, "corral", 4, fail, a)
+	r := record(t, res, "elastic")
+	if r.Interruptions != 1 || r.End != 10*time.Hour {
+		t.Fatalf("interruptions %d, end %v; want 1 and 10h: restarted at once on the 3 nodes left", r.Interruptions, r.End)
+	}
+}
