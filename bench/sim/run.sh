@@ -18,6 +18,9 @@ for load in 0.8 0.95; do
     | tee "$OUT/generated-$load.txt"
 done
 
+"$BIN" sim --nodes 256 --days 14 --load 0.8 --seed 1 --spot-share 0.25 --spot-rate 0.01 --mtbf 2000h \
+  --json "$OUT/faults-0.8.json" | tee "$OUT/faults-0.8.txt"
+
 if [ -f "$DATA/openb_pod_list_default.csv" ]; then
   for speedup in 1 4; do
     "$BIN" sim --workload openb --openb-pods "$DATA/openb_pod_list_default.csv" \
