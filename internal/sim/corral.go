@@ -56,7 +56,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 		if failed[key] {
 			continue
 		}
-		if !s.placeAdmitted(p, j, quota) {
+		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && s.reclaim(p, j)) {
 			failed[key] = true
 			if head == nil {
 				head = p

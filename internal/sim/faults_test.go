@@ -74,3 +74,37 @@ func TestElasticGangRestartsSmaller(t *testing.T) {
 		t.Fatalf("interruptions %d, end %v; want 1 and 10h: restarted at once on the 3 nodes left", r.Interruptions, r.End)
 	}
 }
+
+// A tenant takes back the quota it lent: the borrowing job that loses the
+// least work since its last checkpoint is stopped, the owner's job starts.
+func TestReclaimLentQuotaPreemptsTheCheapestBorrower(t *testing.T) {
+	b1 := checkpointing(arrival("b1", 0, 1, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+	b2 := checkpointing(arrival("b2", 10*time.Minute, 1, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+	a1 := arrival("a1", 90*time.Minute, 1, 8, 20*time.Hour, 20*time.Hour)
+	b1.Job.Tenant, b2.Job.Tenant, a1.Job.Tenant = "b", "b", "a"
+	b1.Job.Preemptible, b2.Job.Preemptible = true, true
+	res := runFaults(t, "corral", 2, nil, b1, b2, a1) // equal work: 8 GPUs of quota each
+	if r := record(t, res, "a1"); r.Start != 90*time.Minute {
+		t.Errorf("a1 started at %v, want 1h30m (at once, reclaiming its quota)", r.Start)
+	}
+	// b1 would lose 30 min of 8 GPUs, b2 20 min: b2 goes.
+	if r := record(t, res, "b2"); r.Preemptions != 1 || r.LostGPUHours < 2.66 || r.LostGPUHours > 2.67 {
+		t.Errorf("b2: %d preemptions, %.3f GPU-h lost; want 1 and 2.667", r.Preemptions, r.LostGPUHours)
+	}
+	if r := record(t, res, "b1"); r.Preemptions != 0 || r.End != 10*time.Hour {
+		t.Errorf("b1: %d preemptions, end %v; want untouched", r.Preemptions, r.End)
+	}
+}
+
+// A tenant already at its nominal quota takes nothing from others.
+func TestNoReclaimBeyondNominal(t *testing.T) {
+	b1 := checkpointing(arrival("b1", 0, 2, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+	a1 := arrival("a1", time.Hour, 1, 8, 10*time.Hour, 10*time.Hour)
+	a2 := arrival("a2", 2*time.Hour, 1, 8, 10*time.Hour, 10*time.Hour)
+	b1.Job.Tenant, a1.Job.Tenant, a2.Job.Tenant = "b", "a", "a"
+	b1.Job.Preemptible = true
+	res := runFaults(t, "corral", 2, nil, b1, a1, a2) // a: 16 of 32 GPU-days of work
+	if res.Summary.Preemptions != 1 {
+		t.Errorf("%d preemptions, want 1 (a1 reclaims its 8 GPUs; a2 would exceed a's quota)", res.Summary.Preemptions)
+	}
+}

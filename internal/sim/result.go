@@ -36,7 +36,9 @@ type Summary struct {
 	IdleHeldGPUH   float64 `json:"idle_held_gpu_hours"`    // held but unused: waiting siblings, whole nodes
 	PartialAtEnd   int     `json:"partial_holders_at_end"` // jobs holding some GPUs, never started: a gang deadlock
 	Interruptions  int     `json:"interruptions"`
-	LostGPUHours   float64 `json:"lost_gpu_hours"` // work since the last checkpoint, lost to interruptions
+	Preemptions    int     `json:"preemptions"`
+	PreemptPerHour float64 `json:"preemptions_per_hour"` // over the arrival horizon
+	LostGPUHours   float64 `json:"lost_gpu_hours"`       // work since the last checkpoint, lost to interruptions
 	MakespanH      float64 `json:"makespan_h"`
 	SimulatedEvent int     `json:"events"`
 	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
@@ -70,6 +72,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 			jcts = append(jcts, (r.End - r.Arrive).Hours())
 		}
 		sum.Interruptions += r.Interruptions
+		sum.Preemptions += r.Preemptions
 		sum.LostGPUHours += r.LostGPUHours
 	}
 	sum.NeverStarted = sum.Jobs - sum.Started
@@ -85,6 +88,9 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		sum.Allocation = s.acct.allocSec / window
 	}
 	sum.IdleHeldGPUH = s.acct.idleHeldSec / 3600
+	if horizon > 0 {
+		sum.PreemptPerHour = float64(sum.Preemptions) / horizon.Hours()
+	}
 	sum.Tenants, sum.Jain = s.tenantSummaries(end)
 	return &Result{Policy: policy, Summary: sum, Jobs: s.records}
 }
