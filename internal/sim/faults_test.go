@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -107,4 +108,27 @@ func TestNoReclaimBeyondNominal(t *testing.T) {
 	if res.Summary.Preemptions != 1 {
 		t.Errorf("%d preemptions, want 1 (a1 reclaims its 8 GPUs; a2 would exceed a's quota)", res.Summary.Preemptions)
 	}
+}
+
+// Adversarial arrivals: tenant a reclaims its quota every two hours from
+// tenant b's borrowing job. Re-borrowing backs off, doubling after every
+// preemption, so the job is not preempted at every arrival.
+func TestNoPreemptRequeueLoop(t *testing.T) {
+	var arr []workload.Arrival
+	for i, name := range []string{"b1", "b2"} {
+		b := checkpointing(arrival(name, time.Duration(i)*time.Minute, 1, 8, 50*time.Hour, 50*time.Hour), time.Hour)
+		b.Job.Tenant, b.Job.Preemptible = "b", true
+		arr = append(arr, b)
+	}
+	for i := 0; i < 100; i++ {
+		a := arrival(fmt.Sprintf("a%03d", i), time.Hour+time.Duration(i)*2*time.Hour, 1, 8, time.Hour, time.Hour)
+		a.Job.Tenant = "a"
+		arr = append(arr, a)
+	}
+	workload.SortArrivals(arr)
+	res := runFaults(t, "corral", 2, nil, arr...)
+	if n := res.Summary.Preemptions; n < 1 || n > 15 {
+		t.Errorf("%d preemptions over 100 reclaiming arrivals; want a handful (back-off), not one per arrival", n)
+	}
+	t.Logf("%d preemptions, %.1f GPU-h lost", res.Summary.Preemptions, res.Summary.LostGPUHours)
 }

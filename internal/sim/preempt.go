@@ -2,6 +2,7 @@ package sim
 
 import (
 	"sort"
+	"time"
 
 	"github.com/corral-sched/corral/internal/job"
 )
@@ -15,9 +16,8 @@ import (
 // victims lets p run. It reports whether p was placed (and admitted).
 func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 	t := tenantOf(p.a)
-	spec, _ := s.book.Spec(t)
 	want := need(p.a)[quotaFlavor]
-	if s.book.Usage(t)[quotaFlavor]+want > spec.Nominal[quotaFlavor] {
+	if !s.withinNominal(p) {
 		return false // only what is its own is reclaimed
 	}
 	victims := s.borrowingVictims(t)
@@ -31,13 +31,30 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 		freed += need(r.a)[quotaFlavor]
 		if room+freed >= want && s.state.WhatIf(parts, j) {
 			for _, name := range chosen {
+				v := s.running[name].pending
 				s.interrupt(name, false)
-				s.records[s.byName[name]].Preemptions++
+				rec := &s.records[s.byName[name]]
+				rec.Preemptions++
+				// It may not borrow again for a while, doubling each time:
+				// no preempt-requeue loop.
+				v.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
 			}
 			return s.placeAdmitted(p, j, true)
 		}
 	}
 	return false
+}
+
+// reborrowBackoff is how long a job preempted once waits before it may
+// borrow quota again; it doubles with every further preemption.
+const reborrowBackoff = 10 * time.Minute
+
+// withinNominal reports whether p's tenant stays within its own quota with
+// p: what a job in re-borrowing back-off may use.
+func (s *Sim) withinNominal(p *pendingJob) bool {
+	t := tenantOf(p.a)
+	spec, _ := s.book.Spec(t)
+	return s.book.Usage(t)[quotaFlavor]+need(p.a)[quotaFlavor] <= spec.Nominal[quotaFlavor]
 }
 
 // borrowingVictims lists running preemptible jobs of tenants, other than

@@ -50,6 +50,9 @@ type pendingJob struct {
 	admitted bool
 	fresh    bool          // arrived since the last cycle
 	done     time.Duration // work saved by checkpoints before an interruption
+	// noBorrowUntil: after a preemption it may use only its tenant's own
+	// quota until then.
+	noBorrowUntil time.Duration
 }
 
 // runningJob is a job that started.
