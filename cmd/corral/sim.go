@@ -241,8 +241,8 @@ func writeSimTable(w io.Writer, results []*sim.Result) {
 	fmt.Fprintln(w, "the running jobs asked for; alloc: GPU-hours held; both over the arrival horizon.")
 	fmt.Fprintln(w, "idle GPU-h: held but unused (whole nodes, pods waiting for siblings); deadlock: jobs left")
 	fmt.Fprintln(w, "holding part of their GPUs at the end. Jain: fairness of GPU-hours received against each")
-	fmt.Fprintln(w, "tenant's share of the work (1 is fair). stops: jobs interrupted by spot notices and node")
-	fmt.Fprintln(w, "failures; lost GPU-h: their work since the last checkpoint.")
+	fmt.Fprintln(w, "tenant's share of the work (1 is fair). stops: jobs interrupted by spot notices, node")
+	fmt.Fprintln(w, "failures and preemptions; lost GPU-h: their work since the last checkpoint.")
 }
 
 // writeTenantWaits prints each tenant's mean wait under each policy.

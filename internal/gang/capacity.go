@@ -39,7 +39,18 @@ func (s *State) fill(r *request, at ref, lim limits, reasons map[Reason]int) {
 		return
 	}
 	v, t := at.id, s.tree
-	s.fillNodes(r, t.nodes(v), lim, reasons)
+	if reasons == nil && r.kind == job.Whole && !r.spares && !r.d.WholeNode && t.levels > 0 {
+		a, b := t.within(v, t.levels-1)
+		for _, u := range t.byLevel[t.levels-1][a:b] {
+			if int(s.freeSum(r, u)) < r.d.GPUs {
+				s.fillNone(r, t.nodes(u)) // the index says no node here holds one task
+			} else {
+				s.fillNodes(r, t.nodes(u), lim, nil)
+			}
+		}
+	} else {
+		s.fillNodes(r, t.nodes(v), lim, reasons)
+	}
 	for l := t.levels - 1; l >= t.depth(v)+1 && l >= 0; l-- {
 		a, b := t.within(v, l)
 		for _, u := range t.byLevel[l][a:b] {
@@ -48,6 +59,19 @@ func (s *State) fill(r *request, at ref, lim limits, reasons map[Reason]int) {
 	}
 	if t.depth(v) < 0 {
 		s.sumVertex(0, -1, lim)
+	}
+}
+
+// fillNone records that none of nodes holds a task of r, keeping their
+// free GPUs for the tie-breaks.
+func (s *State) fillNone(r *request, nodes []int) {
+	sc := &s.scratch
+	for _, n := range nodes {
+		free := 0
+		if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open {
+			free = s.nodes[n].sum.free
+		}
+		sc.capN[n], sc.freeN[n], sc.fitN[n] = 0, free, free
 	}
 }
 

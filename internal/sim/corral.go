@@ -57,6 +57,9 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			continue
 		}
 		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && s.reclaim(p, j)) {
+			if quota {
+				s.wakeLater(p)
+			}
 			failed[key] = true
 			if head == nil {
 				head = p

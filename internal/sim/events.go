@@ -17,6 +17,7 @@ type event struct {
 	run     int
 	fault   int    // -1 unless a fault; the index is fault+1 to keep 0 meaning none
 	back    string // a spot node that comes back after its notice
+	wake    string // a pending job whose patience ran out: try it again
 }
 
 type eventQueue []event

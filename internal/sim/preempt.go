@@ -8,9 +8,11 @@ import (
 )
 
 // reclaim lets a tenant take back quota it lent: when p's tenant would
-// still be within its nominal quota with p, it stops preemptible jobs of
-// tenants that borrow beyond theirs, fewest GPU-hours lost since their
-// last checkpoint first (then lowest priority, then name), until p fits by
+// still be within its nominal quota with p, and p has waited
+// reclaimPatience, it stops preemptible jobs of
+// tenants that borrow beyond theirs, fewest GPU-hours lost first (work
+// since the last checkpoint plus a restart; then lowest priority, then
+// name), until p fits by
 // placement and by quota; then p starts. Victims go back to the queue with
 // the work of their last checkpoint. Nothing happens if no such set of
 // victims lets p run. It reports whether p was placed (and admitted).
@@ -20,16 +22,26 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 	if !s.withinNominal(p) {
 		return false // only what is its own is reclaimed
 	}
+	if s.now-p.a.At < reclaimPatience {
+		return false // room often appears by itself: wait a while first
+	}
+	if s.noReclaim[p.a.Job.Name] == s.version+1 {
+		return false // nothing changed since the last attempt failed
+	}
 	victims := s.borrowingVictims(t)
 	var chosen, parts []string
 	freed := int64(0)
 	room := s.book.Headroom(t, quotaFlavor)
+	freeGPUs, needGPUs := s.acct.capacity-s.acct.allocated, demandGPUs(p.a)
 	for _, v := range victims {
 		r := s.running[v]
 		chosen = append(chosen, v)
 		parts = append(parts, r.parts...)
 		freed += need(r.a)[quotaFlavor]
-		if room+freed >= want && s.state.WhatIf(parts, j) {
+		for _, part := range r.parts {
+			freeGPUs += placedGPUs(s.state.Job(part))
+		}
+		if room+freed >= want && freeGPUs >= needGPUs-1e-9 && s.state.WhatIf(parts, j) {
 			for _, name := range chosen {
 				v := s.running[name].pending
 				s.interrupt(name, false)
@@ -42,8 +54,13 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 			return s.placeAdmitted(p, j, true)
 		}
 	}
+	s.noReclaim[p.a.Job.Name] = s.version + 1
 	return false
 }
+
+// reclaimPatience is how long a job within its tenant's quota waits for
+// room to appear by itself before it preempts borrowers.
+const reclaimPatience = time.Hour
 
 // reborrowBackoff is how long a job preempted once waits before it may
 // borrow quota again; it doubles with every further preemption.
@@ -75,7 +92,7 @@ func (s *Sim) borrowingVictims(t string) []string {
 			names = append(names, name)
 		}
 	}
-	lost := func(name string) float64 { return s.lostIfStopped(s.running[name]) }
+	lost := func(name string) float64 { return s.stopCost(s.running[name]) }
 	sort.Slice(names, func(i, j int) bool {
 		li, lj := lost(names[i]), lost(names[j])
 		if li != lj {
@@ -90,12 +107,18 @@ func (s *Sim) borrowingVictims(t string) []string {
 	return names
 }
 
-// lostIfStopped is the GPU-hours a running job would lose if stopped now:
-// its work since its last periodic checkpoint.
-func (s *Sim) lostIfStopped(r *runningJob) float64 {
+// restartCost is what stopping a job costs beyond its lost work: loading
+// the model and the checkpoint again, per GPU. It keeps reclaim from
+// stopping a large gang that has just checkpointed to make room for one
+// small task.
+const restartCost = 5 * time.Minute
+
+// stopCost is the GPU-hours a running job would lose if stopped now: its
+// work since its last periodic checkpoint, and the restart.
+func (s *Sim) stopCost(r *runningJob) float64 {
 	elapsed := s.now - r.start
 	if every := r.a.Job.CheckpointEvery; every > 0 {
 		elapsed -= elapsed / every * every
 	}
-	return r.gpus * elapsed.Hours()
+	return r.gpus * (elapsed + restartCost).Hours()
 }

@@ -26,14 +26,16 @@ type Sim struct {
 	acct    accounting
 	faults  []workload.Fault
 	owner   map[string]string // placement name -> job name, for running jobs
-	runs    int               // counts runs started, to tell completions apart
-	records []JobRecord
-	byName  map[string]int // job name -> index into records
-	book    *queue.Book    // tenants' quotas and fair share
-	version int            // counts finishes and starts that may move a reservation
-	byEnd   []endEntry     // running jobs by estimated end
-	freed   bool           // a job ended since the last cycle
-	resv    reservationCache
+	// noReclaim: jobs whose reclaim failed, with the version (+1) then
+	noReclaim map[string]int
+	runs      int // counts runs started, to tell completions apart
+	records   []JobRecord
+	byName    map[string]int // job name -> index into records
+	book      *queue.Book    // tenants' quotas and fair share
+	version   int            // counts finishes and starts that may move a reservation
+	byEnd     []endEntry     // running jobs by estimated end
+	freed     bool           // a job ended since the last cycle
+	resv      reservationCache
 	// entitled is each tenant's share of the workload's GPU-hours: its
 	// nominal quota as a share of the fleet.
 	entitled map[string]float64
@@ -53,6 +55,7 @@ type pendingJob struct {
 	// noBorrowUntil: after a preemption it may use only its tenant's own
 	// quota until then.
 	noBorrowUntil time.Duration
+	wakeSet       bool // a wake-up at the end of its patience is scheduled
 }
 
 // runningJob is a job that started.
@@ -79,7 +82,7 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, entitled: entitled, owner: map[string]string{}}
+		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{}}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	for i := range w.Arrivals {
 		s.schedule(event{at: w.Arrivals[i].At, arrival: i})
@@ -111,6 +114,8 @@ func (s *Sim) step(p Policy) {
 			s.fault(s.faults[e.fault-1])
 		case e.back != "":
 			s.setHealth(e.back, fleet.Healthy)
+		case e.wake != "":
+			s.wakeUp(e.wake)
 		default:
 			if r := s.running[e.job]; r != nil && r.run == e.run {
 				s.finish(e.job)
@@ -292,4 +297,22 @@ func (s *Sim) sortPending() {
 		}
 		return a.Job.Name < b.Job.Name
 	})
+}
+
+// wakeUp marks a job that is still waiting once its patience runs out, so
+// that the next cycle tries it again (and may reclaim quota for it).
+func (s *Sim) wakeUp(name string) {
+	for _, p := range s.pending {
+		if p.a.Job.Name == name {
+			p.fresh = true
+		}
+	}
+}
+
+// wakeLater schedules a retry of p when its patience runs out, once.
+func (s *Sim) wakeLater(p *pendingJob) {
+	if !p.wakeSet && s.now < p.a.At+reclaimPatience {
+		p.wakeSet = true
+		s.schedule(event{at: p.a.At + reclaimPatience, arrival: -1, wake: p.a.Job.Name})
+	}
 }
