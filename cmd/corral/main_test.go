@@ -219,3 +219,15 @@ func TestSimCommandWithFaults(t *testing.T) {
 		t.Errorf("--spot-share 2 accepted")
 	}
 }
+
+func TestSimCommandExplain(t *testing.T) {
+	out, errOut, code := runCLI(t, "sim", "--nodes", "16", "--days", "2", "--policies", "corral,slurm-like", "--explain", "job-000001")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"job-000001 under corral:", "job-000001 under slurm-like:", "arrives from tenant"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

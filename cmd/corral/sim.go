@@ -34,6 +34,8 @@ Policies (models of other systems are labelled as models):
 Examples:
   corral sim                                        # 256 synthetic nodes, 14 days, load 0.8
   corral sim --nodes 512 --days 28 --load 0.9 --json out.json
+  corral sim --load 0.95 --explain job-001007         # why one job waited, under each policy
+  corral sim --spot-share 0.25 --mtbf 2000h           # spot nodes and node failures
   corral sim --workload openb --openb-pods openb_pod_list_default.csv \
              --openb-nodes openb_node_list_gpu_node.csv --openb-node-share 0.1
 
@@ -49,6 +51,7 @@ type simOptions struct {
 	nodes, seedN                                                     int
 	days, load, speedup, nodeShare                                   float64
 	records                                                          bool
+	explain                                                          string
 	spotShare, spotRate                                              float64
 	spotNotice, mtbf, mttr                                           time.Duration
 }
@@ -77,7 +80,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	var results []*sim.Result
 	for _, p := range policies {
 		start := time.Now()
-		r, err := sim.Run(f, w, p)
+		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain})
 		if err != nil {
 			return err
 		}
@@ -87,6 +90,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		results = append(results, r)
 	}
 	writeSimTable(stdout, results)
+	writeStories(stdout, o.explain, results)
 	if o.jsonPath != "" {
 		if !o.records {
 			for _, r := range results {
@@ -119,6 +123,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.spotNotice, "spot-notice", 2*time.Minute, "with --spot-share: warning before a spot node goes")
 	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
+	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs)")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -319,4 +324,20 @@ func countKind(faults []workload.Fault, kind string) int {
 		}
 	}
 	return n
+}
+
+// writeStories prints the explained job's story under each policy.
+func writeStories(w io.Writer, name string, results []*sim.Result) {
+	if name == "" {
+		return
+	}
+	for _, r := range results {
+		fmt.Fprintf(w, "\n%s under %s:\n", name, r.Policy)
+		if len(r.Explain) == 0 {
+			fmt.Fprintln(w, "  (no such job)")
+		}
+		for _, line := range r.Explain {
+			fmt.Fprintln(w, "  "+line)
+		}
+	}
 }

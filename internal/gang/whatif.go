@@ -41,3 +41,19 @@ func (s *State) fitsSingle(pl *plan) bool {
 	s.fill(pl.reqs[0], s.root(), lim, nil)
 	return s.bestAt(pl.minDepth) >= pl.job.MinTasks()
 }
+
+// Explain says why job j does not fit now, without placing it; nil when it
+// fits.
+func (s *State) Explain(j *job.Job) []string {
+	pl, err := s.compile(j)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if s.WhatIf(nil, j) {
+		return nil
+	}
+	if len(pl.reqs) == 1 {
+		return s.explain(pl, pl.reqs[0], pl.job.MinTasks()).Reasons
+	}
+	return s.explainMulti(pl).Reasons
+}

@@ -94,3 +94,20 @@ func TestWhatIfAgreesWithPlace(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainWithoutPlacing(t *testing.T) {
+	s := newState(t, grid(t, []string{"rack"}, []int{1}, 2, 8, "H100"))
+	if _, u := s.Place(gpuJob("a", 1, 8)); u != nil {
+		t.Fatal(u)
+	}
+	if got := s.Explain(gpuJob("small", 1, 8)); got != nil {
+		t.Errorf("a job that fits: reasons %q", got)
+	}
+	got := s.Explain(gpuJob("big", 2, 8))
+	if len(got) == 0 || got[0] != "needs 16 GPUs (2 tasks of 8); the fleet has room for 8 GPUs (1 task of 8) now" {
+		t.Errorf("reasons %q", got)
+	}
+	if s.Job("big") != nil || s.FreeGPUs(1) != 8 {
+		t.Error("Explain placed the job")
+	}
+}

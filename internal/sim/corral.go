@@ -57,6 +57,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			continue
 		}
 		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && s.reclaim(p, j)) {
+			s.whyWaiting(p, j, quota)
 			if quota {
 				s.wakeLater(p)
 			}
@@ -71,6 +72,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 				resv = s.reservationWithout(j, shape(head))
 			}
 			if !s.keepsReservation(p, shape(head), resv.at, resv.releasedBy) {
+				s.note(p.a.Job.Name, "waits: it fits, but starting it would delay %s, reserved to start at %.2fh", head.a.Job.Name, resv.at.Hours())
 				s.release(j.Name)
 				if quota {
 					s.unadmit(p)

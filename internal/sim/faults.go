@@ -73,6 +73,11 @@ func (s *Sim) interrupt(name string, notice bool) {
 	} else if !notice {
 		kept = elapsed / every * every
 	}
+	cause := "node failure or preemption"
+	if notice {
+		cause = "spot notice"
+	}
+	s.note(name, "stopped (%s): keeps %v of work, loses %.1f GPU-hours", cause, r.done+kept, r.gpus*(elapsed-kept).Hours())
 	rec := &s.records[s.byName[name]]
 	rec.Interruptions++
 	rec.GPUHours += r.gpus * elapsed.Hours()

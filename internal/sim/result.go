@@ -12,6 +12,7 @@ type Result struct {
 	Policy  string      `json:"policy"`
 	Summary Summary     `json:"summary"`
 	Jobs    []JobRecord `json:"jobs,omitempty"`
+	Explain []string    `json:"explain,omitempty"` // the story of Options.Explain's job
 }
 
 // Summary condenses a replay. Times are hours. Allocation is the share of

@@ -28,7 +28,9 @@ type Sim struct {
 	owner   map[string]string // placement name -> job name, for running jobs
 	// noReclaim: jobs whose reclaim failed, with the version (+1) then
 	noReclaim map[string]int
-	runs      int // counts runs started, to tell completions apart
+	explain   string   // the job whose story is told
+	story     []string // its story
+	runs      int      // counts runs started, to tell completions apart
 	records   []JobRecord
 	byName    map[string]int // job name -> index into records
 	book      *queue.Book    // tenants' quotas and fair share
@@ -72,6 +74,10 @@ type runningJob struct {
 
 // Run replays w on a copy of f under p and returns what happened.
 func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
+	return replay(f, w, p, Options{})
+}
+
+func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result, error) {
 	fc := copyFleet(f)
 	state, err := gang.NewWithOptions(fc, p.StateOptions())
 	if err != nil {
@@ -82,7 +88,8 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{}}
+		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
+		explain: opt.Explain}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	for i := range w.Arrivals {
 		s.schedule(event{at: w.Arrivals[i].At, arrival: i})
@@ -94,7 +101,9 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 	for s.events.Len() > 0 {
 		s.step(p)
 	}
-	return s.result(p.Name(), w.Horizon), nil
+	res := s.result(p.Name(), w.Horizon)
+	res.Explain = s.story
+	return res, nil
 }
 
 // step handles every event at the next moment, then lets the policy act.
@@ -130,6 +139,8 @@ func (s *Sim) arrive(a *workload.Arrival) {
 	s.records = append(s.records, JobRecord{Name: a.Job.Name, Tenant: a.Job.Tenant, Class: a.Class,
 		Arrive: a.At, GPUs: demandGPUs(a), Tasks: a.Job.Tasks()})
 	s.pending = append(s.pending, &pendingJob{a: a, fresh: true})
+	s.note(a.Job.Name, "arrives from tenant %s: %d tasks, %.2f GPUs, runs %v, estimated %v",
+		tenantOf(a), a.Job.Tasks(), demandGPUs(a), a.Duration, a.Job.Runtime)
 }
 
 // start marks a pending job running on the given placements.
@@ -145,6 +156,7 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 	s.version++
 	s.acct.used += gpus
 	s.schedule(event{at: s.now + p.a.Duration - p.done, arrival: -1, job: p.a.Job.Name, run: r.run})
+	s.note(p.a.Job.Name, "starts: %d placements, %.2f GPUs used", len(parts), gpus)
 	rec := &s.records[s.byName[p.a.Job.Name]]
 	if !rec.Started {
 		rec.Started, rec.Start, rec.UsedGPUs = true, s.now, gpus
@@ -154,6 +166,7 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 
 func (s *Sim) finish(name string) {
 	r := s.stop(name)
+	s.note(name, "finishes")
 	rec := &s.records[s.byName[name]]
 	rec.Finished, rec.End = true, s.now
 	rec.GPUHours += r.gpus * (s.now - r.start).Hours()

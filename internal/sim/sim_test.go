@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +117,28 @@ func TestDeterministic(t *testing.T) {
 		a, b := run(t, p, f, arr...), run(t, p, f, arr...)
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s: two runs differ", p)
+		}
+	}
+}
+
+func TestExplainTellsWhyAJobWaited(t *testing.T) {
+	p, _ := NewPolicy("corral")
+	w := workload.Workload{Horizon: 24 * time.Hour, Arrivals: []workload.Arrival{
+		arrival("running", 0, 1, 4, 10*time.Hour, 10*time.Hour),
+		arrival("head", time.Minute, 2, 8, time.Hour, time.Hour),
+		arrival("long", 2*time.Minute, 1, 4, 20*time.Hour, 20*time.Hour),
+	}}
+	for _, tc := range []struct{ job, want string }{
+		{"long", "starting it would delay head, reserved to start at 10.00h"},
+		{"head", "quota, with what its cohort lends, has no room"},
+	} {
+		res, err := RunWith(smallFleet(2, 8), w, p, Options{Explain: tc.job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		story := strings.Join(res.Explain, "\n")
+		if !strings.Contains(story, tc.want) || !strings.Contains(story, "arrives") || !strings.Contains(story, "finishes") {
+			t.Errorf("%s's story lacks %q:\n%s", tc.job, tc.want, story)
 		}
 	}
 }

@@ -1,0 +1,52 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// Options tune a replay.
+type Options struct {
+	// Explain names a job whose story — arrival, every reason it waited,
+	// start, stops, end — the result tells in Result.Explain.
+	Explain string
+}
+
+// note adds a line to the story of the explained job, skipping a line
+// that repeats the one before.
+func (s *Sim) note(name, format string, args ...any) {
+	if name != s.explain || name == "" {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if n := len(s.story); n > 0 && strings.HasSuffix(s.story[n-1], "  "+msg) {
+		return
+	}
+	s.story = append(s.story, fmt.Sprintf("%9.2fh  %s", s.now.Hours(), msg))
+}
+
+// whyWaiting notes why p could not start now.
+func (s *Sim) whyWaiting(p *pendingJob, j *job.Job, quota bool) {
+	name := p.a.Job.Name
+	if name != s.explain {
+		return
+	}
+	if quota && !p.admitted {
+		if err := s.book.CanAdmit(tenantOf(p.a), need(p.a)); err != nil {
+			s.note(name, "waits: tenant %s's quota, with what its cohort lends, has no room for %.2f GPUs", tenantOf(p.a), demandGPUs(p.a))
+			return
+		}
+	}
+	if reasons := s.state.Explain(j); len(reasons) > 0 {
+		s.note(name, "waits: %s", strings.Join(reasons, "; "))
+	}
+}
+
+// RunWith replays w on a copy of f under p with options.
+func RunWith(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result, error) {
+	return replay(f, w, p, opt)
+}
