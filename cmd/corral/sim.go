@@ -250,20 +250,36 @@ func writeSimTable(w io.Writer, results []*sim.Result) {
 	fmt.Fprintln(w, "failures and preemptions; lost GPU-h: their work since the last checkpoint.")
 }
 
-// writeTenantWaits prints each tenant's mean wait under each policy.
+// writeTenantWaits prints each tenant's and each class's mean wait under
+// each policy.
 func writeTenantWaits(w io.Writer, results []*sim.Result) {
-	if len(results) == 0 || len(results[0].Summary.Tenants) < 2 {
+	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%-13s", "mean wait")
+	var tenants, classes []string
 	for _, t := range results[0].Summary.Tenants {
-		fmt.Fprintf(w, " %12s", t.Tenant)
+		tenants = append(tenants, t.Tenant)
+	}
+	for _, c := range results[0].Summary.Classes {
+		classes = append(classes, c.Class)
+	}
+	waitTable(w, "mean wait", tenants, results, func(s sim.Summary, i int) float64 { return s.Tenants[i].MeanWaitH })
+	waitTable(w, "by class", classes, results, func(s sim.Summary, i int) float64 { return s.Classes[i].MeanWaitH })
+}
+
+func waitTable(w io.Writer, title string, columns []string, results []*sim.Result, cell func(sim.Summary, int) float64) {
+	if len(columns) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "\n%-13s", title)
+	for _, c := range columns {
+		fmt.Fprintf(w, " %12s", c)
 	}
 	fmt.Fprintln(w)
 	for _, r := range results {
 		fmt.Fprintf(w, "%-13s", r.Policy)
-		for _, t := range r.Summary.Tenants {
-			fmt.Fprintf(w, " %11.2fh", t.MeanWaitH)
+		for i := range columns {
+			fmt.Fprintf(w, " %11.2fh", cell(r.Summary, i))
 		}
 		fmt.Fprintln(w)
 	}

@@ -46,6 +46,17 @@ type Summary struct {
 	// fairness index over received / entitled GPU-hours (1 is fair).
 	Tenants []TenantSummary `json:"tenants"`
 	Jain    float64         `json:"jain"`
+	// Classes: waits and completion times per workload class.
+	Classes []ClassSummary `json:"classes"`
+}
+
+// ClassSummary is one workload class's part of a replay.
+type ClassSummary struct {
+	Class     string  `json:"class"`
+	Jobs      int     `json:"jobs"`
+	MeanWaitH float64 `json:"mean_wait_h"`
+	P99WaitH  float64 `json:"p99_wait_h"`
+	MeanJCTH  float64 `json:"mean_jct_h"`
 }
 
 // TenantSummary is one tenant's part of a replay.
@@ -93,6 +104,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		sum.PreemptPerHour = float64(sum.Preemptions) / horizon.Hours()
 	}
 	sum.Tenants, sum.Jain = s.tenantSummaries(end)
+	sum.Classes = s.classSummaries(end)
 	return &Result{Policy: policy, Summary: sum, Jobs: s.records}
 }
 
@@ -147,4 +159,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// classSummaries condenses the records per workload class, in name order.
+func (s *Sim) classSummaries(end time.Duration) []ClassSummary {
+	waits, jcts := map[string][]float64{}, map[string][]float64{}
+	for _, r := range s.records {
+		waits[r.Class] = append(waits[r.Class], r.Wait(end).Hours())
+		if r.Finished {
+			jcts[r.Class] = append(jcts[r.Class], (r.End - r.Arrive).Hours())
+		}
+	}
+	var out []ClassSummary
+	for _, c := range sortedKeys(waits) {
+		w := sortedFloats(waits[c])
+		out = append(out, ClassSummary{Class: c, Jobs: len(w), MeanWaitH: mean(w), P99WaitH: percentile(w, 0.99), MeanJCTH: mean(jcts[c])})
+	}
+	return out
 }
