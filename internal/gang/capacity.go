@@ -13,7 +13,6 @@ import (
 type scratch struct {
 	capN, fitN, freeN []int
 	capV, fitV, freeV []int
-	reasons           map[Reason]int
 }
 
 func newScratch(s *State) scratch {

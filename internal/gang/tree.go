@@ -65,16 +65,3 @@ func (t *tree) lastChild(v int) int {
 
 // nodes returns the node indices under v, in tree order.
 func (t *tree) nodes(v int) []int { return t.order[t.lo[v]:t.hi[v]] }
-
-// ancestors returns v's ancestors from the outermost level down to v's
-// parent, excluding the root.
-func (t *tree) ancestors(v int) []int {
-	var up []int
-	for p := t.parent[v]; p > 0; p = t.parent[p] {
-		up = append(up, p)
-	}
-	for i, j := 0, len(up)-1; i < j; i, j = i+1, j-1 {
-		up[i], up[j] = up[j], up[i]
-	}
-	return up
-}
