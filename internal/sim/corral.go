@@ -70,6 +70,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 		if head != nil {
 			if resv == nil { // the reservation as it stood before this job
 				resv = s.reservationWithout(j, shape(head))
+				s.note(head.a.Job.Name, "first in line: expected to start at %.2fh, as running jobs end by their estimates", resv.at.Hours())
 			}
 			if !s.keepsReservation(p, shape(head), resv.at, resv.releasedBy) {
 				s.note(p.a.Job.Name, "waits: it fits, but starting it would delay %s, reserved to start at %.2fh", head.a.Job.Name, resv.at.Hours())

@@ -132,3 +132,22 @@ func TestNoPreemptRequeueLoop(t *testing.T) {
 	}
 	t.Logf("%d preemptions, %.1f GPU-h lost", res.Summary.Preemptions, res.Summary.LostGPUHours)
 }
+
+// However often its tenant's quota is reclaimed, one job is stopped at
+// most maxPreemptions times.
+func TestPreemptionsPerJobAreBounded(t *testing.T) {
+	b := checkpointing(arrival("b1", 0, 2, 8, 100*time.Hour, 100*time.Hour), time.Hour)
+	b.Job.Tenant, b.Job.Preemptible = "b", true
+	arr := []workload.Arrival{b}
+	for i := 0; i < 50; i++ {
+		a := arrival(fmt.Sprintf("a%03d", i), 3*time.Hour+time.Duration(i)*8*time.Hour, 1, 8, 4*time.Hour, 4*time.Hour)
+		a.Job.Tenant = "a"
+		arr = append(arr, a)
+	}
+	workload.SortArrivals(arr)
+	res := runFaults(t, "corral", 2, nil, arr...)
+	t.Logf("b1 preempted %d times", record(t, res, "b1").Preemptions)
+	if r := record(t, res, "b1"); r.Preemptions < 1 || r.Preemptions > maxPreemptions {
+		t.Errorf("b1 preempted %d times, want 1..%d", r.Preemptions, maxPreemptions)
+	}
+}

@@ -62,6 +62,11 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 // room to appear by itself before it preempts borrowers.
 const reclaimPatience = time.Hour
 
+// maxPreemptions is how often one job may be stopped to give quota back;
+// after that it is no longer a victim, which ends any preempt-requeue
+// cycle it is caught in.
+const maxPreemptions = 3
+
 // reborrowBackoff is how long a job preempted once waits before it may
 // borrow quota again; it doubles with every further preemption.
 const reborrowBackoff = 10 * time.Minute
@@ -82,8 +87,8 @@ func (s *Sim) borrowingVictims(t string) []string {
 	var names []string
 	for name, r := range s.running {
 		owner := tenantOf(r.a)
-		if owner == t || !r.admitted || !r.a.Job.Preemptible {
-			continue
+		if owner == t || !r.admitted || !r.a.Job.Preemptible || s.records[s.byName[name]].Preemptions >= maxPreemptions {
+			continue // a job stopped maxPreemptions times is left alone: no loop
 		}
 		if _, seen := over[owner]; !seen {
 			over[owner] = !s.book.Borrowed(owner).IsZero()
