@@ -219,7 +219,7 @@ func openbInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
 func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
 	f := &fleet.Fleet{}
 	for i, n := range nodes {
-		if int(float64(i+1)*share) == int(float64(i)*share) {
+		if !evenlyPicked(i, share) {
 			continue
 		}
 		node := fleet.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, GPUModel: n.Model}
@@ -306,7 +306,7 @@ func addFaults(o simOptions, f *fleet.Fleet, w *workload.Workload, label string)
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
 		all = append(all, n.Name)
-		if int(float64(i+1)*o.spotShare) != int(float64(i)*o.spotShare) {
+		if evenlyPicked(i, o.spotShare) {
 			n.Taints = append(n.Taints, workload.SpotTaint)
 			spot = append(spot, n.Name)
 		}
@@ -356,4 +356,10 @@ func writeStories(w io.Writer, name string, results []*sim.Result) {
 			fmt.Fprintln(w, "  "+line)
 		}
 	}
+}
+
+// evenlyPicked reports whether item i is among a share of items picked
+// evenly spaced (share 0.25: every fourth).
+func evenlyPicked(i int, share float64) bool {
+	return int(float64(i+1)*share) != int(float64(i)*share)
 }

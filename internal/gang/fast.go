@@ -1,7 +1,6 @@
 package gang
 
 import (
-	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/job"
 )
 
@@ -50,14 +49,9 @@ func (s *State) fastNode(r *request) (int, fastResult) {
 
 // fastWholePreferPlain looks among nodes without MIG first.
 func (s *State) fastWholePreferPlain(r *request) (int, fastResult) {
-	plain := *r
-	plain.classOK = make([]bool, len(r.classOK))
-	mixed := false
-	for c, ok := range r.classOK {
-		plain.classOK[c] = ok && s.classes[c].mig == fleet.MIGNone
-		mixed = mixed || (ok && !plain.classOK[c])
-	}
-	if mixed {
+	if r.plainOK != nil {
+		plain := *r
+		plain.classOK = r.plainOK
 		if n, res := s.fastWhole(&plain, r.d.GPUs); res == fastFound {
 			return n, res
 		}

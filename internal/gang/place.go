@@ -139,18 +139,25 @@ func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
 			return nil, s.explain(pl, r, lo)
 		}
 	}
-	if s.tooFewFreeGPUs(r, lo) {
-		return nil, s.explain(pl, r, lo)
-	}
-	lim := pl.lim
-	lim.need = hi
-	s.fill(r, s.root(), lim, nil)
-	need := min(hi, s.bestAt(pl.minDepth))
+	need := min(hi, s.room(pl, pl.lim))
 	if need < lo {
 		return nil, s.explain(pl, r, lo)
 	}
 	at, _ := s.deepest(s.root(), need, pl.minDepth)
 	return s.fillIn(r, at, need), nil
+}
+
+// room computes capacities for pl's one task shape under lim and returns
+// the most tasks one domain at the required depth holds; 0 when the index
+// already shows there are too few free GPUs.
+func (s *State) room(pl *plan, lim limits) int {
+	r := pl.reqs[0]
+	if s.tooFewFreeGPUs(r, pl.job.MinTasks()) {
+		return 0
+	}
+	lim.need = pl.job.Tasks()
+	s.fill(r, s.root(), lim, nil)
+	return s.bestAt(pl.minDepth)
 }
 
 func (s *State) root() ref { return ref{-1, 0} }

@@ -23,6 +23,9 @@ type request struct {
 	spares  bool                // may use hot spare nodes
 	// tolerations are the job's: a node class with other taints is out.
 	tolerations []string
+	// plainOK is classOK without MIG classes, for whole-GPU tasks that
+	// may use both; nil otherwise.
+	plainOK []bool
 }
 
 func (r *request) classTolerated(c class) bool { return tolerates(r.tolerations, c.taints) }
@@ -48,7 +51,26 @@ func (s *State) newRequest(group int, d job.Demand, spares bool, tolerations []s
 			r.classOK[i] = r.milli[i] > 0 && r.milli[i] <= 1000
 		}
 	}
+	if r.kind == job.Whole {
+		r.plainOK = s.withoutMIG(r.classOK)
+	}
 	return r, nil
+}
+
+// withoutMIG returns classOK less the MIG classes, or nil when that
+// removes none or leaves none.
+func (s *State) withoutMIG(classOK []bool) []bool {
+	plain := make([]bool, len(classOK))
+	kept, dropped := false, false
+	for c, ok := range classOK {
+		plain[c] = ok && s.classes[c].mig == fleet.MIGNone
+		kept = kept || plain[c]
+		dropped = dropped || (ok && !plain[c])
+	}
+	if !kept || !dropped {
+		return nil
+	}
+	return plain
 }
 
 // tolerates reports whether tolerations cover a class's joined taints.

@@ -30,16 +30,11 @@ func (s *State) WhatIf(release []string, j *job.Job) bool {
 
 // fitsSingle reports whether placeSingle would place pl, without placing.
 func (s *State) fitsSingle(pl *plan) bool {
-	if s.tooFewFreeGPUs(pl.reqs[0], pl.job.MinTasks()) {
-		return false
-	}
 	lim := pl.lim
-	lim.need = pl.job.Tasks()
-	if pl.lim.spreadDepth >= 0 && !pl.spread.Required {
+	if lim.spreadDepth >= 0 && !pl.spread.Required {
 		lim.spreadDepth = -2 // a preferred spread gives way in the end
 	}
-	s.fill(pl.reqs[0], s.root(), lim, nil)
-	return s.bestAt(pl.minDepth) >= pl.job.MinTasks()
+	return s.room(pl, lim) >= pl.job.MinTasks()
 }
 
 // Explain says why job j does not fit now, without placing it; nil when it

@@ -2,8 +2,6 @@ package sim
 
 import (
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
@@ -75,7 +73,7 @@ func placedGPUs(p *gang.Placement) float64 {
 	for _, t := range p.Tasks {
 		switch {
 		case t.MIG != nil:
-			total += migFraction(t.MIG.Profile)
+			total += workload.MIGFraction(t.MIG.Profile)
 		case t.Milli > 0:
 			total += float64(t.Milli) / 1000
 		default:
@@ -83,16 +81,6 @@ func placedGPUs(p *gang.Placement) float64 {
 		}
 	}
 	return total
-}
-
-// migFraction reads "3g.40gb" as 3/7 of a GPU.
-func migFraction(profile string) float64 {
-	g, _, _ := strings.Cut(profile, "g.")
-	n, err := strconv.Atoi(g)
-	if err != nil {
-		return 0
-	}
-	return float64(n) / 7
 }
 
 // demandGPUs is the GPU amount a job asks for, for reports.
@@ -104,11 +92,8 @@ func demandGPUs(a *workload.Arrival) float64 {
 	return total
 }
 
-// taskGPUs is the GPU amount one task asks for: whole GPUs, a MIG profile
-// as its share of compute, a fraction.
-func taskGPUs(d job.Demand) float64 {
-	return float64(d.GPUs) + migFraction(d.MIG) + float64(d.GPUMilli)/1000
-}
+// taskGPUs is the GPU amount one task asks for.
+func taskGPUs(d job.Demand) float64 { return workload.GPUFraction(d) }
 
 // percentile returns the q-quantile (0..1) of sorted xs by nearest rank.
 func percentile(sorted []float64, q float64) float64 {

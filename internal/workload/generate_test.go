@@ -325,7 +325,7 @@ func TestSpec100k(t *testing.T) {
 		if d.Kind() == job.Shared {
 			t.Fatalf("%s asks for a fractional GPU; the 100k preset allows MIG only", a.Job.Name)
 		}
-		gpuHours += float64(a.Job.Tasks()) * gpuFraction(d) * a.Duration.Hours()
+		gpuHours += float64(a.Job.Tasks()) * GPUFraction(d) * a.Duration.Hours()
 	}
 	want, err := spec.GPUHoursPerJob()
 	if err != nil {

@@ -111,7 +111,7 @@ func (s Sharing) apply(d job.Demand) job.Demand {
 	case s == SharingWhole && (kind == job.MIG || kind == job.Shared):
 		return withGPU(d, job.Demand{GPUs: 1})
 	case s == SharingMIG && kind == job.Shared:
-		f := gpuFraction(d)
+		f := GPUFraction(d)
 		for _, p := range migProfiles {
 			if float64(p.sevenths)/7 >= f-1e-9 {
 				return withGPU(d, job.Demand{MIG: p.name})
@@ -128,16 +128,15 @@ func withGPU(d, g job.Demand) job.Demand {
 	return g
 }
 
-// gpuFraction is the part of a GPU (whole GPUs count in full) one task of
-// d uses, for load estimates: MIG profiles by compute (sevenths), shares
-// and memory fractions under the assumptions above.
-func gpuFraction(d job.Demand) float64 {
+// GPUFraction is the part of a GPU (whole GPUs count in full) one task of
+// d uses, for load estimates and accounting: MIG profiles by compute
+// (sevenths), shares and memory fractions under the assumptions above.
+func GPUFraction(d job.Demand) float64 {
 	switch {
 	case d.GPUs > 0:
 		return float64(d.GPUs)
 	case d.MIG != "":
-		c, _ := migCompute(d.MIG)
-		return float64(c) / 7
+		return MIGFraction(d.MIG)
 	case d.GPUMilli > 0:
 		return float64(d.GPUMilli) / 1000
 	case d.Shares > 0:
@@ -146,6 +145,13 @@ func gpuFraction(d job.Demand) float64 {
 		return min(float64(d.GPUMemoryMiB)/assumedMemoryMiB, 1)
 	}
 	return 0
+}
+
+// MIGFraction is the share of a GPU's compute (sevenths) a MIG profile
+// such as "3g.40gb" has; 0 for a name of another form.
+func MIGFraction(profile string) float64 {
+	c, _ := migCompute(profile)
+	return float64(c) / 7
 }
 
 // migCompute reads the compute slices of a profile name "<c>g.<m>gb".
@@ -319,7 +325,7 @@ func (s GenSpec) ClassShares() map[string]float64 {
 
 // GPUHoursPerJob is the expected GPU-hours of true work per arrival, from
 // the exact means of the shapes' distributions (MIG by compute sevenths,
-// shares as noted on gpuFraction, after Sharing). It needs valid tenants
+// shares as noted on GPUFraction, after Sharing). It needs valid tenants
 // and shapes, not a horizon or rate.
 func (s GenSpec) GPUHoursPerJob() (float64, error) {
 	if err := s.checkMix(); err != nil {
@@ -344,7 +350,7 @@ func (sh Shape) gpuHours(sharing Sharing) float64 {
 	}
 	gpus := 0.0
 	for i, p := range probabilities(sh.Demands) {
-		gpus += p * gpuFraction(sharing.apply(sh.Demands[i].Value))
+		gpus += p * GPUFraction(sharing.apply(sh.Demands[i].Value))
 	}
 	return tasks * gpus * sh.Duration.Mean().Hours()
 }

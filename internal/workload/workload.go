@@ -155,7 +155,7 @@ func (w *Workload) GPUHours() float64 {
 	for _, a := range w.Arrivals {
 		per := 0.0
 		for _, g := range a.Job.Groups {
-			per += float64(g.Count) * gpuFraction(g.Task)
+			per += float64(g.Count) * GPUFraction(g.Task)
 		}
 		total += per * a.Duration.Hours()
 	}
