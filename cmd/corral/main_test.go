@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,8 +160,8 @@ func TestPlaceCommandBadInput(t *testing.T) {
 }
 
 func TestSimCommand(t *testing.T) {
-	jsonPath := filepath.Join(t.TempDir(), "sim.json")
-	out, errOut, code := runCLI(t, "sim", "--nodes", "32", "--days", "3", "--load", "0.9", "--json", jsonPath)
+	jsonPath, demandDir := filepath.Join(t.TempDir(), "sim.json"), t.TempDir()
+	out, errOut, code := runCLI(t, "sim", "--nodes", "32", "--days", "3", "--load", "0.9", "--json", jsonPath, "--demand-dir", demandDir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -188,6 +189,27 @@ func TestSimCommand(t *testing.T) {
 	}
 	if len(doc.Results) != 4 || doc.Results[0].Summary.Jobs == 0 || doc.Results[0].Summary.Utilisation <= 0 {
 		t.Errorf("JSON: %+v", doc)
+	}
+	// One demand row per hour of the 3-day horizon and more, none above the fleet.
+	csv, err := os.ReadFile(filepath.Join(demandDir, "corral.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if lines[0] != "hour,gpu_model,gpus" || len(lines) < 1+73 {
+		t.Fatalf("demand CSV: %d lines, header %q", len(lines), lines[0])
+	}
+	busy := 0
+	for i, l := range lines[1:] {
+		var hour, gpus int
+		var model string
+		if _, err := fmt.Sscanf(strings.ReplaceAll(l, ",", " "), "%d %s %d", &hour, &model, &gpus); err != nil || hour != i || model != "H100-80GB" || gpus < 0 || gpus > 256 {
+			t.Fatalf("demand row %d: %q (%v)", i, l, err)
+		}
+		busy += gpus
+	}
+	if busy == 0 {
+		t.Error("no card was ever occupied")
 	}
 }
 

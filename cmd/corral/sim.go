@@ -48,6 +48,7 @@ Flags:
 
 type simOptions struct {
 	fleetPath, workloadKind, podsPath, nodesPath, policies, jsonPath string
+	demandDir                                                        string
 	nodes, seedN                                                     int
 	days, load, speedup, nodeShare                                   float64
 	records                                                          bool
@@ -91,6 +92,12 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	writeSimTable(stdout, results)
 	writeStories(stdout, o.explain, results)
+	if o.demandDir != "" {
+		if err := writeDemandCSVs(o.demandDir, results); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nhourly card demand per policy written to %s/<policy>.csv (input of corral plan --demand)\n", o.demandDir)
+	}
 	if o.jsonPath != "" {
 		if !o.records {
 			for _, r := range results {
@@ -124,6 +131,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
+	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs)")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {

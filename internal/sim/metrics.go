@@ -71,14 +71,7 @@ func placedGPUs(p *gang.Placement) float64 {
 	}
 	total := 0.0
 	for _, t := range p.Tasks {
-		switch {
-		case t.MIG != nil:
-			total += workload.MIGFraction(t.MIG.Profile)
-		case t.Milli > 0:
-			total += float64(t.Milli) / 1000
-		default:
-			total += float64(len(t.GPUs))
-		}
+		total += taskPlacedGPUs(t)
 	}
 	return total
 }

@@ -13,6 +13,7 @@ type Result struct {
 	Summary Summary     `json:"summary"`
 	Jobs    []JobRecord `json:"jobs,omitempty"`
 	Explain []string    `json:"explain,omitempty"` // the story of Options.Explain's job
+	Hours   []Hour      `json:"hours,omitempty"`   // the fleet at every hour boundary
 }
 
 // Summary condenses a replay. Times are hours. Allocation is the share of

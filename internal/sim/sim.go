@@ -41,6 +41,7 @@ type Sim struct {
 	// entitled is each tenant's share of the workload's GPU-hours: its
 	// nominal quota as a share of the fleet.
 	entitled map[string]float64
+	series   series // the fleet hour by hour
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -91,6 +92,7 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
 		explain: opt.Explain}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
+	s.series = newSeries(fc)
 	for i := range w.Arrivals {
 		s.schedule(event{at: w.Arrivals[i].At, arrival: i})
 	}
@@ -101,7 +103,9 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	for s.events.Len() > 0 {
 		s.step(p)
 	}
+	s.series.sampleBefore(max(s.now, w.Horizon)+1, s.state)
 	res := s.result(p.Name(), w.Horizon)
+	res.Hours = s.series.hours
 	res.Explain = s.story
 	return res, nil
 }
@@ -109,6 +113,7 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 // step handles every event at the next moment, then lets the policy act.
 func (s *Sim) step(p Policy) {
 	at := s.events[0].at
+	s.series.sampleBefore(at, s.state)
 	s.acct.advance(at)
 	s.now = at
 	if err := s.book.Advance(at); err != nil {
@@ -139,6 +144,7 @@ func (s *Sim) arrive(a *workload.Arrival) {
 	s.records = append(s.records, JobRecord{Name: a.Job.Name, Tenant: a.Job.Tenant, Class: a.Class,
 		Arrive: a.At, GPUs: demandGPUs(a), Tasks: a.Job.Tasks()})
 	s.pending = append(s.pending, &pendingJob{a: a, fresh: true})
+	s.series.demanded += demandGPUs(a)
 	s.note(a.Job.Name, "arrives from tenant %s: %d tasks, %.2f GPUs, runs %v, estimated %v",
 		tenantOf(a), a.Job.Tasks(), demandGPUs(a), a.Duration, a.Job.Runtime)
 }
@@ -155,6 +161,7 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 	s.trackEnd(r, true)
 	s.version++
 	s.acct.used += gpus
+	s.series.use(s.placements(parts), gpus, 1)
 	s.schedule(event{at: s.now + p.a.Duration - p.done, arrival: -1, job: p.a.Job.Name, run: r.run})
 	s.note(p.a.Job.Name, "starts: %d placements, %.2f GPUs used", len(parts), gpus)
 	rec := &s.records[s.byName[p.a.Job.Name]]
@@ -169,12 +176,14 @@ func (s *Sim) finish(name string) {
 	s.note(name, "finishes")
 	rec := &s.records[s.byName[name]]
 	rec.Finished, rec.End = true, s.now
+	s.series.demanded -= demandGPUs(r.a)
 	rec.GPUHours += r.gpus * (s.now - r.start).Hours()
 }
 
 // stop ends a running job's run: its placements and quota are freed.
 func (s *Sim) stop(name string) *runningJob {
 	r := s.running[name]
+	s.series.use(s.placements(r.parts), r.gpus, -1)
 	for _, part := range r.parts {
 		s.release(part)
 		delete(s.owner, part)
@@ -198,6 +207,7 @@ func (s *Sim) tryPlace(j *job.Job) (*gang.Placement, bool) {
 	p, ok := s.state.TryPlace(j)
 	if ok {
 		s.acct.allocated += placedGPUs(p)
+		s.series.hold(p, 1)
 	}
 	return p, ok
 }
@@ -205,9 +215,19 @@ func (s *Sim) tryPlace(j *job.Job) (*gang.Placement, bool) {
 // release frees a placement and its allocation.
 func (s *Sim) release(name string) {
 	s.acct.allocated -= placedGPUs(s.state.Job(name))
+	s.series.hold(s.state.Job(name), -1)
 	if err := s.state.Release(name); err != nil {
 		panic(fmt.Sprintf("sim: %v", err))
 	}
+}
+
+// placements looks up placements by name.
+func (s *Sim) placements(names []string) []*gang.Placement {
+	out := make([]*gang.Placement, len(names))
+	for i, n := range names {
+		out[i] = s.state.Job(n)
+	}
+	return out
 }
 
 func (s *Sim) removePending(p *pendingJob) {
