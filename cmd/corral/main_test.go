@@ -221,6 +221,7 @@ func TestSimCommandBadInput(t *testing.T) {
 		{"sim", "--workload", "openb"},
 		{"sim", "--workload", "tea"},
 		{"sim", "extra"},
+		{"sim", "--preempt-grace", "-1m"},
 	} {
 		_, errOut, code := runCLI(t, args...)
 		if code == 0 || errOut == "" {

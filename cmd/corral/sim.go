@@ -55,6 +55,8 @@ type simOptions struct {
 	explain                                                          string
 	spotShare, spotRate                                              float64
 	spotNotice, mtbf, mttr                                           time.Duration
+	preemptGrace                                                     time.Duration
+	maxPreemptPerHour                                                int
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -81,7 +83,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	var results []*sim.Result
 	for _, p := range policies {
 		start := time.Now()
-		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain})
+		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour})
 		if err != nil {
 			return err
 		}
@@ -101,7 +103,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if o.jsonPath != "" {
 		if !o.records {
 			for _, r := range results {
-				r.Jobs = nil
+				r.Jobs, r.Hours = nil, nil
 			}
 		}
 		return writeSimJSON(o.jsonPath, label, results)
@@ -130,15 +132,20 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.spotNotice, "spot-notice", 2*time.Minute, "with --spot-share: warning before a spot node goes")
 	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
+	fs.DurationVar(&o.preemptGrace, "preempt-grace", 2*time.Minute, "notice a job stopped to give quota back gets: it checkpoints in it, and its preemptor starts after it")
+	fs.IntVar(&o.maxPreemptPerHour, "max-preemptions-per-hour", 0, "bound on stops to give quota back in any hour (0: unbounded)")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
-	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs)")
+	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.preemptGrace < 0 || o.maxPreemptPerHour < 0 {
+		return o, fmt.Errorf("--preempt-grace %v, --max-preemptions-per-hour %d: want neither negative", o.preemptGrace, o.maxPreemptPerHour)
 	}
 	if o.spotShare < 0 || o.spotShare > 1 || o.spotRate < 0 || o.mtbf < 0 || o.mttr <= 0 {
 		return o, fmt.Errorf("--spot-share %g, --spot-rate %g, --mtbf %v, --mttr %v: want 0 <= share <= 1, rate >= 0, mtbf >= 0, mttr > 0",

@@ -54,6 +54,9 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			key = tenantOf(p.a) + "\x00" + key
 		}
 		if failed[key] {
+			if quota {
+				s.wakeLater(p) // its patience runs out too: it may reclaim then
+			}
 			continue
 		}
 		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && s.reclaim(p, j)) {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/job"
@@ -14,6 +15,23 @@ type Options struct {
 	// Explain names a job whose story — arrival, every reason it waited,
 	// start, stops, end — the result tells in Result.Explain.
 	Explain string
+	// PreemptGrace is the notice a job stopped to give quota back gets:
+	// a job that checkpoints saves all its work in it, and the job that
+	// reclaimed the quota starts when it runs out, on the capacity held
+	// for it. Zero stops victims at once, keeping their last periodic
+	// checkpoint.
+	PreemptGrace time.Duration
+	// MaxPreemptionsPerHour bounds the stops to give quota back in any
+	// hour; zero leaves them unbounded. A reclaim that would exceed it
+	// waits for the window to move.
+	MaxPreemptionsPerHour int
+}
+
+func (o Options) check() error {
+	if o.PreemptGrace < 0 || o.MaxPreemptionsPerHour < 0 {
+		return fmt.Errorf("options: preempt grace %v and preemptions per hour %d must not be negative", o.PreemptGrace, o.MaxPreemptionsPerHour)
+	}
+	return nil
 }
 
 // note adds a line to the story of the explained job, skipping a line

@@ -56,26 +56,28 @@ func (s *Sim) evict(node string, notice bool) {
 	}
 	for _, name := range names {
 		if s.running[name] != nil {
-			s.interrupt(name, notice)
+			cause := "node failure"
+			if notice {
+				cause = "spot notice"
+			}
+			s.interrupt(name, notice, cause)
 		} else {
 			s.dropHeld(name)
 		}
 	}
 }
 
-// interrupt stops a running job and requeues it with the work it saved.
-func (s *Sim) interrupt(name string, notice bool) {
+// interrupt stops a running job and requeues it with the work it saved:
+// all of it when it had notice and checkpoints, else its last periodic
+// checkpoint.
+func (s *Sim) interrupt(name string, notice bool, cause string) {
 	r := s.stop(name)
-	elapsed := s.now - r.start
+	elapsed := max(s.now-r.start, 0) // a job stopped while still held for its start did no work
 	kept := elapsed
 	if every := r.a.Job.CheckpointEvery; every <= 0 {
 		kept = 0
 	} else if !notice {
 		kept = elapsed / every * every
-	}
-	cause := "node failure or preemption"
-	if notice {
-		cause = "spot notice"
 	}
 	s.note(name, "stopped (%s): keeps %v of work, loses %.1f GPU-hours", cause, r.done+kept, r.gpus*(elapsed-kept).Hours())
 	rec := &s.records[s.byName[name]]

@@ -42,19 +42,47 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 			freeGPUs += placedGPUs(s.state.Job(part))
 		}
 		if room+freed >= want && freeGPUs >= needGPUs-1e-9 && s.state.WhatIf(parts, j) {
+			if !s.preemptionBudget(p, len(chosen)) {
+				return false
+			}
 			for _, name := range chosen {
 				v := s.running[name].pending
-				s.interrupt(name, false)
+				s.interrupt(name, s.opt.PreemptGrace > 0, "preempted for "+p.a.Job.Name)
+				s.preempted = append(s.preempted, s.now)
 				rec := &s.records[s.byName[name]]
 				rec.Preemptions++
 				// It may not borrow again for a while, doubling each time:
 				// no preempt-requeue loop.
 				v.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
 			}
+			p.startDelay = s.opt.PreemptGrace
 			return s.placeAdmitted(p, j, true)
 		}
 	}
 	s.noReclaim[p.a.Job.Name] = s.version + 1
+	return false
+}
+
+// preemptionBudget reports whether n more preemptions stay within the
+// hourly bound; when they do not, p is woken when the oldest one leaves the
+// window.
+func (s *Sim) preemptionBudget(p *pendingJob, n int) bool {
+	limit := s.opt.MaxPreemptionsPerHour
+	if limit <= 0 {
+		return true
+	}
+	i := 0
+	for i < len(s.preempted) && s.preempted[i] <= s.now-time.Hour {
+		i++
+	}
+	s.preempted = s.preempted[i:]
+	if len(s.preempted)+n <= limit {
+		return true
+	}
+	s.note(p.a.Job.Name, "waits: reclaiming its quota needs %d preemptions; %d of at most %d per hour are used", n, len(s.preempted), limit)
+	if n <= limit && len(s.preempted) > 0 {
+		s.schedule(event{at: s.preempted[0] + time.Hour, arrival: -1, wake: p.a.Job.Name})
+	}
 	return false
 }
 

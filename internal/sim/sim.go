@@ -42,6 +42,10 @@ type Sim struct {
 	// nominal quota as a share of the fleet.
 	entitled map[string]float64
 	series   series // the fleet hour by hour
+	opt      Options
+	// preempted holds the times of recent stops to give quota back, oldest
+	// first, for the hourly bound.
+	preempted []time.Duration
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -59,6 +63,9 @@ type pendingJob struct {
 	// quota until then.
 	noBorrowUntil time.Duration
 	wakeSet       bool // a wake-up at the end of its patience is scheduled
+	// startDelay: it starts this long after it is placed, while the jobs
+	// it preempted checkpoint on the capacity held for it.
+	startDelay time.Duration
 }
 
 // runningJob is a job that started.
@@ -79,6 +86,9 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 }
 
 func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result, error) {
+	if err := opt.check(); err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
+	}
 	fc := copyFleet(f)
 	state, err := gang.NewWithOptions(fc, p.StateOptions())
 	if err != nil {
@@ -90,7 +100,7 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
-		explain: opt.Explain}
+		explain: opt.Explain, opt: opt}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	s.series = newSeries(fc)
 	for i := range w.Arrivals {
@@ -153,7 +163,9 @@ func (s *Sim) arrive(a *workload.Arrival) {
 func (s *Sim) start(p *pendingJob, parts []string) {
 	gpus := s.usedGPUs(p, parts) // what the job uses, whatever it holds
 	s.runs++
-	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: s.now, admitted: p.admitted, done: p.done, run: s.runs, pending: p}
+	begin := s.now + p.startDelay
+	p.startDelay = 0
+	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: begin, admitted: p.admitted, done: p.done, run: s.runs, pending: p}
 	for _, part := range parts {
 		s.owner[part] = p.a.Job.Name
 	}
@@ -162,11 +174,15 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 	s.version++
 	s.acct.used += gpus
 	s.series.use(s.placements(parts), gpus, 1)
-	s.schedule(event{at: s.now + p.a.Duration - p.done, arrival: -1, job: p.a.Job.Name, run: r.run})
-	s.note(p.a.Job.Name, "starts: %d placements, %.2f GPUs used", len(parts), gpus)
+	s.schedule(event{at: begin + p.a.Duration - p.done, arrival: -1, job: p.a.Job.Name, run: r.run})
+	if begin > s.now {
+		s.note(p.a.Job.Name, "placed: %d placements, %.2f GPUs, held for it while the jobs it preempted checkpoint; starts at %.2fh", len(parts), gpus, begin.Hours())
+	} else {
+		s.note(p.a.Job.Name, "starts: %d placements, %.2f GPUs used", len(parts), gpus)
+	}
 	rec := &s.records[s.byName[p.a.Job.Name]]
 	if !rec.Started {
-		rec.Started, rec.Start, rec.UsedGPUs = true, s.now, gpus
+		rec.Started, rec.Start, rec.UsedGPUs = true, begin, gpus
 	}
 	s.removePending(p)
 }
