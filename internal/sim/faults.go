@@ -43,18 +43,16 @@ func (s *Sim) evict(node string, notice bool) {
 	jobs := map[string]bool{}
 	var names []string
 	for _, part := range s.state.Affected(node) {
-		name := part
-		if owner, ok := s.owner[part]; ok {
-			name = owner
-		} else if i := strings.IndexByte(part, '/'); i > 0 {
-			name = part[:i] // a pod of a job still waiting for its siblings
-		}
+		name := s.ownerOf(part)
 		if !jobs[name] {
 			jobs[name] = true
 			names = append(names, name)
 		}
 	}
 	for _, name := range names {
+		if !notice && s.replaceOnSpare(name, node) {
+			continue
+		}
 		if s.running[name] != nil {
 			cause := "node failure"
 			if notice {
@@ -65,6 +63,17 @@ func (s *Sim) evict(node string, notice bool) {
 			s.dropHeld(name)
 		}
 	}
+}
+
+// ownerOf names the job a placement belongs to.
+func (s *Sim) ownerOf(part string) string {
+	if owner, ok := s.owner[part]; ok {
+		return owner
+	}
+	if i := strings.IndexByte(part, '/'); i > 0 {
+		return part[:i] // a pod of a job still waiting for its siblings
+	}
+	return part
 }
 
 // interrupt stops a running job and requeues it with the work it saved:

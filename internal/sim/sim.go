@@ -46,6 +46,8 @@ type Sim struct {
 	// preempted holds the times of recent stops to give quota back, oldest
 	// first, for the hourly bound.
 	preempted []time.Duration
+	spares    []string                   // hot spare nodes
+	gone      map[string]*gang.Placement // placements the core removed (evicted from a spare), until the sim lets go of them
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -100,7 +102,12 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
-		explain: opt.Explain, opt: opt}
+		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{}}
+	for _, n := range fc.Nodes {
+		if n.Spare {
+			s.spares = append(s.spares, n.Name)
+		}
+	}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	s.series = newSeries(fc)
 	for i := range w.Arrivals {
@@ -230,6 +237,10 @@ func (s *Sim) tryPlace(j *job.Job) (*gang.Placement, bool) {
 
 // release frees a placement and its allocation.
 func (s *Sim) release(name string) {
+	if _, ok := s.gone[name]; ok {
+		delete(s.gone, name) // already removed and accounted for
+		return
+	}
 	s.acct.allocated -= placedGPUs(s.state.Job(name))
 	s.series.hold(s.state.Job(name), -1)
 	if err := s.state.Release(name); err != nil {
@@ -241,6 +252,10 @@ func (s *Sim) release(name string) {
 func (s *Sim) placements(names []string) []*gang.Placement {
 	out := make([]*gang.Placement, len(names))
 	for i, n := range names {
+		if p := s.gone[n]; p != nil {
+			out[i] = p
+			continue
+		}
 		out[i] = s.state.Job(n)
 	}
 	return out
