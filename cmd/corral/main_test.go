@@ -222,6 +222,8 @@ func TestSimCommandBadInput(t *testing.T) {
 		{"sim", "--workload", "tea"},
 		{"sim", "extra"},
 		{"sim", "--preempt-grace", "-1m"},
+		{"sim", "--autoscale", "two"},
+		{"sim", "--autoscale", "4:2"},
 	} {
 		_, errOut, code := runCLI(t, args...)
 		if code == 0 || errOut == "" {
@@ -252,5 +254,28 @@ func TestSimCommandExplain(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestSimCommandAutoscales(t *testing.T) {
+	out, errOut, code := runCLI(t, "sim", "--nodes", "32", "--days", "2", "--policies", "corral", "--autoscale", "0:", "--provision-delay", "10m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var bought, share float64
+	var joined, left int
+	i := strings.Index(out, "corral             ")
+	j := strings.LastIndex(out, "corral ")
+	if i < 0 || j < 0 {
+		t.Fatalf("no autoscaling line:\n%s", out)
+	}
+	if _, err := fmt.Sscanf(out[j:], "corral %f GPU-h bought, %f%% of", &bought, &share); err != nil {
+		t.Fatalf("autoscaling line %q: %v", out[j:], err)
+	}
+	if _, err := fmt.Sscanf(out[strings.Index(out[j:], ";")+j:], "; %d nodes joined, %d left", &joined, &left); err != nil {
+		t.Fatalf("autoscaling line %q: %v", out[j:], err)
+	}
+	if share <= 0 || share >= 100 || joined == 0 {
+		t.Errorf("scale from zero bought %.1f%% of the fixed fleet with %d nodes joining; want a share below 100%%", share, joined)
 	}
 }

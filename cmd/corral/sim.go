@@ -57,6 +57,8 @@ type simOptions struct {
 	spotNotice, mtbf, mttr                                           time.Duration
 	preemptGrace                                                     time.Duration
 	maxPreemptPerHour                                                int
+	autoscale                                                        string
+	provisionDelay, scaleDownAfter                                   time.Duration
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -79,11 +81,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if label, err = addFaults(o, f, &w, label); err != nil {
 		return err
 	}
+	scaling, err := autoscaleOptions(o, f)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
 	var results []*sim.Result
 	for _, p := range policies {
 		start := time.Now()
-		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour})
+		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour,
+			Autoscale: scaling})
 		if err != nil {
 			return err
 		}
@@ -93,6 +100,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		results = append(results, r)
 	}
 	writeSimTable(stdout, results)
+	if len(scaling) > 0 {
+		writeAutoscaling(stdout, f, results)
+	}
 	writeStories(stdout, o.explain, results)
 	if o.demandDir != "" {
 		if err := writeDemandCSVs(o.demandDir, results); err != nil {
@@ -134,6 +144,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
 	fs.DurationVar(&o.preemptGrace, "preempt-grace", 2*time.Minute, "notice a job stopped to give quota back gets: it checkpoints in it, and its preemptor starts after it")
 	fs.IntVar(&o.maxPreemptPerHour, "max-preemptions-per-hour", 0, "bound on stops to give quota back in any hour (0: unbounded)")
+	fs.StringVar(&o.autoscale, "autoscale", "", "MIN:MAX nodes per pool (MAX empty: all of the pool's nodes); nodes join when waiting work needs them and leave when idle, e.g. 0: for scale to zero")
+	fs.DurationVar(&o.provisionDelay, "provision-delay", 5*time.Minute, "with --autoscale: time for a new node to join")
+	fs.DurationVar(&o.scaleDownAfter, "scale-down-after", 30*time.Minute, "with --autoscale: idle time before an empty node leaves")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")

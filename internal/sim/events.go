@@ -18,6 +18,11 @@ type event struct {
 	fault   int    // -1 unless a fault; the index is fault+1 to keep 0 meaning none
 	back    string // a spot node that comes back after its notice
 	wake    string // a pending job whose patience ran out: try it again
+	// provisioned: an autoscaled node joins, for forJob; idle: check
+	// whether an autoscaled node stayed empty long enough to go.
+	provisioned string
+	forJob      *pendingJob
+	idle        string
 }
 
 type eventQueue []event

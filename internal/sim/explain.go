@@ -25,6 +25,9 @@ type Options struct {
 	// hour; zero leaves them unbounded. A reclaim that would exceed it
 	// waits for the window to move.
 	MaxPreemptionsPerHour int
+	// Autoscale sizes pools of the fleet between a minimum and a maximum
+	// number of nodes.
+	Autoscale []Autoscale
 }
 
 func (o Options) check() error {

@@ -16,12 +16,18 @@ import (
 // spot node, when the notice runs out. Pods of jobs still waiting for
 // their siblings that sat on the node are lost and placed again.
 func (s *Sim) fault(f workload.Fault) {
+	if s.isAbsent(f.Node) {
+		return // a node scaled away (or still joining) has no faults
+	}
 	switch f.Kind {
 	case workload.NodeFailure:
 		s.setHealth(f.Node, fleet.Unhealthy)
 		s.evict(f.Node, false)
 	case workload.NodeRepair:
 		s.setHealth(f.Node, fleet.Healthy)
+		if n, err := s.state.NodeIndex(f.Node); err == nil {
+			s.noteEmpty(n)
+		}
 	case workload.SpotNotice:
 		s.setHealth(f.Node, fleet.Cordoned)
 		s.evict(f.Node, true)

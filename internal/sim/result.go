@@ -43,6 +43,11 @@ type Summary struct {
 	LostGPUHours   float64 `json:"lost_gpu_hours"`       // work since the last checkpoint, lost to interruptions
 	MakespanH      float64 `json:"makespan_h"`
 	SimulatedEvent int     `json:"events"`
+	// BoughtGPUHours: GPU-hours of the nodes there (or joining) over the
+	// makespan; autoscaling lowers it. ScaleUps and ScaleDowns count nodes.
+	BoughtGPUHours float64 `json:"bought_gpu_hours"`
+	ScaleUps       int     `json:"scale_ups,omitempty"`
+	ScaleDowns     int     `json:"scale_downs,omitempty"`
 	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
 	// fairness index over received / entitled GPU-hours (1 is fair).
 	Tenants []TenantSummary `json:"tenants"`
@@ -101,6 +106,8 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		sum.Allocation = s.acct.allocSec / window
 	}
 	sum.IdleHeldGPUH = s.acct.idleHeldSec / 3600
+	s.advanceBought(end)
+	sum.BoughtGPUHours, sum.ScaleUps, sum.ScaleDowns = s.scale.boughtSec/3600, s.scale.ups, s.scale.downs
 	if horizon > 0 {
 		sum.PreemptPerHour = float64(sum.Preemptions) / horizon.Hours()
 	}

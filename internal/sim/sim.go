@@ -48,6 +48,7 @@ type Sim struct {
 	preempted []time.Duration
 	spares    []string                   // hot spare nodes
 	gone      map[string]*gang.Placement // placements the core removed (evicted from a spare), until the sim lets go of them
+	scale     autoscaling
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -68,6 +69,10 @@ type pendingJob struct {
 	// startDelay: it starts this long after it is placed, while the jobs
 	// it preempted checkpoint on the capacity held for it.
 	startDelay time.Duration
+	// awaitingNodes counts autoscaled nodes joining for it; scaleTried is
+	// the version (+1) at which it was last checked for new nodes.
+	awaitingNodes int
+	scaleTried    int
 }
 
 // runningJob is a job that started.
@@ -110,6 +115,9 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	s.series = newSeries(fc)
+	if err := s.setUpAutoscaling(); err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
+	}
 	for i := range w.Arrivals {
 		s.schedule(event{at: w.Arrivals[i].At, arrival: i})
 	}
@@ -132,6 +140,7 @@ func (s *Sim) step(p Policy) {
 	at := s.events[0].at
 	s.series.sampleBefore(at, s.state)
 	s.acct.advance(at)
+	s.advanceBought(at)
 	s.now = at
 	if err := s.book.Advance(at); err != nil {
 		panic(fmt.Sprintf("sim: %v", err))
@@ -144,9 +153,15 @@ func (s *Sim) step(p Policy) {
 		case e.fault > 0:
 			s.fault(s.faults[e.fault-1])
 		case e.back != "":
-			s.setHealth(e.back, fleet.Healthy)
+			if !s.isAbsent(e.back) {
+				s.setHealth(e.back, fleet.Healthy)
+			}
 		case e.wake != "":
 			s.wakeUp(e.wake)
+		case e.provisioned != "":
+			s.joined(e.provisioned, e.forJob)
+		case e.idle != "":
+			s.idleCheck(e.idle)
 		default:
 			if r := s.running[e.job]; r != nil && r.run == e.run {
 				s.finish(e.job)
@@ -154,6 +169,7 @@ func (s *Sim) step(p Policy) {
 		}
 	}
 	p.Cycle(s)
+	s.scaleUp()
 }
 
 func (s *Sim) arrive(a *workload.Arrival) {
@@ -231,6 +247,7 @@ func (s *Sim) tryPlace(j *job.Job) (*gang.Placement, bool) {
 	if ok {
 		s.acct.allocated += placedGPUs(p)
 		s.series.hold(p, 1)
+		s.placedOn(p)
 	}
 	return p, ok
 }
@@ -241,11 +258,13 @@ func (s *Sim) release(name string) {
 		delete(s.gone, name) // already removed and accounted for
 		return
 	}
-	s.acct.allocated -= placedGPUs(s.state.Job(name))
-	s.series.hold(s.state.Job(name), -1)
+	p := s.state.Job(name)
+	s.acct.allocated -= placedGPUs(p)
+	s.series.hold(p, -1)
 	if err := s.state.Release(name); err != nil {
 		panic(fmt.Sprintf("sim: %v", err))
 	}
+	s.releasedFrom(p)
 }
 
 // placements looks up placements by name.
