@@ -59,6 +59,8 @@ type simOptions struct {
 	maxPreemptPerHour                                                int
 	autoscale                                                        string
 	provisionDelay, scaleDownAfter                                   time.Duration
+	defrag                                                           bool
+	defragMoves                                                      int
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -90,7 +92,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	for _, p := range policies {
 		start := time.Now()
 		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour,
-			Autoscale: scaling})
+			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves}})
 		if err != nil {
 			return err
 		}
@@ -102,6 +104,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	writeSimTable(stdout, results)
 	if len(scaling) > 0 {
 		writeAutoscaling(stdout, f, results)
+	}
+	if o.defrag {
+		writeDefrag(stdout, results)
 	}
 	writeStories(stdout, o.explain, results)
 	if o.demandDir != "" {
@@ -147,6 +152,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.autoscale, "autoscale", "", "MIN:MAX nodes per pool (MAX empty: all of the pool's nodes); nodes join when waiting work needs them and leave when idle, e.g. 0: for scale to zero")
 	fs.DurationVar(&o.provisionDelay, "provision-delay", 5*time.Minute, "with --autoscale: time for a new node to join")
 	fs.DurationVar(&o.scaleDownAfter, "scale-down-after", 30*time.Minute, "with --autoscale: idle time before an empty node leaves")
+	fs.BoolVar(&o.defrag, "defrag", false, "corral moves small checkpointing jobs to consolidate free GPUs for a gang that waits only because they are scattered, when it gains more GPU-hours than they lose")
+	fs.IntVar(&o.defragMoves, "defrag-moves-per-hour", 4, "with --defrag: most jobs moved in any hour")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
@@ -157,7 +164,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if o.preemptGrace < 0 || o.maxPreemptPerHour < 0 {
+	if o.preemptGrace < 0 || o.maxPreemptPerHour < 0 || o.defragMoves < 1 {
+		if o.defragMoves < 1 {
+			return o, fmt.Errorf("--defrag-moves-per-hour %d: want at least 1", o.defragMoves)
+		}
 		return o, fmt.Errorf("--preempt-grace %v, --max-preemptions-per-hour %d: want neither negative", o.preemptGrace, o.maxPreemptPerHour)
 	}
 	if o.spotShare < 0 || o.spotShare > 1 || o.spotRate < 0 || o.mtbf < 0 || o.mttr <= 0 {
@@ -267,7 +277,7 @@ func writeSimTable(w io.Writer, results []*sim.Result) {
 		s := r.Summary
 		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d %5.2f %6d %9.0f\n", r.Policy, s.Jobs,
 			s.NeverStarted, s.MeanWaitH, s.P50WaitH, s.P99WaitH, s.MeanJCTH, s.P99JCTH, 100*s.Utilisation,
-			100*s.Allocation, s.IdleHeldGPUH, s.PartialAtEnd, s.Jain, s.Interruptions, s.LostGPUHours)
+			100*s.Allocation, max(s.IdleHeldGPUH, 0), s.PartialAtEnd, s.Jain, s.Interruptions, s.LostGPUHours)
 	}
 	writeTenantWaits(w, results)
 	fmt.Fprintln(w, "\nwaiting: jobs never started; waits of those count until the last event. util: GPU-hours")

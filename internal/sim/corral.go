@@ -59,7 +59,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			}
 			continue
 		}
-		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && s.reclaim(p, j)) {
+		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && (s.reclaim(p, j) || s.defragment(p, j))) {
 			s.whyWaiting(p, j, quota)
 			if quota {
 				s.wakeLater(p)

@@ -28,11 +28,14 @@ type Options struct {
 	// Autoscale sizes pools of the fleet between a minimum and a maximum
 	// number of nodes.
 	Autoscale []Autoscale
+	// Defrag moves small checkpointing jobs for a gang kept waiting by
+	// scattered free GPUs (corral only; off by default).
+	Defrag Defrag
 }
 
 func (o Options) check() error {
-	if o.PreemptGrace < 0 || o.MaxPreemptionsPerHour < 0 {
-		return fmt.Errorf("options: preempt grace %v and preemptions per hour %d must not be negative", o.PreemptGrace, o.MaxPreemptionsPerHour)
+	if o.PreemptGrace < 0 || o.MaxPreemptionsPerHour < 0 || o.Defrag.MaxMovesPerHour < 0 || o.Defrag.MaxNodes < 0 {
+		return fmt.Errorf("options: preempt grace %v, preemptions per hour %d and defragmentation bounds %+v must not be negative", o.PreemptGrace, o.MaxPreemptionsPerHour, o.Defrag)
 	}
 	return nil
 }

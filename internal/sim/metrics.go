@@ -24,8 +24,9 @@ type JobRecord struct {
 	// since the last checkpoint.
 	GPUHours      float64 `json:"gpu_hours"`
 	LostGPUHours  float64 `json:"lost_gpu_hours"`
-	Interruptions int     `json:"interruptions"` // stops of any cause
-	Preemptions   int     `json:"preemptions"`   // stops to give quota back to its owner
+	Interruptions int     `json:"interruptions"`   // stops of any cause
+	Preemptions   int     `json:"preemptions"`     // stops to give quota back to its owner
+	Moves         int     `json:"moves,omitempty"` // stops to consolidate free GPUs for a gang
 	Started       bool    `json:"started"`
 	Finished      bool    `json:"finished"`
 }

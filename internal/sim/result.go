@@ -48,6 +48,11 @@ type Summary struct {
 	BoughtGPUHours float64 `json:"bought_gpu_hours"`
 	ScaleUps       int     `json:"scale_ups,omitempty"`
 	ScaleDowns     int     `json:"scale_downs,omitempty"`
+	// Moves: jobs moved to consolidate free GPUs for a waiting gang;
+	// DefragGainGPUH: the GPU-hours the gangs gained by starting early,
+	// less the work the moved jobs lost.
+	Moves          int     `json:"moves,omitempty"`
+	DefragGainGPUH float64 `json:"defrag_gain_gpu_hours,omitempty"`
 	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
 	// fairness index over received / entitled GPU-hours (1 is fair).
 	Tenants []TenantSummary `json:"tenants"`
@@ -91,6 +96,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		}
 		sum.Interruptions += r.Interruptions
 		sum.Preemptions += r.Preemptions
+		sum.Moves += r.Moves
 		sum.LostGPUHours += r.LostGPUHours
 	}
 	sum.NeverStarted = sum.Jobs - sum.Started
@@ -107,6 +113,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 	}
 	sum.IdleHeldGPUH = s.acct.idleHeldSec / 3600
 	s.advanceBought(end)
+	sum.DefragGainGPUH = s.defragGainGPUH
 	sum.BoughtGPUHours, sum.ScaleUps, sum.ScaleDowns = s.scale.boughtSec/3600, s.scale.ups, s.scale.downs
 	if horizon > 0 {
 		sum.PreemptPerHour = float64(sum.Preemptions) / horizon.Hours()

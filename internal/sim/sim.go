@@ -49,6 +49,11 @@ type Sim struct {
 	spares    []string                   // hot spare nodes
 	gone      map[string]*gang.Placement // placements the core removed (evicted from a spare), until the sim lets go of them
 	scale     autoscaling
+	// Defragmentation: jobs whose last attempt failed (version + 1), the
+	// times of recent moves, and the GPU-hours gained net of work lost.
+	noDefrag       map[string]int
+	moved          []time.Duration
+	defragGainGPUH float64
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -107,7 +112,8 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
-		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{}}
+		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{},
+		noDefrag: map[string]int{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
