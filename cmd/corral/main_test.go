@@ -223,6 +223,7 @@ func TestSimCommandBadInput(t *testing.T) {
 		{"sim", "extra"},
 		{"sim", "--preempt-grace", "-1m"},
 		{"sim", "--autoscale", "two"},
+		{"sim", "--backfill", "greedy"},
 		{"sim", "--autoscale", "4:2"},
 	} {
 		_, errOut, code := runCLI(t, args...)

@@ -61,6 +61,8 @@ type simOptions struct {
 	provisionDelay, scaleDownAfter                                   time.Duration
 	defrag                                                           bool
 	defragMoves                                                      int
+	backfill                                                         string
+	reservations                                                     int
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -92,7 +94,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	for _, p := range policies {
 		start := time.Now()
 		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour,
-			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves}})
+			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
+			Backfill: o.backfill, Reservations: o.reservations})
 		if err != nil {
 			return err
 		}
@@ -154,6 +157,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.scaleDownAfter, "scale-down-after", 30*time.Minute, "with --autoscale: idle time before an empty node leaves")
 	fs.BoolVar(&o.defrag, "defrag", false, "corral moves small checkpointing jobs to consolidate free GPUs for a gang that waits only because they are scattered, when it gains more GPU-hours than they lose")
 	fs.IntVar(&o.defragMoves, "defrag-moves-per-hour", 4, "with --defrag: most jobs moved in any hour")
+	fs.StringVar(&o.backfill, "backfill", sim.EasyBackfill, "easy: a backfilled job may not delay the first waiting job; conservative: nor any of the first --reservations")
+	fs.IntVar(&o.reservations, "reservations", 8, "with --backfill conservative: waiting jobs that hold a reservation")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
@@ -169,6 +174,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 			return o, fmt.Errorf("--defrag-moves-per-hour %d: want at least 1", o.defragMoves)
 		}
 		return o, fmt.Errorf("--preempt-grace %v, --max-preemptions-per-hour %d: want neither negative", o.preemptGrace, o.maxPreemptPerHour)
+	}
+	if (o.backfill != sim.EasyBackfill && o.backfill != sim.ConservativeBackfill) || o.reservations < 1 {
+		return o, fmt.Errorf("--backfill %q, --reservations %d: want easy or conservative, and at least 1 reservation", o.backfill, o.reservations)
 	}
 	if o.spotShare < 0 || o.spotShare > 1 || o.spotRate < 0 || o.mtbf < 0 || o.mttr <= 0 {
 		return o, fmt.Errorf("--spot-share %g, --spot-rate %g, --mtbf %v, --mttr %v: want 0 <= share <= 1, rate >= 0, mtbf >= 0, mttr > 0",

@@ -36,15 +36,16 @@ func (corralPolicy) Cycle(s *Sim) {
 func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, quota bool) {
 	onlyNew := !s.freed
 	s.freed = false
-	var head *pendingJob
-	var resv *reservationCache // computed when a job behind the head is first tried
+	limit := s.opt.reservations()
+	var heads []*pendingJob
+	var resvs []*reservationCache // per head, computed when a job behind it is first tried
 	failed := map[string]bool{}
 	for _, p := range append([]*pendingJob(nil), order...) {
 		fresh := p.fresh
 		p.fresh = false
 		if onlyNew && !fresh {
-			if head == nil {
-				head = p
+			if len(heads) < limit {
+				heads = append(heads, p)
 			}
 			continue
 		}
@@ -59,38 +60,52 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			}
 			continue
 		}
-		if !s.placeAdmitted(p, j, quota) && !(quota && head == nil && (s.reclaim(p, j) || s.defragment(p, j))) {
+		first := len(heads) == 0
+		if !s.placeAdmitted(p, j, quota) && !(quota && first && (s.reclaim(p, j) || s.defragment(p, j))) {
 			s.whyWaiting(p, j, quota)
 			if quota {
 				s.wakeLater(p)
 			}
 			failed[key] = true
-			if head == nil {
-				head = p
+			if len(heads) < limit {
+				heads = append(heads, p)
 			}
 			continue
 		}
-		if head != nil {
-			if resv == nil { // the reservation as it stood before this job
-				resv = s.reservationWithout(j, shape(head))
-				s.note(head.a.Job.Name, "first in line: expected to start at %.2fh, as running jobs end by their estimates", resv.at.Hours())
-			}
-			if !s.keepsReservation(p, shape(head), resv.at, resv.releasedBy) {
-				s.note(p.a.Job.Name, "waits: it fits, but starting it would delay %s, reserved to start at %.2fh", head.a.Job.Name, resv.at.Hours())
-				s.release(j.Name)
-				if quota {
-					s.unadmit(p)
-				}
-				continue
-			}
-			// A backfill that keeps the reservation leaves it valid.
-			version := s.version
+		if first {
 			s.start(p, []string{j.Name})
-			s.version = version
 			continue
 		}
+		if !s.keepsReservations(p, j, heads, &resvs, shape) {
+			s.release(j.Name)
+			if quota {
+				s.unadmit(p)
+			}
+			continue
+		}
+		// A backfill that keeps the reservations leaves them valid.
+		version := s.version
 		s.start(p, []string{j.Name})
+		s.version = version
 	}
+}
+
+// keepsReservations reports whether p, just placed as j, may start ahead
+// of the reserved heads: it delays none of their reserved starts.
+func (s *Sim) keepsReservations(p *pendingJob, j *job.Job, heads []*pendingJob, resvs *[]*reservationCache, shape func(*pendingJob) *job.Job) bool {
+	for i, head := range heads {
+		if i == len(*resvs) { // the reservation as it stood before this job
+			r := s.reservationWithout(j, shape(head))
+			*resvs = append(*resvs, r)
+			s.note(head.a.Job.Name, "reserved (%d in line): expected to start at %.2fh, as running jobs end by their estimates", i+1, r.at.Hours())
+		}
+		r := (*resvs)[i]
+		if !s.keepsReservation(p, shape(head), r.at, r.releasedBy) {
+			s.note(p.a.Job.Name, "waits: it fits, but starting it would delay %s, reserved to start at %.2fh", head.a.Job.Name, r.at.Hours())
+			return false
+		}
+	}
+	return true
 }
 
 // reservationWithout computes the head's reservation as if the just
@@ -139,19 +154,23 @@ func (s *Sim) keepsReservation(p *pendingJob, head *job.Job, at time.Duration, r
 // never fits, the moment is forever and every running job is listed. The
 // answer is kept until the head or the running jobs change.
 func (s *Sim) reservation(head *job.Job) (time.Duration, []string) {
-	if c := &s.resv; c.head == head.Name && c.version == s.version {
-		return c.at, c.releasedBy
+	prev, seen := s.resvs[head.Name]
+	if seen && prev.version == s.version {
+		return prev.at, prev.releasedBy
 	}
 	names, ends := s.runningByEstimatedEnd()
 	hint := 0
-	if s.resv.head == head.Name {
-		hint = s.resv.k
+	if seen {
+		hint = prev.k
 	}
 	at, n, k := forever, len(names), 0
 	if fit, ok := s.firstFit(names, head, hint); ok {
 		at, n, k = ends[fit-1], fit, fit
 	}
-	s.resv = reservationCache{head: head.Name, version: s.version, at: at, releasedBy: names[:n], k: k}
+	if len(s.resvs) >= 4*s.opt.reservations()+16 {
+		clear(s.resvs) // heads that started or left the front
+	}
+	s.resvs[head.Name] = reservationCache{head: head.Name, version: s.version, at: at, releasedBy: names[:n], k: k}
 	return at, names[:n]
 }
 

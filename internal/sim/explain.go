@@ -31,10 +31,33 @@ type Options struct {
 	// Defrag moves small checkpointing jobs for a gang kept waiting by
 	// scattered free GPUs (corral only; off by default).
 	Defrag Defrag
+	// Backfill is corral's backfill: "easy" (the default: one reservation,
+	// for the first job that does not fit) or "conservative" (reservations
+	// for the first Reservations jobs that do not fit, none of which a
+	// backfilled job may delay).
+	Backfill     string
+	Reservations int // conservative: jobs holding reservations (0: 8)
+}
+
+// Backfill modes.
+const (
+	EasyBackfill         = "easy"
+	ConservativeBackfill = "conservative"
+)
+
+// reservations is how many waiting jobs hold a reservation.
+func (o Options) reservations() int {
+	if o.Backfill == ConservativeBackfill {
+		return cmpOr(o.Reservations, 8)
+	}
+	return 1
 }
 
 func (o Options) check() error {
-	if o.PreemptGrace < 0 || o.MaxPreemptionsPerHour < 0 || o.Defrag.MaxMovesPerHour < 0 || o.Defrag.MaxNodes < 0 {
+	if o.Backfill != "" && o.Backfill != EasyBackfill && o.Backfill != ConservativeBackfill {
+		return fmt.Errorf("options: backfill %q: want %q or %q", o.Backfill, EasyBackfill, ConservativeBackfill)
+	}
+	if o.PreemptGrace < 0 || o.Reservations < 0 || o.MaxPreemptionsPerHour < 0 || o.Defrag.MaxMovesPerHour < 0 || o.Defrag.MaxNodes < 0 {
 		return fmt.Errorf("options: preempt grace %v, preemptions per hour %d and defragmentation bounds %+v must not be negative", o.PreemptGrace, o.MaxPreemptionsPerHour, o.Defrag)
 	}
 	return nil

@@ -32,12 +32,12 @@ type Sim struct {
 	story     []string // its story
 	runs      int      // counts runs started, to tell completions apart
 	records   []JobRecord
-	byName    map[string]int // job name -> index into records
-	book      *queue.Book    // tenants' quotas and fair share
-	version   int            // counts finishes and starts that may move a reservation
-	byEnd     []endEntry     // running jobs by estimated end
-	freed     bool           // a job ended since the last cycle
-	resv      reservationCache
+	byName    map[string]int              // job name -> index into records
+	book      *queue.Book                 // tenants' quotas and fair share
+	version   int                         // counts finishes and starts that may move a reservation
+	byEnd     []endEntry                  // running jobs by estimated end
+	freed     bool                        // a job ended since the last cycle
+	resvs     map[string]reservationCache // by head
 	// entitled is each tenant's share of the workload's GPU-hours: its
 	// nominal quota as a share of the fleet.
 	entitled map[string]float64
@@ -113,7 +113,7 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
 		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{},
-		noDefrag: map[string]int{}}
+		noDefrag: map[string]int{}, resvs: map[string]reservationCache{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
