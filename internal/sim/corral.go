@@ -25,7 +25,9 @@ func (corralPolicy) StateOptions() gang.Options { return gang.Options{} }
 // Cycle considers tenants least served first (decayed fair share), a job
 // only while its tenant's quota, with what the cohort lends, has room.
 func (corralPolicy) Cycle(s *Sim) {
-	s.easyCycle(s.fairOrder(), func(p *pendingJob) *job.Job { return p.a.Job }, true)
+	if waiting := s.easyCycle(s.fairOrder(), func(p *pendingJob) *job.Job { return p.a.Job }, true); waiting == 0 {
+		s.growElastic()
+	}
 }
 
 // easyCycle starts the pending jobs in the given order, each as shape
@@ -33,7 +35,9 @@ func (corralPolicy) Cycle(s *Sim) {
 // backfill behind it. When nothing ended since the last cycle, the jobs
 // that waited then cannot fit now (the fleet and the quotas only filled
 // up): only new arrivals are tried, behind the same head.
-func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, quota bool) {
+// It returns how many jobs hold reservations: 0 when nothing waits for
+// room.
+func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, quota bool) int {
 	onlyNew := !s.freed
 	s.freed = false
 	limit := s.opt.reservations()
@@ -61,7 +65,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			continue
 		}
 		first := len(heads) == 0
-		if !s.placeAdmitted(p, j, quota) && !(quota && first && (s.reclaim(p, j) || s.defragment(p, j))) {
+		if !s.placeAdmitted(p, j, quota) && !(quota && first && (s.shrinkElastic(p, j, quota) || s.reclaim(p, j) || s.defragment(p, j))) {
 			s.whyWaiting(p, j, quota)
 			if quota {
 				s.wakeLater(p)
@@ -88,6 +92,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 		s.start(p, []string{j.Name})
 		s.version = version
 	}
+	return len(heads)
 }
 
 // keepsReservations reports whether p, just placed as j, may start ahead

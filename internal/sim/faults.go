@@ -97,7 +97,7 @@ func (s *Sim) interrupt(name string, notice bool, cause string) {
 	s.note(name, "stopped (%s): keeps %v of work, loses %.1f GPU-hours", cause, r.done+kept, r.gpus*(elapsed-kept).Hours())
 	rec := &s.records[s.byName[name]]
 	rec.Interruptions++
-	rec.GPUHours += r.gpus * elapsed.Hours()
+	rec.GPUHours += s.ran(r)
 	rec.LostGPUHours += r.gpus * (elapsed - kept).Hours()
 	p := r.pending
 	p.done, p.held, p.admitted, p.fresh = r.done+kept, nil, false, true

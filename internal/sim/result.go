@@ -147,7 +147,7 @@ func (s *Sim) tenantSummaries(end time.Duration) ([]TenantSummary, float64) {
 		waits[t] = append(waits[t], r.Wait(end).Hours())
 		h := r.GPUHours
 		if run := s.running[r.Name]; run != nil {
-			h += run.gpus * (end - run.start).Hours()
+			h += s.ran(run)
 		}
 		got[t] += h
 		total += h

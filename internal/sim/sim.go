@@ -90,6 +90,13 @@ type runningJob struct {
 	done     time.Duration // work saved before this run
 	run      int           // which run this is, for its completion event
 	pending  *pendingJob   // what it was waiting as, to requeue it
+	// An elastic job changes size while it runs: gpuH is the GPU-hours it
+	// ran at earlier sizes, seg when its current size began; missing
+	// counts the tasks it runs without, grown the placements added.
+	gpuH    float64
+	seg     time.Duration
+	missing int
+	grown   []string
 }
 
 // Run replays w on a copy of f under p and returns what happened.
@@ -199,6 +206,9 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 		s.owner[part] = p.a.Job.Name
 	}
 	s.running[p.a.Job.Name] = r
+	if p.a.Job.Elastic && len(parts) == 1 {
+		r.missing = p.a.Job.Tasks() - len(s.state.Job(parts[0]).Tasks)
+	}
 	s.trackEnd(r, true)
 	s.version++
 	s.acct.used += gpus
@@ -222,7 +232,7 @@ func (s *Sim) finish(name string) {
 	rec := &s.records[s.byName[name]]
 	rec.Finished, rec.End = true, s.now
 	s.series.demanded -= demandGPUs(r.a)
-	rec.GPUHours += r.gpus * (s.now - r.start).Hours()
+	rec.GPUHours += s.ran(r)
 }
 
 // stop ends a running job's run: its placements and quota are freed.

@@ -59,12 +59,12 @@ func (s *Sim) restartInPlace(r *runningJob, why string) {
 	}
 	rec := &s.records[s.byName[name]]
 	rec.Interruptions++
-	rec.GPUHours += r.gpus * elapsed.Hours()
+	rec.GPUHours += s.ran(r)
 	rec.LostGPUHours += r.gpus * (elapsed - kept).Hours()
 	s.note(name, "restarts in place (%s): keeps %v of work, loses %.1f GPU-hours", why, r.done+kept, r.gpus*(elapsed-kept).Hours())
 	s.trackEnd(r, false)
 	r.done += kept
-	r.start = s.now
+	r.start, r.gpuH, r.seg = s.now, 0, 0
 	s.runs++
 	r.run = s.runs
 	s.trackEnd(r, true)

@@ -60,8 +60,16 @@ func newBook(w workload.Workload, gpus int) (*queue.Book, map[string]float64, er
 }
 
 // need is the quota a job uses.
+//
+// An elastic job of one task shape is charged for its minimum size: the
+// tasks it runs beyond that are opportunistic, and it gives them back
+// first when another job needs the room.
 func need(a *workload.Arrival) queue.Amounts {
-	return queue.Amounts{quotaFlavor: int64(demandGPUs(a) * queue.Milli)}
+	gpus := demandGPUs(a)
+	if j := a.Job; j.Elastic && len(j.Groups) == 1 {
+		gpus = taskGPUs(j.Groups[0].Task) * float64(j.MinTasks())
+	}
+	return queue.Amounts{quotaFlavor: int64(gpus * queue.Milli)}
 }
 
 // fairOrder lists pending jobs by their tenant's fair share (least served
