@@ -190,6 +190,30 @@ func TestSimCommand(t *testing.T) {
 	if len(doc.Results) != 4 || doc.Results[0].Summary.Jobs == 0 || doc.Results[0].Summary.Utilisation <= 0 {
 		t.Errorf("JSON: %+v", doc)
 	}
+	// The stable fields outside tools read, per policy.
+	var stable struct {
+		Policies map[string]map[string]float64
+		Results  []map[string]any
+	}
+	if err := json.Unmarshal(data, &stable); err != nil {
+		t.Fatal(err)
+	}
+	for _, policy := range []string{"corral", "kube-default", "kueue-like", "slurm-like"} {
+		fields := stable.Policies[policy]
+		for _, key := range []string{"mean_wait_s", "p99_wait_s", "mean_jct_s", "gpu_allocation_pct", "lost_gpu_hours", "preemptions", "deadlocked_gangs"} {
+			if _, ok := fields[key]; !ok {
+				t.Errorf("policies.%s lacks %s", policy, key)
+			}
+		}
+		if fields["gpu_allocation_pct"] <= 0 || fields["gpu_allocation_pct"] > 100 || fields["mean_jct_s"] <= 0 {
+			t.Errorf("policies.%s: %v", policy, fields)
+		}
+	}
+	for _, r := range stable.Results {
+		if _, ok := r["mean_wait_s"]; !ok || r["policy"] == nil {
+			t.Errorf("result without stable fields: %v", r)
+		}
+	}
 	// One demand row per hour of the 3-day horizon and more, none above the fleet.
 	csv, err := os.ReadFile(filepath.Join(demandDir, "corral.csv"))
 	if err != nil {

@@ -332,10 +332,17 @@ func waitTable(w io.Writer, title string, columns []string, results []*sim.Resul
 }
 
 func writeSimJSON(path, label string, results []*sim.Result) error {
-	data, err := json.MarshalIndent(struct {
-		Input   string        `json:"input"`
-		Results []*sim.Result `json:"results"`
-	}{label, results}, "", " ")
+	doc := struct {
+		Input    string                   `json:"input"`
+		Policies map[string]simJSONStable `json:"policies"`
+		Results  []simJSONResult          `json:"results"`
+	}{Input: label, Policies: map[string]simJSONStable{}}
+	for _, r := range results {
+		st := stableFields(r.Summary)
+		doc.Policies[r.Policy] = st
+		doc.Results = append(doc.Results, simJSONResult{simJSONStable: st, Result: r})
+	}
+	data, err := json.MarshalIndent(doc, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
@@ -343,6 +350,37 @@ func writeSimJSON(path, label string, results []*sim.Result) error {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
+}
+
+// simJSONStable is the part of a policy's result that outside tools read;
+// its names and units do not change.
+type simJSONStable struct {
+	MeanWaitS          float64 `json:"mean_wait_s"`
+	P50WaitS           float64 `json:"p50_wait_s"`
+	P99WaitS           float64 `json:"p99_wait_s"`
+	MeanJCTS           float64 `json:"mean_jct_s"`
+	P99JCTS            float64 `json:"p99_jct_s"`
+	GPUAllocationPct   float64 `json:"gpu_allocation_pct"`
+	GPUUtilisationPct  float64 `json:"gpu_utilisation_pct"`
+	LostGPUHours       float64 `json:"lost_gpu_hours"`
+	Preemptions        int     `json:"preemptions"`
+	PreemptionsPerHour float64 `json:"preemptions_per_hour"`
+	DeadlockedGangs    int     `json:"deadlocked_gangs"`
+	NeverStarted       int     `json:"never_started"`
+}
+
+// simJSONResult is one policy's entry: the stable fields beside the full
+// result (its summary in hours, and jobs and hours with --records).
+type simJSONResult struct {
+	simJSONStable
+	*sim.Result
+}
+
+func stableFields(s sim.Summary) simJSONStable {
+	return simJSONStable{MeanWaitS: s.MeanWaitH * 3600, P50WaitS: s.P50WaitH * 3600, P99WaitS: s.P99WaitH * 3600,
+		MeanJCTS: s.MeanJCTH * 3600, P99JCTS: s.P99JCTH * 3600, GPUAllocationPct: 100 * s.Allocation,
+		GPUUtilisationPct: 100 * s.Utilisation, LostGPUHours: s.LostGPUHours, Preemptions: s.Preemptions,
+		PreemptionsPerHour: s.PreemptPerHour, DeadlockedGangs: s.PartialAtEnd, NeverStarted: s.NeverStarted}
 }
 
 // addFaults taints a share of the nodes as spot and adds the spot and
