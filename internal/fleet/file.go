@@ -21,6 +21,8 @@ package fleet
 //	    at: {zone: us-east-1a}      # fixed domain names instead of generated ones
 //	    spares: {level: rack, count: 1} # the last node of every rack is a hot spare
 //	    health: {train-h100-0003: unhealthy} # healthy (the default), unhealthy or cordoned
+//	    purpose: training           # training, inference or development (label corral.sh/purpose)
+//	    capacityType: spot          # on-demand, spot or reserved (label corral.sh/capacity-type); spot adds the taint "spot"
 //
 // Node topology presets: hgx is one NVLink island of all the GPUs, PCIe
 // switches of 2 GPUs and two NUMA halves; pcie is the same without NVLink;
@@ -90,6 +92,8 @@ type filePool struct {
 	At           map[string]string `yaml:"at"`
 	Spares       *fileSpares       `yaml:"spares"`
 	Health       map[string]string `yaml:"health"`
+	Purpose      string            `yaml:"purpose"`
+	CapacityType string            `yaml:"capacityType"`
 }
 
 // fileSpares is a pool's spares entry.
@@ -397,6 +401,7 @@ func (r *poolReader) node() Node {
 		MIGLayout:  fp.MIGLayout,
 		TimeSlices: fp.TimeSlices,
 	}
+	r.purposeAndCapacity(&n)
 	var err error
 	if n.CPUMilli, err = quantity.CPU(fp.CPU); err != nil {
 		r.fail([]any{"cpu"}, "cpu: %w", err)
@@ -410,6 +415,35 @@ func (r *poolReader) node() Node {
 		r.checkCPUOnly()
 	}
 	return n
+}
+
+// purposeAndCapacity labels the pool's nodes with its purpose and
+// capacity type; spot nodes are tainted so that only work that tolerates
+// interruption (not serving) lands there.
+func (r *poolReader) purposeAndCapacity(n *Node) {
+	fp := r.fp
+	if fp.Purpose == "" && fp.CapacityType == "" {
+		return
+	}
+	n.Labels = maps.Clone(fp.Labels)
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	if fp.Purpose != "" {
+		if !slices.Contains(Purposes, fp.Purpose) {
+			r.fail([]any{"purpose"}, "purpose %q, want one of %s", fp.Purpose, strings.Join(Purposes, ", "))
+		}
+		n.Labels[PurposeLabel] = fp.Purpose
+	}
+	if fp.CapacityType != "" {
+		if !slices.Contains(CapacityTypes, fp.CapacityType) {
+			r.fail([]any{"capacityType"}, "capacityType %q, want one of %s", fp.CapacityType, strings.Join(CapacityTypes, ", "))
+		}
+		n.Labels[CapacityTypeLabel] = fp.CapacityType
+		if fp.CapacityType == CapacitySpot && !slices.Contains(fp.Taints, SpotTaint) {
+			n.Taints = append(slices.Clone(fp.Taints), SpotTaint)
+		}
+	}
 }
 
 // checkCPUOnly rejects GPU fields in a pool without GPUs.

@@ -198,6 +198,8 @@ func TestParseErrors(t *testing.T) {
 		{"model without gpus", strings.Replace(strings.Replace(pool, "    gpusPerNode: 8\n", "", 1), "gpuModel: H100", "gpuModel: H100 # <-", 1), "gpuModel needs gpusPerNode > 0"},
 		{"MIG on a non-MIG model", strings.Replace(pool, "H100", "L4", 1) + "    mig: static # <-\n    migLayout: [1g.10gb]\n", "does not support MIG"},
 		{"unknown MIG mode", pool + "    mig: sometimes # <-\n", `unknown MIG mode "sometimes"`},
+		{"unknown purpose", pool + "    purpose: gaming # <-\n", `purpose "gaming", want one of training, inference, development`},
+		{"unknown capacity type", pool + "    capacityType: cheap # <-\n", `capacityType "cheap", want one of on-demand, spot, reserved`},
 		{"bad MIG profile", pool + "    mig: static # <-\n    migLayout: [9g.99gb]\n", "MIG layout"},
 		{"MIG layout without mode", pool + "    migLayout: [1g.10gb] # <-\n", "MIG mode is off"},
 		{"static MIG without layout", pool + "    mig: static # <-\n", "needs a layout"},
@@ -327,6 +329,26 @@ func TestNodesShareNoLabels(t *testing.T) {
 	f.Nodes[0].NUMA[0][0] = 99
 	if f.Nodes[1].Labels["purpose"] != "training" || f.Nodes[1].NUMA[0][0] != 0 {
 		t.Errorf("node 1 changed with node 0: %+v", f.Nodes[1])
+	}
+}
+
+// A pool's purpose and capacity type become node labels; spot capacity
+// taints the nodes so that serving stays off them.
+func TestPurposeAndCapacityType(t *testing.T) {
+	f, err := Parse([]byte(pool+"    purpose: training\n    capacityType: spot\n    labels: {team: ml}\n"), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &f.Nodes[0]
+	if n.Labels[PurposeLabel] != "training" || n.CapacityType() != CapacitySpot || n.Labels["team"] != "ml" || !slices.Contains(n.Taints, SpotTaint) {
+		t.Errorf("node: labels %v, taints %v, capacity type %s", n.Labels, n.Taints, n.CapacityType())
+	}
+	plain, err := Parse([]byte(pool), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plain.Nodes[0].CapacityType(); c != CapacityOnDemand {
+		t.Errorf("a pool without a capacity type is %s, want on-demand", c)
 	}
 }
 

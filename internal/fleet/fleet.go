@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -45,6 +46,35 @@ const (
 	MIGStatic  MIGMode = "static"  // layouts are fixed as declared
 	MIGDynamic MIGMode = "dynamic" // corral may change the layout of idle slices
 )
+
+// Pool purposes and capacity types, kept as node labels.
+const (
+	PurposeLabel      = "corral.sh/purpose"
+	CapacityTypeLabel = "corral.sh/capacity-type"
+	CapacityOnDemand  = "on-demand"
+	CapacitySpot      = "spot"
+	CapacityReserved  = "reserved"
+	// SpotTaint keeps work off spot nodes unless it tolerates interruption.
+	SpotTaint = "spot"
+)
+
+// Purposes and CapacityTypes are the values pools may declare.
+var (
+	Purposes      = []string{"training", "inference", "development"}
+	CapacityTypes = []string{CapacityOnDemand, CapacitySpot, CapacityReserved}
+)
+
+// CapacityType is the node's capacity type: its label, else spot when it
+// carries the spot taint, else on-demand.
+func (n *Node) CapacityType() string {
+	if v := n.Labels[CapacityTypeLabel]; v != "" {
+		return v
+	}
+	if slices.Contains(n.Taints, SpotTaint) {
+		return CapacitySpot
+	}
+	return CapacityOnDemand
+}
 
 // Node is one machine.
 type Node struct {

@@ -34,27 +34,14 @@ type GroupHour struct {
 	Used         float64 `json:"used"`
 }
 
-// Capacity types of nodes: a node tainted for spot work is spot, one
-// labelled CapacityTypeLabel takes the label's value, any other is
-// on-demand.
+// Capacity types of nodes (see fleet.Node.CapacityType).
 const (
-	OnDemand          = "on-demand"
-	Spot              = "spot"
-	CapacityTypeLabel = "corral.sh/capacity-type"
+	OnDemand = fleet.CapacityOnDemand
+	Spot     = fleet.CapacitySpot
 )
 
 // CapacityType is the capacity type of a node.
-func CapacityType(n *fleet.Node) string {
-	if v := n.Labels[CapacityTypeLabel]; v != "" {
-		return v
-	}
-	for _, t := range n.Taints {
-		if t == workload.SpotTaint {
-			return Spot
-		}
-	}
-	return OnDemand
-}
+func CapacityType(n *fleet.Node) string { return n.CapacityType() }
 
 // series samples the fleet at every hour boundary. Groups are fixed at
 // the start; allocation and use per group are kept up to date as

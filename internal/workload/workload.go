@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/job"
 )
 
@@ -29,7 +30,7 @@ const (
 
 // SpotTaint is the taint of spot nodes; generated preemptible jobs that
 // checkpoint tolerate it.
-const SpotTaint = "spot"
+const SpotTaint = fleet.SpotTaint
 
 // Arrival is one job submitted at At.
 type Arrival struct {
