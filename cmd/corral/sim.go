@@ -287,6 +287,7 @@ func writeSimTable(w io.Writer, results []*sim.Result) {
 			s.NeverStarted, s.MeanWaitH, s.P50WaitH, s.P99WaitH, s.MeanJCTH, s.P99JCTH, 100*s.Utilisation,
 			100*s.Allocation, max(s.IdleHeldGPUH, 0), s.PartialAtEnd, s.Jain, s.Interruptions, s.LostGPUHours)
 	}
+	writeEstimates(w, results)
 	writeTenantWaits(w, results)
 	fmt.Fprintln(w, "\nwaiting: jobs never started; waits of those count until the last event. util: GPU-hours")
 	fmt.Fprintln(w, "the running jobs asked for; alloc: GPU-hours held; both over the arrival horizon.")

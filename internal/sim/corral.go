@@ -102,9 +102,17 @@ func (s *Sim) keepsReservations(p *pendingJob, j *job.Job, heads []*pendingJob, 
 		if i == len(*resvs) { // the reservation as it stood before this job
 			r := s.reservationWithout(j, shape(head))
 			*resvs = append(*resvs, r)
+			if rec := &s.records[s.byName[head.a.Job.Name]]; r.at != forever && rec.Estimate == 0 {
+				rec.Estimate, rec.EstimatedAt = r.at, s.now
+			}
 			s.note(head.a.Job.Name, "reserved (%d in line): expected to start at %.2fh, as running jobs end by their estimates", i+1, r.at.Hours())
 		}
 		r := (*resvs)[i]
+		if r.at == forever {
+			// It may never start: jobs without runtime estimates hold its
+			// room. Holding other work back would not help it.
+			continue
+		}
 		if !s.keepsReservation(p, shape(head), r.at, r.releasedBy) {
 			s.note(p.a.Job.Name, "waits: it fits, but starting it would delay %s, reserved to start at %.2fh", head.a.Job.Name, r.at.Hours())
 			return false

@@ -27,8 +27,13 @@ type JobRecord struct {
 	Interruptions int     `json:"interruptions"`   // stops of any cause
 	Preemptions   int     `json:"preemptions"`     // stops to give quota back to its owner
 	Moves         int     `json:"moves,omitempty"` // stops to consolidate free GPUs for a gang
-	Started       bool    `json:"started"`
-	Finished      bool    `json:"finished"`
+	// Estimate is when the job was first expected to start, from the
+	// reservation it held while first in line (EstimatedAt); zero if it
+	// never held one.
+	Estimate    time.Duration `json:"estimate_ns,omitempty"`
+	EstimatedAt time.Duration `json:"estimated_at_ns,omitempty"`
+	Started     bool          `json:"started"`
+	Finished    bool          `json:"finished"`
 }
 
 // Wait is how long the job waited, up to end for a job that never started.

@@ -51,6 +51,13 @@ type Summary struct {
 	// Moves: jobs moved to consolidate free GPUs for a waiting gang;
 	// DefragGainGPUH: the GPU-hours the gangs gained by starting early,
 	// less the work the moved jobs lost.
+	// Estimates: jobs that held a reservation and started; EstimateErrH:
+	// mean of |start - first estimate| over them, in hours; EarlyShare: the
+	// share that started no later than estimated (estimates assume every
+	// running job ends at its estimate).
+	Estimates      int     `json:"estimates"`
+	EstimateErrH   float64 `json:"estimate_error_h"`
+	EstimateEarly  float64 `json:"estimate_kept_share"`
 	Moves          int     `json:"moves,omitempty"`
 	DefragGainGPUH float64 `json:"defrag_gain_gpu_hours,omitempty"`
 	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
@@ -97,9 +104,20 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		sum.Interruptions += r.Interruptions
 		sum.Preemptions += r.Preemptions
 		sum.Moves += r.Moves
+		if r.Estimate > 0 && r.Started {
+			sum.Estimates++
+			sum.EstimateErrH += (r.Start - r.Estimate).Abs().Hours()
+			if r.Start <= r.Estimate {
+				sum.EstimateEarly++
+			}
+		}
 		sum.LostGPUHours += r.LostGPUHours
 	}
 	sum.NeverStarted = sum.Jobs - sum.Started
+	if sum.Estimates > 0 {
+		sum.EstimateErrH /= float64(sum.Estimates)
+		sum.EstimateEarly /= float64(sum.Estimates)
+	}
 	for _, p := range s.pending {
 		if len(p.held) > 0 {
 			sum.PartialAtEnd++

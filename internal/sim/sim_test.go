@@ -90,6 +90,13 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 	if r := record(t, res, "long"); r.Start < 11*time.Hour {
 		t.Errorf("long started at %v, before the head finished: it delayed or raced the reservation", r.Start)
 	}
+	// The head was told when it would start, and it did.
+	if r := record(t, res, "head"); r.Estimate != 10*time.Hour || r.EstimatedAt != 2*time.Minute {
+		t.Errorf("head: estimated at %v to start at %v, want at 2m (when long was tried) for 10h", r.EstimatedAt, r.Estimate)
+	}
+	if s := res.Summary; s.Estimates != 1 || s.EstimateErrH != 0 || s.EstimateEarly != 1 {
+		t.Errorf("estimates %d, error %.2fh, kept %.2f; want 1, 0, 1", s.Estimates, s.EstimateErrH, s.EstimateEarly)
+	}
 }
 
 // Whole nodes: two 1-GPU jobs take two nodes under slurm-like, one under
