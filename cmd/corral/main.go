@@ -22,6 +22,7 @@ func commands() []command {
 	return []command{
 		{"bench", "run a benchmark (bench fgd: the packing benchmark of the FGD paper)", runBench},
 		{"sim", "replay a workload through time under several policies; compare waits and GPU use", runSim},
+		{"plan", "size 1- or 3-year GPU commitments for an hourly demand; compare packed and unpacked", runPlan},
 		{"place", "place gangs of GPU jobs on a fleet described in YAML, or say why they do not fit", runPlace},
 		{"version", "print corral's version", runVersion},
 	}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/corral-sched/corral/internal/cost/plan"
+	"github.com/corral-sched/corral/internal/cost/price"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/report/html"
+)
+
+const planUsage = `Usage: corral plan --demand DEMAND.csv [flags]
+
+Sizes GPU commitments. For each GPU model in DEMAND.csv (rows
+hour,gpu_model,gpus; hours from 0, missing hours are zero demand; corral sim
+--demand-dir writes such files) it finds the number of GPUs to commit for the
+term that makes the demand cheapest: committed GPUs cost the committed rate
+every hour, demand above them runs on demand (or, with --spot-share, partly
+on spot). A committed GPU pays for itself when it is busy in more than
+committed/on-demand of the hours, so the best level is that quantile of the
+demand; the plan shows it, the cost of every other level, and what 10% more
+or less demand does.
+
+Prices come from corral's catalog (each with its source and date; see
+internal/cost/price/catalog.yaml). The catalog leaves out what is not known,
+such as most 1- and 3-year prices: give them, and private discounts, in a
+prices file of the same format with --prices.
+
+With --unpacked, the same work before packing is planned too, and the two
+plans are compared: committing at the unpacked run rate locks in waste.
+
+OUT.json (--json) is for other tools: version; plan.models[] with gpu_model,
+recommended_committed_gpus, prices.{committed,on_demand,spot} (usd_per_gpu_hour,
+source, seen, how), break_even_utilisation, quantile, expected_cost_usd,
+cost_by_committed_level[] (committed_gpus, cost_usd) and sensitivity[]
+(growth, best_level, kept_cost_usd, regret_usd); plan.skipped[] (gpu_model,
+reason); with --unpacked also unpacked and differences[].
+
+Examples:
+  corral plan --demand packed.csv --prices my-prices.yaml --json plan.json
+  corral plan --demand packed.csv --unpacked unpacked.csv --term 3y --html plan.html
+
+Flags:
+`
+
+type planOptions struct {
+	demand, unpacked, jsonPath, htmlPath, term, prices, families string
+	spotShare                                                    float64
+	quiet                                                        bool
+}
+
+func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
+	var o planOptions
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, planUsage); fs.PrintDefaults() }
+	fs.StringVar(&o.demand, "demand", "", "hourly demand CSV (hour,gpu_model,gpus) to plan for; required")
+	fs.StringVar(&o.unpacked, "unpacked", "", "the same work unpacked (same format): plan it too and compare")
+	fs.StringVar(&o.jsonPath, "json", "", "write the plan as JSON to this file")
+	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report to this file")
+	fs.StringVar(&o.term, "term", "1y", "commitment term: 1y or 3y")
+	fs.StringVar(&o.prices, "prices", "", "YAML prices file that adds offers or overrides the catalog's figures")
+	fs.StringVar(&o.families, "family", "", "offer per model, e.g. H100-80GB=a3-highgpu,A10G=g5 (default: the catalog's first)")
+	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of demand above the committed level run on spot (0..1)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.demand == "" {
+		return o, errors.New("--demand is required (a CSV of hour,gpu_model,gpus)")
+	}
+	return o, nil
+}
+
+func runPlan(args []string, stdout, stderr io.Writer) error {
+	o, err := parsePlanFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	opts, err := planOpts(o)
+	if err != nil {
+		return err
+	}
+	cat, err := planCatalog(o.prices)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(stderr, o.quiet, "planning")
+	out, err := buildPlans(o, cat, opts, prog)
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	for _, s := range out.Plan.Skipped {
+		fmt.Fprintf(stderr, "corral plan: skipped %s: %s\n", s.Model, s.Reason)
+	}
+	printPlan(stdout, "plan for "+o.demand, out.Plan)
+	if out.Unpacked != nil {
+		printPlan(stdout, "plan for the unpacked work in "+o.unpacked, out.Unpacked)
+		printDifferences(stdout, out.Differences)
+	}
+	if o.jsonPath != "" {
+		if err := writePlanJSON(o.jsonPath, &out.Output); err != nil {
+			return err
+		}
+	}
+	if o.htmlPath != "" {
+		if err := writePlanHTML(o, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planRun is a plan's output and the demand it was made from.
+type planRun struct {
+	plan.Output
+	demand, unpackedDemand *plan.Demand
+}
+
+func planOpts(o planOptions) (plan.Options, error) {
+	opts := plan.Options{SpotShare: o.spotShare, Families: map[string]string{}}
+	switch o.term {
+	case "1y":
+		opts.Term = price.Reserved1y
+	case "3y":
+		opts.Term = price.Reserved3y
+	default:
+		return opts, fmt.Errorf("--term %q: want 1y or 3y", o.term)
+	}
+	for _, kv := range strings.Split(o.families, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		model, fam, ok := strings.Cut(kv, "=")
+		if !ok {
+			return opts, fmt.Errorf("--family %q: want MODEL=FAMILY", kv)
+		}
+		m, err := gpu.Lookup(strings.TrimSpace(model))
+		if err != nil {
+			return opts, fmt.Errorf("--family %q: %w", kv, err)
+		}
+		opts.Families[m.Name] = strings.TrimSpace(fam)
+	}
+	return opts, nil
+}
+
+func planCatalog(path string) (*price.Catalog, error) {
+	cat, err := price.Default()
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return cat, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	over, err := price.Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	cat = price.Merge(cat, over)
+	return cat, cat.Check()
+}
+
+func buildPlans(o planOptions, cat *price.Catalog, opts plan.Options, prog *progress) (*planRun, error) {
+	steps := 1
+	if o.unpacked != "" {
+		steps = 2
+	}
+	out := &planRun{Output: plan.Output{Version: 1, Demand: o.demand, Unknown: cat.Unknown}}
+	var err error
+	if out.demand, err = loadDemand(o.demand); err != nil {
+		return nil, err
+	}
+	if out.Plan, err = plan.Build(out.demand, cat, opts); err != nil {
+		return nil, err
+	}
+	prog.update(1, steps)
+	if o.unpacked == "" {
+		return out, nil
+	}
+	out.UnpackedDemand = o.unpacked
+	if out.unpackedDemand, err = loadDemand(o.unpacked); err != nil {
+		return nil, err
+	}
+	if out.Unpacked, err = plan.Build(out.unpackedDemand, cat, opts); err != nil {
+		return nil, fmt.Errorf("unpacked: %w", err)
+	}
+	out.Differences = plan.Compare(out.Plan, out.Unpacked, out.demand, plan.RatesOf(out.Plan)).Differences
+	prog.update(2, steps)
+	return out, nil
+}
+
+func printPlan(w io.Writer, title string, p *plan.Plan) {
+	fmt.Fprintf(w, "\n%s: %s commitment, %d hours", title, p.Term, p.Hours)
+	if p.SpotShare > 0 {
+		fmt.Fprintf(w, ", %.0f%% of overflow on spot", 100*p.SpotShare)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "gpu model\toffer\tcommitted $/GPU-h\ton-demand $/GPU-h\tbreak-even\tpeak\tcommit\tcost $\tall on-demand $\tsaving\t+10%: best, regret $\t-10%: best, regret $\t")
+	for _, m := range p.Models {
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.0f%%\t%g\t%d\t%s\t%s\t%.1f%%\t%s\t%s\t\n",
+			m.Model, m.Prices.OnDemand.Instance, m.Prices.Committed.USDPerGPUHour, m.Prices.OnDemand.USDPerGPUHour,
+			100*m.BreakEven, m.PeakGPUs, m.Committed, planMoney(m.CostUSD), planMoney(m.AllOnDemandUSD),
+			100*m.SavingUSD/max(m.AllOnDemandUSD, 1e-12), planSens(m, 0), planSens(m, 1))
+	}
+	tw.Flush()
+	for _, m := range p.Models {
+		fmt.Fprintf(w, "  %s: a committed GPU pays for itself when busy in more than %.1f%% of hours; %d GPUs are (the %.1f%% quantile of hourly demand is %g GPUs)\n",
+			m.Model, 100*m.BreakEven, m.Committed, 100*m.Quantile, m.DemandAtQuantile)
+		if m.Prices.Committed.How != "" {
+			fmt.Fprintf(w, "  %s %s price: %s (%s)\n", m.Model, p.Term, m.Prices.Committed.How, m.Prices.Committed.Source)
+		}
+	}
+}
+
+func planSens(m plan.ModelPlan, i int) string {
+	if i >= len(m.Sensitivity) {
+		return "-"
+	}
+	s := m.Sensitivity[i]
+	return fmt.Sprintf("%d, %s", s.BestLevel, planMoney(s.RegretUSD))
+}
+
+func printDifferences(w io.Writer, ds []plan.Difference) {
+	fmt.Fprintln(w, "\npacked vs unpacked:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "gpu model\tcommit packed\tcommit unpacked\tcost packed $\tcost unpacked $\tsaving $\twaste locked in by the unpacked level $\t")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", d.Model, d.PackedLevel, d.UnpackedLevel,
+			planMoney(d.PackedCostUSD), planMoney(d.UnpackedCostUSD), planMoney(d.SavingUSD), planMoney(d.LockedInWasteUSD))
+	}
+	tw.Flush()
+}
+
+// money formats dollars with thousands separators and no cents.
+func planMoney(v float64) string {
+	neg := v < 0
+	s := fmt.Sprintf("%.0f", math.Abs(v))
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg && s != "0" {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func writePlanJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+func writePlanHTML(o planOptions, out *planRun) error {
+	r := html.PlanReport(&out.Output, out.demand, out.unpackedDemand)
+	f, err := os.Create(o.htmlPath)
+	if err != nil {
+		return fmt.Errorf("write html: %w", err)
+	}
+	if err := html.Write(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func loadDemand(path string) (*plan.Demand, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read demand: %w", err)
+	}
+	defer f.Close()
+	return plan.ReadDemand(f, path)
+}

@@ -1,0 +1,13 @@
+// Package cost turns GPU-hours into money: it prices what a simulation (or
+// a real cluster) bought and used against the price catalog.
+//
+// Bill (bill.go) takes Usage rows, one per pool, capacity type, GPU model,
+// tenant and class, and returns the cost per pool, capacity type, tenant and
+// class with GPU-hours bought, used and wasted, and the cost of each useful
+// GPU-hour. It performs no I/O.
+//
+// The subpackages hold the rest: price is the catalog of instance prices
+// with their sources, plan sizes 1- and 3-year commitments from an hourly
+// demand, and tco compares the monthly cost of running the same work on
+// different platforms.
+package cost

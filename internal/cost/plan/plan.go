@@ -1,0 +1,176 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/cost/price"
+)
+
+// Options choose the commitment and the prices.
+type Options struct {
+	Term      price.Capacity    // price.Reserved1y or price.Reserved3y
+	SpotShare float64           // share of overflow run on spot, 0..1
+	Families  map[string]string // GPU model -> family or instance; missing: the catalog's first offer
+	Growth    []float64         // demand changes to test, e.g. 0.1 and -0.1; nil: ±10%
+}
+
+// Prices are the per-GPU-hour prices a model's plan used.
+type Prices struct {
+	Committed price.Price  `json:"committed"`
+	OnDemand  price.Price  `json:"on_demand"`
+	Spot      *price.Price `json:"spot,omitempty"`
+}
+
+// Sensitivity is what a change in demand does to the plan.
+type Sensitivity struct {
+	Growth        float64 `json:"growth"`          // +0.1: every hour's demand 10% higher
+	BestLevel     int     `json:"best_level"`      // the cheapest level for the changed demand
+	BestCostUSD   float64 `json:"best_cost_usd"`   // its cost
+	KeptCostUSD   float64 `json:"kept_cost_usd"`   // the cost of keeping the recommended level
+	RegretUSD     float64 `json:"regret_usd"`      // kept - best
+	KeptLevelUsed int     `json:"kept_level_used"` // the recommended level, for reference
+}
+
+// ModelPlan is the commitment plan of one GPU model.
+type ModelPlan struct {
+	Model            string        `json:"gpu_model"`
+	Hours            int           `json:"hours"`
+	GPUHours         float64       `json:"demand_gpu_hours"`
+	PeakGPUs         float64       `json:"peak_gpus"`
+	Prices           Prices        `json:"prices"`
+	OverflowUSD      float64       `json:"overflow_usd_per_gpu_hour"`
+	BreakEven        float64       `json:"break_even_utilisation"` // R/P
+	Quantile         float64       `json:"quantile"`               // 1 - R/P
+	DemandAtQuantile float64       `json:"demand_at_quantile"`
+	Committed        int           `json:"recommended_committed_gpus"`
+	CostUSD          float64       `json:"expected_cost_usd"`
+	CommittedCostUSD float64       `json:"committed_cost_usd"` // CostUSD split by capacity type
+	OnDemandCostUSD  float64       `json:"on_demand_cost_usd"`
+	SpotCostUSD      float64       `json:"spot_cost_usd"`
+	AllOnDemandUSD   float64       `json:"all_on_demand_cost_usd"`
+	SavingUSD        float64       `json:"saving_vs_all_on_demand_usd"`
+	CommittedUsed    float64       `json:"committed_utilisation"` // busy share of committed GPU-hours
+	Curve            []Point       `json:"cost_by_committed_level"`
+	Sensitivity      []Sensitivity `json:"sensitivity"`
+}
+
+// Skipped is a model that could not be planned, and why.
+type Skipped struct {
+	Model  string `json:"gpu_model"`
+	Reason string `json:"reason"`
+}
+
+// Plan is the commitment plan of every model of a demand.
+type Plan struct {
+	Term      price.Capacity `json:"term"`
+	SpotShare float64        `json:"spot_share"`
+	Hours     int            `json:"hours"`
+	Models    []ModelPlan    `json:"models"`
+	Skipped   []Skipped      `json:"skipped,omitempty"`
+}
+
+// Build plans every model of d against the catalog. A model whose prices
+// the catalog does not know is skipped with the reason; an error is returned
+// only for bad options or when no model could be planned.
+func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
+	if o.Term != price.Reserved1y && o.Term != price.Reserved3y {
+		return nil, fmt.Errorf("term %q: want %s or %s", o.Term, price.Reserved1y, price.Reserved3y)
+	}
+	if o.SpotShare < 0 || o.SpotShare > 1 {
+		return nil, fmt.Errorf("spot share %g: want 0..1", o.SpotShare)
+	}
+	growth := o.Growth
+	if growth == nil {
+		growth = []float64{0.1, -0.1}
+	}
+	p := &Plan{Term: o.Term, SpotShare: o.SpotShare, Hours: d.Hours}
+	for _, s := range d.Series {
+		prices, rates, err := resolve(cat, s.Model, o)
+		if err != nil {
+			if errors.Is(err, price.ErrUnknown) {
+				p.Skipped = append(p.Skipped, Skipped{Model: s.Model, Reason: err.Error()})
+				continue
+			}
+			return nil, err
+		}
+		p.Models = append(p.Models, planModel(s, prices, rates, growth))
+	}
+	if len(p.Models) == 0 {
+		var reasons []string
+		for _, s := range p.Skipped {
+			reasons = append(reasons, "skipped "+s.Model+": "+s.Reason)
+		}
+		return p, fmt.Errorf("no model could be planned:\n  %s", strings.Join(reasons, "\n  "))
+	}
+	return p, nil
+}
+
+// resolve finds a model's prices in the catalog.
+func resolve(cat *price.Catalog, model string, o Options) (Prices, Rates, error) {
+	offer, err := cat.Find(model, o.Families[model])
+	if err != nil {
+		return Prices{}, Rates{}, err
+	}
+	var ps Prices
+	if ps.OnDemand, err = offer.PerGPUHour(price.OnDemand); err != nil {
+		return Prices{}, Rates{}, err
+	}
+	if ps.Committed, err = offer.PerGPUHour(o.Term); err != nil {
+		return Prices{}, Rates{}, err
+	}
+	r := Rates{Committed: ps.Committed.USDPerGPUHour, OnDemand: ps.OnDemand.USDPerGPUHour, SpotShare: o.SpotShare}
+	if o.SpotShare > 0 {
+		sp, err := offer.PerGPUHour(price.Spot)
+		if err != nil {
+			return Prices{}, Rates{}, err
+		}
+		ps.Spot, r.Spot = &sp, sp.USDPerGPUHour
+	}
+	return ps, r, nil
+}
+
+// planModel plans one series.
+func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
+	opt := Optimise(s.GPUs, r)
+	q := max(0, 1-r.BreakEven())
+	mp := ModelPlan{
+		Model: s.Model, Hours: len(s.GPUs), Prices: ps,
+		OverflowUSD: r.Overflow(), BreakEven: r.BreakEven(), Quantile: q,
+		Committed: opt.Level, CostUSD: opt.Cost, Curve: opt.Curve,
+	}
+	for _, g := range s.GPUs {
+		mp.GPUHours += g
+		mp.PeakGPUs = max(mp.PeakGPUs, g)
+		mp.CommittedUsed += min(g, float64(opt.Level))
+	}
+	if q > 0 {
+		mp.DemandAtQuantile = Quantile(s.GPUs, q)
+	}
+	if opt.Level > 0 {
+		mp.CommittedUsed /= float64(opt.Level * len(s.GPUs))
+	}
+	mp.CommittedCostUSD = float64(opt.Level) * r.Committed * float64(len(s.GPUs))
+	if overflow := opt.Cost - mp.CommittedCostUSD; overflow > 0 {
+		mp.SpotCostUSD = overflow * r.SpotShare * r.Spot / r.Overflow()
+		mp.OnDemandCostUSD = overflow - mp.SpotCostUSD
+	}
+	mp.AllOnDemandUSD = Cost(s.GPUs, 0, r)
+	mp.SavingUSD = mp.AllOnDemandUSD - mp.CostUSD
+	for _, g := range growth {
+		mp.Sensitivity = append(mp.Sensitivity, sensitivity(s.GPUs, r, opt.Level, g))
+	}
+	return mp
+}
+
+func sensitivity(demand []float64, r Rates, level int, growth float64) Sensitivity {
+	scaled := make([]float64, len(demand))
+	for i, d := range demand {
+		scaled[i] = d * (1 + growth)
+	}
+	best := Optimise(scaled, r)
+	kept := Cost(scaled, float64(level), r)
+	return Sensitivity{Growth: growth, BestLevel: best.Level, BestCostUSD: best.Cost,
+		KeptCostUSD: kept, RegretUSD: kept - best.Cost, KeptLevelUsed: level}
+}

@@ -1,0 +1,277 @@
+package plan
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/corral-sched/corral/internal/cost/price"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b)) }
+
+func TestOptimiseHandComputed(t *testing.T) {
+	tests := []struct {
+		name      string
+		demand    []float64
+		r         Rates
+		wantLevel int
+		wantCost  float64
+		wantCurve []float64
+	}{
+		{
+			// P = 2, R/P = 0.5.
+			// c=0: 10 GPU-h over * 2 = 20
+			// c=1: 1*1*4 = 4 + (3+3+1+0)*2 = 14 -> 18
+			// c=2: 8 + (2+2)*2 = 8 -> 16
+			// c=3: 12 + (1+1)*2 = 4 -> 16
+			// c=4: 16 + 0 -> 16; ties go to the lowest level, 2: the third
+			// GPU is busy exactly half the hours, which does not beat 0.5.
+			name: "tie goes to the lowest level", demand: []float64{4, 4, 2, 0},
+			r: Rates{Committed: 1, OnDemand: 2}, wantLevel: 2, wantCost: 16,
+			wantCurve: []float64{20, 18, 16, 16, 16},
+		},
+		{
+			// R/P = 0.6: GPU 1 is busy 4/5 = 0.8 of hours (commit), GPU 2 1/5 (don't).
+			// c=0: 6; c=1: 0.6*5 = 3 + 2 = 5; c=2: 6 + 1 = 7; c=3: 9.
+			name: "commit what is busy more than R/P", demand: []float64{3, 1, 1, 1, 0},
+			r: Rates{Committed: 0.6, OnDemand: 1}, wantLevel: 1, wantCost: 5,
+			wantCurve: []float64{6, 5, 7, 9},
+		},
+		{
+			// Half the overflow on spot: P = 0.5*3 + 0.5*1 = 2, R/P = 0.5.
+			// c=0: 4*2 = 8; c=1: 4 + 2*2 = 8; c=2: 8 + 0 = 8: all tie, level 0.
+			name: "spot share lowers the overflow price", demand: []float64{2, 2, 0, 0},
+			r: Rates{Committed: 1, OnDemand: 3, Spot: 1, SpotShare: 0.5}, wantLevel: 0, wantCost: 8,
+			wantCurve: []float64{8, 8, 8},
+		},
+		{
+			// c=0: 2*2 = 4; c=1: 1*2 = 2 + 0.5*2 = 3; c=2: 4.
+			name: "fractional demand", demand: []float64{0.5, 1.5},
+			r: Rates{Committed: 1, OnDemand: 2}, wantLevel: 1, wantCost: 3,
+			wantCurve: []float64{4, 3, 4},
+		},
+		{
+			name: "committing never pays when R >= P", demand: []float64{5, 5, 5},
+			r: Rates{Committed: 2, OnDemand: 2}, wantLevel: 0, wantCost: 30,
+			wantCurve: []float64{30, 30, 30, 30, 30, 30},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Optimise(tt.demand, tt.r)
+			if got.Level != tt.wantLevel || !near(got.Cost, tt.wantCost) {
+				t.Errorf("level %d cost %g, want %d %g", got.Level, got.Cost, tt.wantLevel, tt.wantCost)
+			}
+			if len(got.Curve) != len(tt.wantCurve) {
+				t.Fatalf("curve %v, want %v", got.Curve, tt.wantCurve)
+			}
+			for i, p := range got.Curve {
+				if p.Committed != i || !near(p.CostUSD, tt.wantCurve[i]) {
+					t.Errorf("curve[%d] = %+v, want %g", i, p, tt.wantCurve[i])
+				}
+			}
+		})
+	}
+}
+
+// TestOptimiseMatchesBruteForce checks on random series that the planner's
+// level costs the minimum over every possible level, summed hour by hour,
+// and that for whole-GPU demand the break-even quantile rule gives the same
+// level.
+func TestOptimiseMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 500; trial++ {
+		hours := 1 + rng.IntN(60)
+		peak := 1 + rng.IntN(12)
+		whole := trial%2 == 0
+		demand := make([]float64, hours)
+		for h := range demand {
+			if whole {
+				demand[h] = float64(rng.IntN(peak + 1))
+			} else {
+				demand[h] = rng.Float64() * float64(peak)
+			}
+		}
+		od := 0.5 + rng.Float64()*4
+		r := Rates{Committed: od * (0.2 + rng.Float64()*0.9), OnDemand: od, Spot: od * rng.Float64(), SpotShare: rng.Float64() * float64(trial%3) / 2}
+		got := Optimise(demand, r)
+		best := math.Inf(1)
+		for c := 0; c <= int(math.Ceil(float64(peak)))+1; c++ {
+			best = min(best, Cost(demand, float64(c), r))
+		}
+		if !near(got.Cost, best) {
+			t.Fatalf("trial %d: planner cost %g at level %d, brute-force minimum %g (demand %v, rates %+v)", trial, got.Cost, got.Level, best, demand, r)
+		}
+		if !near(Cost(demand, float64(got.Level), r), got.Cost) {
+			t.Fatalf("trial %d: curve cost %g differs from the hour-by-hour cost %g", trial, got.Cost, Cost(demand, float64(got.Level), r))
+		}
+		if whole {
+			if q := QuantileLevel(demand, r); q != got.Level {
+				t.Fatalf("trial %d: quantile rule gives %d, optimum %d (demand %v, R/P %g)", trial, q, got.Level, demand, r.BreakEven())
+			}
+			// ... which is the (1 - R/P) quantile of the demand.
+			if q := 1 - r.BreakEven(); q > 0 && Quantile(demand, q) != float64(got.Level) {
+				t.Fatalf("trial %d: %g-quantile of demand %g, optimum %d (demand %v)", trial, q, Quantile(demand, q), got.Level, demand)
+			}
+		}
+	}
+}
+
+func TestReadDemand(t *testing.T) {
+	d, err := ReadDemand(strings.NewReader("hour,gpu_model,gpus\n0,H100,8\n2,H100,4\n1,L4,1.5\n"), "d.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Hours != 3 || len(d.Series) != 2 {
+		t.Fatalf("got %+v", d)
+	}
+	h := d.Model("H100-80GB")
+	if h == nil || h.GPUs[0] != 8 || h.GPUs[1] != 0 || h.GPUs[2] != 4 {
+		t.Fatalf("H100 series %+v: missing hours must be zero", h)
+	}
+	if l := d.Model("L4"); l == nil || l.GPUs[1] != 1.5 || l.GPUs[2] != 0 {
+		t.Fatalf("L4 series %+v", l)
+	}
+}
+
+func TestReadDemandErrors(t *testing.T) {
+	tests := []struct{ name, csv, want string }{
+		{"bad hour", "hour,gpu_model,gpus\n0,H100,1\nx,H100,1\n", "d.csv:3: hour"},
+		{"negative hour", "-1,H100,1\n", "d.csv:1: hour"},
+		{"bad model", "0,H999,1\n", "d.csv:1: gpu: unknown GPU model"},
+		{"negative gpus", "0,H100,-2\n", "d.csv:1: gpus"},
+		{"fields", "0,H100\n", "d.csv:1: want 3 fields"},
+		{"duplicate", "0,H100,1\n1,L4,1\n0,H100-80GB,2\n", "d.csv:3: hour 0 of H100-80GB given twice (first at line 1)"},
+		{"empty", "hour,gpu_model,gpus\n", "no demand rows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadDemand(strings.NewReader(tt.csv), "d.csv")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// testCatalog is the default catalog with a 1-year price for g5 and the
+// a3 offer preferred for H100.
+func testCatalog(t *testing.T) *price.Catalog {
+	t.Helper()
+	base, err := price.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	over, err := price.Parse([]byte(`
+offers:
+  - provider: aws
+    instance: g5.xlarge
+    region: us-east-1
+    prices:
+      reserved-1y: {usd_per_hour: 0.6036, source: test quote, seen: 2026-11-01}
+`), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return price.Merge(base, over)
+}
+
+func TestBuildUsesCatalogPricesAndSkipsUnknown(t *testing.T) {
+	// A10G: 2 GPUs always, a third 1 hour in 4. R = 0.6036, O = 1.006: R/P = 0.6.
+	d, err := ReadDemand(strings.NewReader("0,A10G,3\n1,A10G,2\n2,A10G,2\n3,A10G,2\n0,T4,1\n"), "d.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(d, testCatalog(t), Options{Term: price.Reserved1y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Models) != 1 || p.Models[0].Model != "A10G" {
+		t.Fatalf("models %+v", p.Models)
+	}
+	m := p.Models[0]
+	if m.Committed != 2 || !near(m.BreakEven, 0.6) || !near(m.Quantile, 0.4) {
+		t.Errorf("level %d break-even %g quantile %g, want 2, 0.6, 0.4", m.Committed, m.BreakEven, m.Quantile)
+	}
+	// 2 committed * 4 h * 0.6036 + 1 GPU-h * 1.006
+	if want := 2*4*0.6036 + 1.006; !near(m.CostUSD, want) {
+		t.Errorf("cost %g, want %g", m.CostUSD, want)
+	}
+	if m.Prices.Committed.Source != "test quote" || m.Prices.OnDemand.Source == "" {
+		t.Errorf("prices lack their sources: %+v", m.Prices)
+	}
+	if len(p.Skipped) != 1 || p.Skipped[0].Model != "T4" || !strings.Contains(p.Skipped[0].Reason, "reserved-1y") {
+		t.Errorf("skipped %+v, want T4 for lack of a reserved-1y price", p.Skipped)
+	}
+	// +10%: 3.3, 2.2, 2.2, 2.2: a third GPU would be busy 1 + 3*0.2 = 1.6 of
+	// 4 hours, 0.4 < 0.6: level 2 is still best and keeping it costs nothing extra.
+	if s := m.Sensitivity[0]; s.Growth != 0.1 || s.BestLevel != 2 || !near(s.RegretUSD+1, 1) {
+		t.Errorf("sensitivity +10%%: %+v", s)
+	}
+}
+
+func TestSensitivityHandComputed(t *testing.T) {
+	// R/P = 0.5; 10 GPUs busy 3 of 4 hours: commit 10, cost 10*0.5*4 = 20.
+	demand := []float64{10, 10, 10, 0}
+	r := Rates{Committed: 0.5, OnDemand: 1}
+	up := sensitivity(demand, r, 10, 0.1)
+	// 11,11,11,0: best 11 -> 22; keeping 10: 20 + 3 GPU-h on demand = 23.
+	if up.BestLevel != 11 || !near(up.BestCostUSD, 22) || !near(up.KeptCostUSD, 23) || !near(up.RegretUSD, 1) {
+		t.Errorf("+10%%: %+v", up)
+	}
+	down := sensitivity(demand, r, 10, -0.1)
+	// 9,9,9,0: best 9 -> 18; keeping 10: 20 with nothing on demand.
+	if down.BestLevel != 9 || !near(down.BestCostUSD, 18) || !near(down.KeptCostUSD, 20) || !near(down.RegretUSD, 2) {
+		t.Errorf("-10%%: %+v", down)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	d, _ := ReadDemand(strings.NewReader("0,T4,1\n"), "d.csv")
+	if _, err := Build(d, testCatalog(t), Options{Term: "reserved-9y"}); err == nil {
+		t.Error("bad term accepted")
+	}
+	_, err := Build(d, testCatalog(t), Options{Term: price.Reserved3y})
+	if err == nil || !strings.Contains(err.Error(), "no reserved-3y price known for T4") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestCompareLocksInWaste(t *testing.T) {
+	cat := testCatalog(t)
+	packed, _ := ReadDemand(strings.NewReader("0,A10G,2\n1,A10G,2\n2,A10G,2\n3,A10G,2\n"), "p.csv")
+	unpacked, _ := ReadDemand(strings.NewReader("0,A10G,5\n1,A10G,5\n2,A10G,5\n3,A10G,5\n"), "u.csv")
+	pp, err := Build(packed, cat, Options{Term: price.Reserved1y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := Build(unpacked, cat, Options{Term: price.Reserved1y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare(pp, up, packed, RatesOf(pp))
+	if len(c.Differences) != 1 {
+		t.Fatalf("%+v", c)
+	}
+	df := c.Differences[0]
+	// Packed: 2 * 4 * 0.6036; unpacked: 5 * 4 * 0.6036; locked-in waste: 3 idle committed GPUs * 4 h.
+	if df.PackedLevel != 2 || df.UnpackedLevel != 5 || !near(df.SavingUSD, 3*4*0.6036) || !near(df.LockedInWasteUSD, 3*4*0.6036) {
+		t.Errorf("%+v", df)
+	}
+}
+
+func BenchmarkOptimiseYear(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	demand := make([]float64, 8760)
+	for h := range demand {
+		demand[h] = float64(200 + rng.IntN(300))
+	}
+	r := Rates{Committed: 4, OnDemand: 6.88}
+	b.ResetTimer()
+	for b.Loop() {
+		Optimise(demand, r)
+	}
+	b.ReportMetric(float64(len(demand))*float64(b.N)/b.Elapsed().Seconds(), "hours/s")
+}

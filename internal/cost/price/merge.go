@@ -1,0 +1,82 @@
+package price
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+)
+
+// Merge returns base with over laid on it. An offer of over with the same
+// provider, instance and region as one of base replaces that offer's quotes
+// capacity by capacity, and its other fields where over sets them; other
+// offers of over are added after base's, in their order. Neither input is
+// modified. Call Check on the result.
+func Merge(base, over *Catalog) *Catalog {
+	out := &Catalog{Unknown: append(base.Unknown[:len(base.Unknown):len(base.Unknown)], over.Unknown...)}
+	index := map[string]int{}
+	for _, o := range base.Offers {
+		index[o.Key()] = len(out.Offers)
+		out.Offers = append(out.Offers, cloneOffer(o))
+	}
+	for _, o := range over.Offers {
+		i, ok := index[o.Key()]
+		if !ok {
+			index[o.Key()] = len(out.Offers)
+			out.Offers = append(out.Offers, cloneOffer(o))
+			continue
+		}
+		layOver(out.Offers[i], o)
+	}
+	return out
+}
+
+func cloneOffer(o *Offer) *Offer {
+	c := *o
+	c.Prices = maps.Clone(o.Prices)
+	return &c
+}
+
+// layOver copies what o sets onto dst.
+func layOver(dst, o *Offer) {
+	if o.Family != "" {
+		dst.Family = o.Family
+	}
+	if o.GPU != "" {
+		dst.GPU = o.GPU
+	}
+	if o.GPUs != 0 {
+		dst.GPUs = o.GPUs
+	}
+	if o.Interruption != nil {
+		dst.Interruption = o.Interruption
+	}
+	if dst.Prices == nil {
+		dst.Prices = map[Capacity]*Quote{}
+	}
+	for c, q := range o.Prices {
+		dst.Prices[c] = q
+	}
+	dst.origin = o.origin
+}
+
+// Check verifies what only a whole catalog can say: every offer names a GPU
+// model and a GPU count and has an on-demand price, which spot and reserved
+// discounts are taken from.
+func (c *Catalog) Check() error {
+	var errs []error
+	for _, o := range c.Offers {
+		if o.GPU == "" {
+			errs = append(errs, fmt.Errorf("%s: offer %s: missing gpu (a GPU model such as H100-80GB)", o.origin, o.Instance))
+		}
+		if o.GPUs <= 0 {
+			errs = append(errs, fmt.Errorf("%s: offer %s: missing gpus (GPUs per instance)", o.origin, o.Instance))
+		}
+		if q := o.Prices[OnDemand]; q == nil || q.USDPerHour <= 0 {
+			errs = append(errs, fmt.Errorf("%s: offer %s: needs an on-demand usd_per_hour", o.origin, o.Instance))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Origin is the file:line the offer was last set from.
+func (o *Offer) Origin() string { return o.origin }

@@ -1,0 +1,234 @@
+package html
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/cost/plan"
+	"github.com/corral-sched/corral/internal/cost/price"
+	"github.com/corral-sched/corral/internal/cost/tco"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// testPrices is a small catalog with every figure the test plan needs.
+const testPrices = `
+offers:
+  - provider: test
+    family: t1
+    instance: t1.8gpu
+    region: lab
+    gpu: H100-80GB
+    gpus: 8
+    prices:
+      on-demand: {usd_per_hour: 48, source: test price sheet, seen: 2026-11-01}
+      spot: {usd_per_hour: 16, source: test price sheet, seen: 2026-11-01}
+      reserved-1y: {usd_per_hour: 30, source: test price sheet, seen: 2026-11-01}
+  - provider: test
+    family: t2
+    instance: t2.1gpu
+    region: lab
+    gpu: L4
+    gpus: 1
+    prices:
+      on-demand: {usd_per_hour: 0.8, source: test price sheet, seen: 2026-11-01}
+      spot: {usd_per_hour: 0.4, source: test price sheet, seen: 2026-11-01}
+      reserved-1y: {usd_per_hour: 0.5, source: test price sheet, seen: 2026-11-01}
+`
+
+const testDemand = `hour,gpu_model,gpus
+0,H100,16
+1,H100,12
+2,H100,12
+3,H100,8
+4,H100,8
+5,H100,4
+0,L4,2
+1,L4,3
+2,L4,2
+3,L4,2
+4,L4,1
+`
+
+const testUnpacked = `hour,gpu_model,gpus
+0,H100,20
+1,H100,16
+2,H100,16
+3,H100,12
+4,H100,12
+5,H100,8
+0,L4,4
+1,L4,5
+2,L4,4
+3,L4,4
+4,L4,3
+5,L4,1
+`
+
+// smallReport is a plan report of a tiny demand with every other section
+// filled in as the simulator would.
+func smallReport(t *testing.T) Report {
+	t.Helper()
+	cat, err := price.Parse([]byte(testPrices), "test-prices.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := plan.ReadDemand(strings.NewReader(testDemand), "packed.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := plan.ReadDemand(strings.NewReader(testUnpacked), "unpacked.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Term: price.Reserved1y, SpotShare: 0.5}
+	pp, err := plan.Build(d, cat, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := plan.Build(u, cat, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &plan.Output{Version: 1, Demand: "packed.csv", Plan: pp, UnpackedDemand: "unpacked.csv", Unpacked: up,
+		Differences: plan.Compare(pp, up, d, plan.RatesOf(pp)).Differences, Unknown: cat.Unknown}
+	r := PlanReport(out, d, u)
+	r.Timelines[0].Series = append(r.Timelines[0].Series,
+		Values{Name: "allocated", Values: []float64{16, 16, 12, 8, 8, 8}},
+		Values{Name: "used", Values: []float64{14, 11, 10, 7, 6, 3}})
+	r.Waits = []Waits{{Policy: "kube-default", Hours: []float64{0, 0, 0.5, 2, 6}}, {Policy: "corral", Hours: []float64{0, 0, 0, 0.25, 1}}}
+	r.Fragmentation = []Line{{Name: "kube-default", X: []float64{0, 1, 2, 3}, Y: []float64{0.1, 0.3, 0.25, 0.2}},
+		{Name: "corral", X: []float64{0, 1, 2, 3}, Y: []float64{0.05, 0.08, 0.06, 0.05}}}
+	bill, err := cost.Price([]cost.Usage{
+		{Pool: "inference", CapacityType: "reserved-1y", GPUModel: "L4", Tenant: "product", Class: "inference", BoughtGPUH: 720, UsedGPUH: 500, IdleGPUH: 150, FragmentedGPUH: 70},
+		{Pool: "training", CapacityType: "spot", GPUModel: "H100", Tenant: "research", Class: "training", BoughtGPUH: 400, UsedGPUH: 330, InterruptedLostGPUH: 50, IdleGPUH: 20},
+		{Pool: "training", CapacityType: "on-demand", GPUModel: "H100", Tenant: "research", Class: "training", BoughtGPUH: 100, UsedGPUH: 90, PreemptedLostGPUH: 10},
+	}, cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles, err := tco.Defaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tco.Compare(profiles, map[string]tco.Input{
+		"managed-training": {GPUHoursBought: 1000, USDPerGPUHour: 4, MeanWaitHours: 0.2, P99WaitHours: 1.5},
+		"kube-default":     {GPUHoursBought: 1400, USDPerGPUHour: 4, MeanWaitHours: 1.1, P99WaitHours: 9},
+		"kube-corral":      {GPUHoursBought: 1050, USDPerGPUHour: 4, MeanWaitHours: 0.4, P99WaitHours: 3},
+		"hpc-whole-node":   {GPUHoursBought: 1300, USDPerGPUHour: 4, MeanWaitHours: 2.5, P99WaitHours: 20},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Costs = append(r.Costs, CostsOf(bill)...)
+	r.Tables = append(r.Tables, BillTable("bill-by-pool", "Bill by pool", "bill.by_pool", bill.ByPool),
+		BillTable("bill-by-tenant", "Bill by tenant", "bill.by_tenant", bill.ByTenant), TCOTable("tco", rows))
+	r.Data = struct {
+		*plan.Output
+		Bill *cost.Bill `json:"bill"`
+		TCO  []tco.Row  `json:"tco"`
+	}{out, bill, rows}
+	return r
+}
+
+func TestGoldenSmallReport(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, smallReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "small.html")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("report differs from %s; run go test -update and review the diff", golden)
+	}
+	var again bytes.Buffer
+	if err := Write(&again, smallReport(t)); err != nil || !bytes.Equal(again.Bytes(), b.Bytes()) {
+		t.Error("two renderings of the same report differ")
+	}
+}
+
+func TestReportIsSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, smallReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, bad := range []string{"http://", "https://", "<link", "@import", "src=", "<?xml"} {
+		// Sources of prices are text in tables and data, never fetched:
+		// strip those before looking for links.
+		if bad == "https://" || bad == "http://" {
+			if strings.Contains(strings.ReplaceAll(stripTextAndData(page), `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
+				t.Errorf("page fetches %q", bad)
+			}
+			continue
+		}
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	for _, id := range chartIDs {
+		if !strings.Contains(page, `<svg id="`+id+`"`) {
+			t.Errorf("no chart with id %q", id)
+		}
+	}
+	if strings.Count(page, `id="timeline-h100-80gb-plot"`) != 1 {
+		t.Error("chart clip paths are not unique per chart")
+	}
+}
+
+// chartIDs are the charts the small report must have.
+var chartIDs = []string{"timeline-h100-80gb", "timeline-l4", "cost-by-pool", "cost-by-capacity", "waits", "fragmentation", "curve-h100-80gb", "curve-l4"}
+
+// stripTextAndData drops the embedded JSON and table cells, where source
+// URLs appear as text.
+func stripTextAndData(page string) string {
+	if i := strings.Index(page, `<script type="application/json"`); i >= 0 {
+		page = page[:i]
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(page, "<td>")
+		if i < 0 {
+			b.WriteString(page)
+			return b.String()
+		}
+		b.WriteString(page[:i])
+		j := strings.Index(page[i:], "</td>")
+		page = page[i+j:]
+	}
+}
+
+func TestCDFSteps(t *testing.T) {
+	x, y := cdf([]float64{2, 0, 0, 1})
+	wantX := []float64{0, 1, 1, 2, 2}
+	wantY := []float64{0.5, 0.5, 0.75, 0.75, 1}
+	if len(x) != len(wantX) {
+		t.Fatalf("x %v y %v", x, y)
+	}
+	for i := range x {
+		if x[i] != wantX[i] || y[i] != wantY[i] {
+			t.Fatalf("x %v y %v, want %v %v", x, y, wantX, wantY)
+		}
+	}
+}
+
+func TestGroup(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "999": "999", "1000": "1,000", "-1234567.50": "-1,234,567.50", "12.3": "12.3"} {
+		if got := group(in); got != want {
+			t.Errorf("group(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package html
+
+import (
+	"fmt"
+
+	"github.com/corral-sched/corral/internal/cost/plan"
+)
+
+// PlanReport is the report of corral plan: demand over time with the
+// committed floor, cost by model and capacity type, the cost curve of each
+// model, and the plan's tables. demand and unpacked are the series the
+// plans were made from (unpacked may be nil).
+func PlanReport(out *plan.Output, demand, unpacked *plan.Demand) Report {
+	r := Report{
+		Title: fmt.Sprintf("GPU commitment plan (%s)", out.Plan.Term),
+		Intro: []string{
+			fmt.Sprintf("Demand from %s over %d hours. Committed GPUs cost the committed rate every hour; demand above them runs on demand (%.0f%% of it on spot). A committed GPU pays for itself when it is busy in more of the hours than its break-even share, committed/overflow price.",
+				out.Demand, out.Plan.Hours, 100*out.Plan.SpotShare),
+		},
+		Data: out,
+	}
+	for _, m := range out.Plan.Models {
+		r.Timelines = append(r.Timelines, timelineOf(m, demand, unpacked, out.Unpacked))
+		r.Costs = append(r.Costs, costItems(m, out.Plan)...)
+		r.Curves = append(r.Curves, curveOf(m))
+	}
+	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), pricesTable(out.Plan))
+	if out.Unpacked != nil {
+		r.Tables = append(r.Tables, planTable("unpacked-table", "Plan for the same work unpacked", "unpacked", out.Unpacked), diffTable(out.Differences))
+	}
+	return r
+}
+
+func timelineOf(m plan.ModelPlan, demand, unpacked *plan.Demand, up *plan.Plan) Timeline {
+	t := Timeline{Name: m.Model, Committed: float64(m.Committed)}
+	if s := demand.Model(m.Model); s != nil {
+		t.Hours = hours(len(s.GPUs))
+		t.Series = append(t.Series, Values{Name: "demanded", Values: s.GPUs})
+	}
+	if unpacked != nil {
+		if s := unpacked.Model(m.Model); s != nil && len(s.GPUs) == len(t.Hours) {
+			t.Series = append(t.Series, Values{Name: "demanded, unpacked", Values: s.GPUs})
+		}
+	}
+	return t
+}
+
+func hours(n int) []float64 {
+	h := make([]float64, n)
+	for i := range h {
+		h[i] = float64(i)
+	}
+	return h
+}
+
+func costItems(m plan.ModelPlan, p *plan.Plan) []CostItem {
+	items := []CostItem{{Pool: m.Model, Capacity: string(p.Term), USD: m.CommittedCostUSD},
+		{Pool: m.Model, Capacity: "on-demand", USD: m.OnDemandCostUSD}}
+	if p.SpotShare > 0 {
+		items = append(items, CostItem{Pool: m.Model, Capacity: "spot", USD: m.SpotCostUSD})
+	}
+	return items
+}
+
+func curveOf(m plan.ModelPlan) Curve {
+	c := Curve{Name: m.Model, Chosen: m.Committed}
+	for _, p := range m.Curve {
+		c.Levels = append(c.Levels, float64(p.Committed))
+		c.Cost = append(c.Cost, p.CostUSD)
+	}
+	return c
+}
+
+func planTable(id, title, key string, p *plan.Plan) Table {
+	t := Table{ID: id, Title: title, Columns: []string{"GPU model", "peak GPUs", "break-even", "commit GPUs",
+		"committed used", "cost (USD)", "all on demand (USD)", "saving (USD)", "+10%: best level", "+10%: regret (USD)", "-10%: best level", "-10%: regret (USD)"}}
+	for i, m := range p.Models {
+		at := fmt.Sprintf("%s.models.%d.", key, i)
+		row := []Cell{Text(m.Model), Num(m.PeakGPUs, 1, at+"peak_gpus"), Pct(m.BreakEven, 1, at+"break_even_utilisation"),
+			Num(float64(m.Committed), 0, at+"recommended_committed_gpus"), Pct(m.CommittedUsed, 1, at+"committed_utilisation"),
+			Num(m.CostUSD, 0, at+"expected_cost_usd"), Num(m.AllOnDemandUSD, 0, at+"all_on_demand_cost_usd"), Num(m.SavingUSD, 0, at+"saving_vs_all_on_demand_usd")}
+		for j, s := range m.Sensitivity {
+			sp := fmt.Sprintf("%ssensitivity.%d.", at, j)
+			row = append(row, Num(float64(s.BestLevel), 0, sp+"best_level"), Num(s.RegretUSD, 0, sp+"regret_usd"))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, s := range p.Skipped {
+		t.Notes = append(t.Notes, fmt.Sprintf("Not planned: %s: %s", s.Model, s.Reason))
+	}
+	return t
+}
+
+func pricesTable(p *plan.Plan) Table {
+	t := Table{ID: "prices-table", Title: "Prices used (per GPU-hour)", Columns: []string{"GPU model", "capacity", "offer", "USD", "source", "seen", "how"}}
+	for i, m := range p.Models {
+		at := fmt.Sprintf("plan.models.%d.prices.", i)
+		t.Rows = append(t.Rows,
+			[]Cell{Text(m.Model), Text(string(p.Term)), Text(m.Prices.Committed.Instance), Num(m.Prices.Committed.USDPerGPUHour, 4, at+"committed.usd_per_gpu_hour"),
+				Text(m.Prices.Committed.Source), Text(m.Prices.Committed.Seen), Text(m.Prices.Committed.How)},
+			[]Cell{Text(m.Model), Text("on-demand"), Text(m.Prices.OnDemand.Instance), Num(m.Prices.OnDemand.USDPerGPUHour, 4, at+"on_demand.usd_per_gpu_hour"),
+				Text(m.Prices.OnDemand.Source), Text(m.Prices.OnDemand.Seen), Text(m.Prices.OnDemand.How)})
+		if sp := m.Prices.Spot; sp != nil {
+			t.Rows = append(t.Rows, []Cell{Text(m.Model), Text("spot"), Text(sp.Instance), Num(sp.USDPerGPUHour, 4, at+"spot.usd_per_gpu_hour"),
+				Text(sp.Source), Text(sp.Seen), Text(sp.How)})
+		}
+	}
+	return t
+}
+
+func diffTable(ds []plan.Difference) Table {
+	t := Table{ID: "difference-table", Title: "Packed vs unpacked", Columns: []string{"GPU model", "commit packed", "commit unpacked",
+		"cost packed (USD)", "cost unpacked (USD)", "saving (USD)", "waste locked in by the unpacked level (USD)"},
+		Notes: []string{"Waste locked in: the cost of committing at the unpacked level once the work is packed, above the packed plan."}}
+	for i, d := range ds {
+		at := fmt.Sprintf("differences.%d.", i)
+		t.Rows = append(t.Rows, []Cell{Text(d.Model), Num(float64(d.PackedLevel), 0, at+"packed_committed_gpus"),
+			Num(float64(d.UnpackedLevel), 0, at+"unpacked_committed_gpus"), Num(d.PackedCostUSD, 0, at+"packed_cost_usd"),
+			Num(d.UnpackedCostUSD, 0, at+"unpacked_cost_usd"), Num(d.SavingUSD, 0, at+"saving_usd"), Num(d.LockedInWasteUSD, 0, at+"locked_in_waste_usd")})
+	}
+	return t
+}
