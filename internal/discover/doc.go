@@ -1,0 +1,16 @@
+// Package discover finds the GPUs of the machine corral's server runs on,
+// or builds the fake GPUs an operator declares instead.
+//
+// Discover asks NVML (through github.com/NVIDIA/go-nvml) for every GPU:
+// its index, UUID, product name and corral's catalog model for it, memory,
+// MIG mode and existing MIG instances, NVLink peers and health. Without an
+// NVIDIA driver, or in a build without cgo, it returns ErrNoDriver.
+//
+// ParseDeclared reads a declaration such as "8xH100-80GB" or
+// "4xA100-80GB,2xL4" into fake devices, so the server can schedule on a
+// machine without GPUs.
+//
+// ModelName maps NVML product names ("NVIDIA H100 80GB HBM3") to catalog
+// names ("H100-80GB"); the catalog is internal/gpu. Start reading at
+// device.go, then nvml.go.
+package discover

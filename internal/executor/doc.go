@@ -1,0 +1,40 @@
+// Package executor runs tasks as real processes on the local machine and
+// keeps track of them across restarts of the server that started them.
+//
+// Start launches a small supervisor: the running binary re-executed in a
+// hidden mode (see supervise.go). The supervisor starts the task in a
+// process group of its own, enforces the time limit, turns a stop request
+// into SIGTERM and, after the grace period, SIGKILL to the whole group,
+// reaps every process of the task, and writes the exit record. Because the
+// supervisor lives in a session of its own, the task and its exit code
+// survive the death of the server (even kill -9), and Adopt lets the next
+// server re-attach to the task.
+//
+// Files under Spec.Dir, named after Spec.ID:
+//
+//	<ID>.out    the task's standard output (appended to)
+//	<ID>.err    the task's standard error (appended to)
+//	<ID>.state  supervisor and task process ids, written once the task runs
+//	<ID>.stop   a pending stop request (its grace period)
+//	<ID>.exit   the exit record: the task's Result, written atomically
+//
+// A stopped or timed-out task gets SIGTERM, then SIGKILL after its grace
+// period, on every process of its group; when its main process exits, the
+// rest of the group is killed and every descendant, even one that left the
+// group, is reaped before the exit record is written, so a Done task
+// holds no GPU. If the supervisor itself is killed, the server that
+// follows it kills the task's group and reports the task Lost.
+//
+// The supervisor mode is switched on by an environment variable that this
+// package's init checks, so any binary that links the package (corral, a
+// test binary) can supervise without changes to its main.
+//
+// Tasks survive a restart of the server only if whatever restarts it does
+// not kill the whole process tree: under systemd, run the server with
+// KillMode=process.
+//
+// Start from here: Start and Adopt in task.go, then supervise.go.
+//
+// The package needs Linux: process groups, a child subreaper and /proc.
+// It imports no other corral package.
+package executor

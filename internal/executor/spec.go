@@ -1,0 +1,158 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultGrace is the SIGTERM to SIGKILL delay at the time limit when
+// Spec.Grace is zero.
+const DefaultGrace = 10 * time.Second
+
+// Spec is one task to run as a real process in its own process group
+// (Setpgid), so that it outlives the server that started it.
+type Spec struct {
+	ID      string   // unique and file-name safe, e.g. "j000017-0"; names the files under Dir
+	Command []string // argv; Command[0] is looked up in PATH
+	WorkDir string   // working directory of the process ("" = Dir)
+	Env     []string // extra KEY=VALUE, appended to the server's environment
+	// Devices are GPU indices ("0", "3"), GPU UUIDs or MIG UUIDs. They
+	// set CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES (comma-joined)
+	// and CUDA_DEVICE_ORDER=PCI_BUS_ID, so that indices mean what NVML
+	// and nvidia-smi mean by them; nil or empty means no GPU:
+	// CUDA_VISIBLE_DEVICES="" and NVIDIA_VISIBLE_DEVICES=void.
+	Devices []string
+	// WorldSize > 0 marks one rank of a gang and sets WORLD_SIZE, RANK,
+	// LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT, the
+	// variables torchrun sets for its workers.
+	WorldSize  int
+	Rank       int
+	LocalRank  int
+	MasterAddr string
+	MasterPort int
+	// LocalWorldSize is the number of the gang's ranks on this machine
+	// (LOCAL_WORLD_SIZE); 0 means all of them, WorldSize.
+	LocalWorldSize int
+	Dir            string        // state directory: stdout/stderr logs and the exit record live here
+	TimeLimit      time.Duration // 0 = none; at the limit the task is stopped with Grace
+	Grace          time.Duration // SIGTERM -> SIGKILL delay when stopped for the time limit (default 10s)
+}
+
+// Result is how a task ended.
+type Result struct {
+	ExitCode int       // -1 when killed by a signal or when the code is unknown
+	Signal   string    // "SIGTERM", "SIGKILL", ... or ""
+	TimedOut bool      // stopped by its time limit
+	Stopped  bool      // stopped by Stop (preemption, cancel)
+	Started  time.Time // when the task's process started
+	Ended    time.Time // when its main process exited
+	// Lost is set when the supervisor vanished without writing an exit
+	// record (it was killed itself): the exit code is unknown.
+	Lost bool `json:",omitempty"`
+	// Error describes a failure of the supervisor after the task started,
+	// such as an exit record it could not write in full.
+	Error string `json:",omitempty"`
+}
+
+// ErrLost is returned by Adopt when neither the task's supervisor nor an
+// exit record exists: the task is gone and how it ended is unknown.
+var ErrLost = errors.New("executor: task lost")
+
+// validate reports what is wrong with a spec to start, if anything.
+func (s Spec) validate() error {
+	if err := s.validateFiles(); err != nil {
+		return err
+	}
+	if len(s.Command) == 0 || s.Command[0] == "" {
+		return fmt.Errorf("executor: task %s has no command", s.ID)
+	}
+	if s.WorldSize < 0 || (s.WorldSize > 0 && (s.Rank < 0 || s.Rank >= s.WorldSize)) {
+		return fmt.Errorf("executor: task %s has rank %d of world size %d", s.ID, s.Rank, s.WorldSize)
+	}
+	if s.TimeLimit < 0 || s.Grace < 0 {
+		return fmt.Errorf("executor: task %s has a negative time limit or grace period", s.ID)
+	}
+	return nil
+}
+
+// validateFiles checks what names the task's files, all Adopt needs.
+func (s Spec) validateFiles() error {
+	if s.ID == "" || s.ID == "." || s.ID == ".." || strings.ContainsAny(s.ID, "/\x00") {
+		return fmt.Errorf("executor: task id %q is not a file name", s.ID)
+	}
+	if s.Dir == "" {
+		return fmt.Errorf("executor: task %s has no state directory", s.ID)
+	}
+	return nil
+}
+
+func (s Spec) grace() time.Duration {
+	if s.Grace == 0 {
+		return DefaultGrace
+	}
+	return s.Grace
+}
+
+func (s Spec) workDir() string {
+	if s.WorkDir == "" {
+		return s.Dir
+	}
+	return s.WorkDir
+}
+
+func (s Spec) path(suffix string) string { return filepath.Join(s.Dir, s.ID+suffix) }
+
+// StdoutPath is where the task's standard output goes.
+func (s Spec) StdoutPath() string { return s.path(".out") }
+
+// StderrPath is where the task's standard error goes.
+func (s Spec) StderrPath() string { return s.path(".err") }
+
+func (s Spec) statePath() string { return s.path(".state") }
+func (s Spec) stopPath() string  { return s.path(".stop") }
+func (s Spec) exitPath() string  { return s.path(".exit") }
+
+// taskEnv is the task's environment: base (the server's), then Spec.Env,
+// then the device and gang variables, so that the scheduler's choice of
+// GPUs and ranks wins over anything inherited. When a key repeats, the
+// process sees the last value.
+func taskEnv(base []string, s Spec) []string {
+	env := make([]string, 0, len(base)+len(s.Env)+8)
+	for _, kv := range base {
+		if !strings.HasPrefix(kv, superviseEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, s.Env...)
+	if len(s.Devices) == 0 {
+		env = append(env, "CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=void")
+	} else {
+		// Indices are NVML's (nvidia-smi's) PCI bus order; without
+		// CUDA_DEVICE_ORDER, CUDA numbers the fastest GPU first.
+		devices := strings.Join(s.Devices, ",")
+		env = append(env, "CUDA_VISIBLE_DEVICES="+devices, "NVIDIA_VISIBLE_DEVICES="+devices,
+			"CUDA_DEVICE_ORDER=PCI_BUS_ID")
+	}
+	if s.WorldSize > 0 {
+		env = append(env,
+			"WORLD_SIZE="+strconv.Itoa(s.WorldSize),
+			"RANK="+strconv.Itoa(s.Rank),
+			"LOCAL_RANK="+strconv.Itoa(s.LocalRank),
+			"LOCAL_WORLD_SIZE="+strconv.Itoa(localWorldSize(s)),
+			"MASTER_ADDR="+s.MasterAddr,
+			"MASTER_PORT="+strconv.Itoa(s.MasterPort),
+		)
+	}
+	return env
+}
+
+func localWorldSize(s Spec) int {
+	if s.LocalWorldSize == 0 {
+		return s.WorldSize
+	}
+	return s.LocalWorldSize
+}
