@@ -63,6 +63,7 @@ type simOptions struct {
 	defragMoves                                                      int
 	backfill                                                         string
 	reservations                                                     int
+	pricesPath, reservedTerm, htmlPath                               string
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -104,7 +105,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		}
 		results = append(results, r)
 	}
+	cat, err := planCatalog(o.pricesPath)
+	if err != nil {
+		return err
+	}
+	costs, err := costResults(results, cat, o.reservedTerm)
+	if err != nil {
+		return err
+	}
 	writeSimTable(stdout, results)
+	writeSimCosts(stdout, results, costs)
 	if len(scaling) > 0 {
 		writeAutoscaling(stdout, f, results)
 	}
@@ -118,13 +128,19 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "\nhourly card demand per policy written to %s/<policy>.csv (input of corral plan --demand)\n", o.demandDir)
 	}
+	if o.htmlPath != "" {
+		if err := writeSimHTML(o.htmlPath, label, results, costs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nreport written to %s\n", o.htmlPath)
+	}
 	if o.jsonPath != "" {
 		if !o.records {
 			for _, r := range results {
 				r.Jobs, r.Hours = nil, nil
 			}
 		}
-		return writeSimJSON(o.jsonPath, label, results)
+		return writeSimJSON(o.jsonPath, label, results, costs)
 	}
 	return nil
 }
@@ -159,6 +175,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.IntVar(&o.defragMoves, "defrag-moves-per-hour", 4, "with --defrag: most jobs moved in any hour")
 	fs.StringVar(&o.backfill, "backfill", sim.EasyBackfill, "easy: a backfilled job may not delay the first waiting job; conservative: nor any of the first --reservations")
 	fs.IntVar(&o.reservations, "reservations", 8, "with --backfill conservative: waiting jobs that hold a reservation")
+	fs.StringVar(&o.pricesPath, "prices", "", "prices file (YAML) adding to or overriding the built-in catalog, for the cost of each policy")
+	fs.StringVar(&o.reservedTerm, "reserved-term", "1y", "the commitment reserved nodes (capacityType: reserved) stand for: 1y or 3y")
+	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report (GPUs over time, cost, waits, fragmentation) to this file")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
@@ -174,6 +193,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 			return o, fmt.Errorf("--defrag-moves-per-hour %d: want at least 1", o.defragMoves)
 		}
 		return o, fmt.Errorf("--preempt-grace %v, --max-preemptions-per-hour %d: want neither negative", o.preemptGrace, o.maxPreemptPerHour)
+	}
+	if o.reservedTerm != "1y" && o.reservedTerm != "3y" {
+		return o, fmt.Errorf("--reserved-term %q: want 1y or 3y", o.reservedTerm)
 	}
 	if (o.backfill != sim.EasyBackfill && o.backfill != sim.ConservativeBackfill) || o.reservations < 1 {
 		return o, fmt.Errorf("--backfill %q, --reservations %d: want easy or conservative, and at least 1 reservation", o.backfill, o.reservations)
@@ -332,18 +354,8 @@ func waitTable(w io.Writer, title string, columns []string, results []*sim.Resul
 	}
 }
 
-func writeSimJSON(path, label string, results []*sim.Result) error {
-	doc := struct {
-		Input    string                   `json:"input"`
-		Policies map[string]simJSONStable `json:"policies"`
-		Results  []simJSONResult          `json:"results"`
-	}{Input: label, Policies: map[string]simJSONStable{}}
-	for _, r := range results {
-		st := stableFields(r.Summary)
-		doc.Policies[r.Policy] = st
-		doc.Results = append(doc.Results, simJSONResult{simJSONStable: st, Result: r})
-	}
-	data, err := json.MarshalIndent(doc, "", " ")
+func writeSimJSON(path, label string, results []*sim.Result, costs map[string]*simCost) error {
+	data, err := json.MarshalIndent(simDoc(label, results, costs), "", " ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
@@ -351,6 +363,25 @@ func writeSimJSON(path, label string, results []*sim.Result) error {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
+}
+
+// simJSON is the document corral sim writes for machines (and embeds in
+// its HTML report).
+type simJSON struct {
+	Input    string                   `json:"input"`
+	Policies map[string]simJSONStable `json:"policies"`
+	Costs    map[string]*simCost      `json:"costs"`
+	Results  []simJSONResult          `json:"results"`
+}
+
+func simDoc(label string, results []*sim.Result, costs map[string]*simCost) simJSON {
+	doc := simJSON{Input: label, Policies: map[string]simJSONStable{}, Costs: costs}
+	for _, r := range results {
+		st := stableFields(r.Summary)
+		doc.Policies[r.Policy] = st
+		doc.Results = append(doc.Results, simJSONResult{simJSONStable: st, Result: r})
+	}
+	return doc
 }
 
 // simJSONStable is the part of a policy's result that outside tools read;

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/cost/price"
+	"github.com/corral-sched/corral/internal/sim"
+)
+
+// simCost is one policy's bill, and the GPU-hours no catalog price covers.
+type simCost struct {
+	Bill         *cost.Bill `json:"bill"`
+	UnpricedGPUH float64    `json:"unpriced_gpu_hours"`
+	Unpriced     []string   `json:"unpriced,omitempty"` // what had no price, and why
+}
+
+// costResults prices every policy's replay against the catalog. Rows
+// without a known price (a GPU model or capacity type the catalog lacks)
+// are left out of the bill and named.
+func costResults(results []*sim.Result, cat *price.Catalog, term string) (map[string]*simCost, error) {
+	out := map[string]*simCost{}
+	for _, r := range results {
+		c := &simCost{}
+		var priced []cost.Usage
+		missing := map[string]bool{}
+		for _, u := range r.Usage(term) {
+			if why := unpriced(cat, u); why != "" {
+				c.UnpricedGPUH += u.BoughtGPUH
+				missing[why] = true
+				continue
+			}
+			priced = append(priced, u)
+		}
+		for why := range missing {
+			c.Unpriced = append(c.Unpriced, why)
+		}
+		sort.Strings(c.Unpriced)
+		bill, err := cost.Price(priced, cat, nil)
+		if err != nil {
+			return nil, fmt.Errorf("cost of %s: %w", r.Policy, err)
+		}
+		c.Bill = bill
+		out[r.Policy] = c
+	}
+	return out, nil
+}
+
+// unpriced says why a usage row has no price, or "" when it has one.
+func unpriced(cat *price.Catalog, u cost.Usage) string {
+	offer, err := cat.Find(u.GPUModel, "")
+	if err != nil {
+		return fmt.Sprintf("%s: no offer in the catalog", u.GPUModel)
+	}
+	if _, err := offer.PerGPUHour(price.Capacity(u.CapacityType)); err != nil {
+		return fmt.Sprintf("%s %s: no %s price for %s", u.GPUModel, u.CapacityType, u.CapacityType, offer.Name())
+	}
+	return ""
+}
+
+// writeSimCosts prints each policy's bill: the total, the cost of a
+// useful GPU-hour, and where the money went.
+func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost) {
+	fmt.Fprintln(w, "\ncost at catalog prices (internal/cost/price/catalog.yaml; --prices to override):")
+	fmt.Fprintf(w, "  %-13s %12s %9s %10s %10s %7s %9s %10s %9s\n", "policy", "total USD", "USD/GPU-h", "bought", "used", "wasted",
+		"idle", "fragmented", "lost")
+	for _, r := range results {
+		c := costs[r.Policy]
+		t := c.Bill.Total
+		perUseful := "-"
+		if t.USDPerUsefulGPUH != nil {
+			perUseful = fmt.Sprintf("%.2f", *t.USDPerUsefulGPUH)
+		}
+		wasted := 0.0
+		if t.BoughtGPUH > 0 {
+			wasted = 100 * t.WastedGPUH / t.BoughtGPUH
+		}
+		fmt.Fprintf(w, "  %-13s %12.0f %9s %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, t.CostUSD, perUseful,
+			t.BoughtGPUH, t.UsedGPUH, wasted, t.IdleGPUH, t.FragmentedGPUH, t.PreemptedLostGPUH+t.InterruptedLostGPUH)
+	}
+	var notes []string
+	for _, r := range results {
+		if c := costs[r.Policy]; c.UnpricedGPUH > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %.0f GPU-h unpriced (%s)", r.Policy, c.UnpricedGPUH, strings.Join(c.Unpriced, "; ")))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "  left out, no price known:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "   ", n)
+		}
+	}
+	fmt.Fprintln(w, "  USD/GPU-h: per useful GPU-hour (work kept). wasted: bought but not used; idle: free cards on empty nodes")
+	fmt.Fprintln(w, "  and cards held while idle; fragmented: free cards on partly used nodes and unused parts of shared cards;")
+	fmt.Fprintln(w, "  lost: work thrown away by preemptions and interruptions.")
+}
