@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/sim"
@@ -64,6 +65,8 @@ type simOptions struct {
 	backfill                                                         string
 	reservations                                                     int
 	pricesPath, reservedTerm, htmlPath                               string
+	tco                                                              bool
+	platformsPath                                                    string
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -115,6 +118,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	writeSimTable(stdout, results)
 	writeSimCosts(stdout, results, costs)
+	var platforms []tco.Row
+	if o.tco {
+		if platforms, err = simTCO(o.platformsPath, results, costs); err != nil {
+			return err
+		}
+		writeTCO(stdout, platforms)
+	}
 	if len(scaling) > 0 {
 		writeAutoscaling(stdout, f, results)
 	}
@@ -129,7 +139,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\nhourly card demand per policy written to %s/<policy>.csv (input of corral plan --demand)\n", o.demandDir)
 	}
 	if o.htmlPath != "" {
-		if err := writeSimHTML(o.htmlPath, label, results, costs); err != nil {
+		if err := writeSimHTML(o.htmlPath, label, results, costs, platforms); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nreport written to %s\n", o.htmlPath)
@@ -140,7 +150,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 				r.Jobs, r.Hours = nil, nil
 			}
 		}
-		return writeSimJSON(o.jsonPath, label, results, costs)
+		return writeSimJSON(o.jsonPath, label, results, costs, platforms)
 	}
 	return nil
 }
@@ -178,6 +188,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.pricesPath, "prices", "", "prices file (YAML) adding to or overriding the built-in catalog, for the cost of each policy")
 	fs.StringVar(&o.reservedTerm, "reserved-term", "1y", "the commitment reserved nodes (capacityType: reserved) stand for: 1y or 3y")
 	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report (GPUs over time, cost, waits, fragmentation) to this file")
+	fs.BoolVar(&o.tco, "tco", false, "compare the monthly total cost of platforms (managed service, Kubernetes default, Kubernetes with corral, HPC) on this workload")
+	fs.StringVar(&o.platformsPath, "platforms", "", "with --tco: platform profiles (YAML) instead of the built-in assumptions")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
@@ -354,8 +366,8 @@ func waitTable(w io.Writer, title string, columns []string, results []*sim.Resul
 	}
 }
 
-func writeSimJSON(path, label string, results []*sim.Result, costs map[string]*simCost) error {
-	data, err := json.MarshalIndent(simDoc(label, results, costs), "", " ")
+func writeSimJSON(path, label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row) error {
+	data, err := json.MarshalIndent(simDoc(label, results, costs, platforms), "", " ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
@@ -371,11 +383,12 @@ type simJSON struct {
 	Input    string                   `json:"input"`
 	Policies map[string]simJSONStable `json:"policies"`
 	Costs    map[string]*simCost      `json:"costs"`
+	TCO      []tco.Row                `json:"tco,omitempty"`
 	Results  []simJSONResult          `json:"results"`
 }
 
-func simDoc(label string, results []*sim.Result, costs map[string]*simCost) simJSON {
-	doc := simJSON{Input: label, Policies: map[string]simJSONStable{}, Costs: costs}
+func simDoc(label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row) simJSON {
+	doc := simJSON{Input: label, Policies: map[string]simJSONStable{}, Costs: costs, TCO: platforms}
 	for _, r := range results {
 		st := stableFields(r.Summary)
 		doc.Policies[r.Policy] = st

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/report/html"
 	"github.com/corral-sched/corral/internal/sim"
 )
@@ -16,7 +17,7 @@ import (
 // time, and the summary and bill tables. The page embeds the same
 // document as --json (without per-job records and hourly samples), and
 // every number in its tables points into it.
-func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*simCost) error {
+func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row) error {
 	r := html.Report{
 		Title: "corral sim: " + label,
 		Intro: []string{
@@ -41,7 +42,10 @@ func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*s
 				"costs."+res.Policy+".bill.by_capacity_type", c.Bill.ByCapacity))
 		}
 	}
-	doc := simDoc(label, stripped(results), costs)
+	if len(platforms) > 0 {
+		r.Tables = append(r.Tables, html.TCOTable("tco", platforms))
+	}
+	doc := simDoc(label, stripped(results), costs, platforms)
 	r.Data = doc
 	f, err := os.Create(path)
 	if err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,5 +37,47 @@ func TestSimHTMLReportOpensInABrowser(t *testing.T) {
 	// 4 policies x 8 summary numbers, and each policy's bill.
 	if got.Checked < 32 || len(got.Bad) > 0 {
 		t.Errorf("%d table numbers checked; not matching the embedded JSON: %v", got.Checked, got.Bad)
+	}
+}
+
+// --tco prices the four platforms on the same workload; with autoscaling,
+// what each buys follows how it packs.
+func TestSimCommandTCO(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "sim.json")
+	out, errOut, code := runCLI(t, "sim", "--nodes", "32", "--days", "3", "--autoscale", "0:", "--tco", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"monthly cost per platform", "managed training service", "self-run Kubernetes with corral", "HPC cluster"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TCO []struct {
+			Platform       string  `json:"platform"`
+			GPUHoursBought float64 `json:"gpu_hours_bought"`
+			TotalUSD       float64 `json:"total_usd"`
+		} `json:"tco"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.TCO) != 4 {
+		t.Fatalf("%d platforms, want 4", len(doc.TCO))
+	}
+	byName := map[string]float64{}
+	for _, r := range doc.TCO {
+		if r.TotalUSD <= 0 || r.GPUHoursBought <= 0 {
+			t.Errorf("%s: %+v", r.Platform, r)
+		}
+		byName[r.Platform] = r.GPUHoursBought
+	}
+	if byName["corral"] >= byName["kube-default"] {
+		t.Errorf("corral bought %.0f GPU-h, kube-default %.0f: packing should buy fewer", byName["corral"], byName["kube-default"])
 	}
 }
