@@ -11,12 +11,15 @@ import (
 	"github.com/corral-sched/corral/internal/workload"
 )
 
-// Work is conserved through every stop: on random workloads with node
+// Work is conserved through every stop, and the invariants hold at every
+// moment (see invariants.go): on random workloads with node
 // failures, spot notices, preemptions, grace periods and spare
 // replacements, a finished job ran exactly its duration of useful work plus
 // the work it lost (GPU-hours), never finished before it could, and never
 // lost more than it ran.
 func TestCheckpointProgressIsConserved(t *testing.T) {
+	checkInvariants = true // and after every moment: quotas, whole gangs, GPUs
+	defer func() { checkInvariants = false }()
 	var stops, preemptions, lost float64
 	for seed := uint64(1); seed <= 40; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))

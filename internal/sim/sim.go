@@ -183,6 +183,9 @@ func (s *Sim) step(p Policy) {
 	}
 	p.Cycle(s)
 	s.scaleUp()
+	if checkInvariants {
+		s.invariants()
+	}
 }
 
 func (s *Sim) arrive(a *workload.Arrival) {
