@@ -31,11 +31,13 @@ func (s *Sim) resize(r *runningJob, old []*gang.Placement, gpus float64) {
 // nothing waits for room, and what it adds is given back first when
 // something does (shrinkElastic).
 func (s *Sim) growElastic() {
-	var names []string
-	for name, r := range s.running {
-		if r.missing > 0 && len(r.a.Job.Groups) == 1 {
-			names = append(names, name)
-		}
+	if len(s.growable) == 0 || s.growTried == s.version+1 {
+		return // nothing changed since the last attempt
+	}
+	defer func() { s.growTried = s.version + 1 }()
+	names := make([]string, 0, len(s.growable))
+	for name := range s.growable {
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
@@ -52,8 +54,12 @@ func (s *Sim) growElastic() {
 		old := s.placements(r.parts)
 		r.parts = append(r.parts, shape.Name)
 		r.grown = append(r.grown, shape.Name)
+		s.grown[name] = true
 		s.owner[shape.Name] = name
 		r.missing -= len(p.Tasks)
+		if r.missing == 0 {
+			delete(s.growable, name)
+		}
 		s.resize(r, old, r.gpus+float64(len(p.Tasks))*taskGPUs(g.Task))
 		s.version++
 		s.note(name, "grows by %d tasks to %d", len(p.Tasks), r.a.Job.Tasks()-r.missing)
@@ -65,12 +71,14 @@ func (s *Sim) growElastic() {
 // it changes nothing and reports false if giving all of them back would
 // not make room.
 func (s *Sim) shrinkElastic(p *pendingJob, j *job.Job, quota bool) bool {
+	if len(s.grown) == 0 || s.noShrink[p.a.Job.Name] == s.version+1 {
+		return false
+	}
+	s.noShrink[p.a.Job.Name] = s.version + 1
 	var parts []string
-	var names []string
-	for name, r := range s.running {
-		if len(r.grown) > 0 {
-			names = append(names, name)
-		}
+	names := make([]string, 0, len(s.grown))
+	for name := range s.grown {
+		names = append(names, name)
 	}
 	if len(names) == 0 {
 		return false
@@ -82,17 +90,15 @@ func (s *Sim) shrinkElastic(p *pendingJob, j *job.Job, quota bool) bool {
 			parts = append(parts, g[i])
 		}
 	}
-	k := 0
-	for k < len(parts) && !s.state.WhatIf(parts[:k+1], j) {
-		k++
-	}
-	if k == len(parts) {
+	if !s.state.WhatIf(parts, j) {
 		return false
 	}
-	for _, part := range parts[:k+1] {
+	// The fewest placements, in this order, whose release makes room.
+	k := sort.Search(len(parts), func(k int) bool { return s.state.WhatIf(parts[:k+1], j) }) + 1
+	for _, part := range parts[:k] {
 		s.giveBack(part)
 	}
-	s.note(j.Name, "elastic jobs give back %d grown placements to make room", k+1)
+	s.note(j.Name, "elastic jobs give back %d grown placements to make room", k)
 	return s.placeAdmitted(p, j, quota)
 }
 
@@ -104,7 +110,11 @@ func (s *Sim) giveBack(part string) {
 	tasks := len(s.state.Job(part).Tasks)
 	r.parts = remove(r.parts, part)
 	r.grown = remove(r.grown, part)
+	if len(r.grown) == 0 {
+		delete(s.grown, name)
+	}
 	r.missing += tasks
+	s.growable[name] = true
 	s.resize(r, old, r.gpus-float64(tasks)*taskGPUs(r.a.Job.Groups[0].Task))
 	s.release(part)
 	delete(s.owner, part)

@@ -49,6 +49,10 @@ type Sim struct {
 	spares    []string                   // hot spare nodes
 	gone      map[string]*gang.Placement // placements the core removed (evicted from a spare), until the sim lets go of them
 	scale     autoscaling
+	growable  map[string]bool // running elastic jobs below their full size
+	grown     map[string]bool // running elastic jobs that grew: they give back first
+	growTried int             // version (+1) of the last attempt to grow them
+	noShrink  map[string]int  // jobs whose last attempt to shrink others failed, version (+1)
 	// Defragmentation: jobs whose last attempt failed (version + 1), the
 	// times of recent moves, and the GPU-hours gained net of work lost.
 	noDefrag       map[string]int
@@ -120,7 +124,8 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
 		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{},
-		noDefrag: map[string]int{}, resvs: map[string]reservationCache{}}
+		noDefrag: map[string]int{}, resvs: map[string]reservationCache{},
+		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: map[string]int{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
@@ -209,8 +214,10 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 		s.owner[part] = p.a.Job.Name
 	}
 	s.running[p.a.Job.Name] = r
-	if p.a.Job.Elastic && len(parts) == 1 {
-		r.missing = p.a.Job.Tasks() - len(s.state.Job(parts[0]).Tasks)
+	if p.a.Job.Elastic && len(parts) == 1 && len(p.a.Job.Groups) == 1 {
+		if r.missing = p.a.Job.Tasks() - len(s.state.Job(parts[0]).Tasks); r.missing > 0 {
+			s.growable[p.a.Job.Name] = true
+		}
 	}
 	s.trackEnd(r, true)
 	s.version++
@@ -254,6 +261,8 @@ func (s *Sim) stop(name string) *runningJob {
 	}
 	s.trackEnd(r, false)
 	delete(s.running, name)
+	delete(s.growable, name)
+	delete(s.grown, name)
 	s.version++
 	s.freed = true
 	return r
