@@ -24,6 +24,14 @@ func commands() []command {
 		{"sim", "replay a workload through time under several policies; compare waits and GPU use", runSim},
 		{"plan", "size 1- or 3-year GPU commitments for an hourly demand; compare packed and unpacked", runPlan},
 		{"place", "place gangs of GPU jobs on a fleet described in YAML, or say why they do not fit", runPlace},
+		{"server", "run the daemon that queues and runs jobs on this machine's GPUs (try: corral server --dev)", runServer},
+		{"submit", "queue a job on a corral server (like sbatch)", runSubmit},
+		{"queue", "list waiting and running jobs and why they wait (like squeue)", runQueue},
+		{"gpus", "list the server's GPUs and what runs on each (like sinfo)", runGPUs},
+		{"cancel", "cancel jobs (like scancel)", runCancel},
+		{"logs", "print a job's output; -f follows it", runLogs},
+		{"acct", "GPU use per job and per tenant (like sacct)", runAcct},
+		{"explain", "say why a job waits and when it could start", runExplain},
 		{"version", "print corral's version", runVersion},
 	}
 }

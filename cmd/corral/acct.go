@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"text/tabwriter"
+	"time"
+)
+
+const acctUsage = `Usage: corral acct [flags]
+
+Shows accounting, like sacct: every job run with its GPUs, GPU-seconds and
+exit status, and GPU-seconds summed per tenant, GPU model and MIG profile
+(per --period when given). --csv prints the records as CSV for a
+spreadsheet. Tenants see their own use; admins everyone's, or --tenant's.
+` + clientHelp + `
+Flags:
+`
+
+func runAcct(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("acct", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := addClientFlags(fs)
+	csv := fs.Bool("csv", false, "print the records as CSV")
+	asJSON := fs.Bool("json", false, "print JSON")
+	tenant := fs.String("tenant", "", "only this tenant (admins)")
+	since := fs.String("since", "", "records that ended since this time (RFC 3339) or this long ago (24h)")
+	until := fs.String("until", "", "records that ended before this time or this long ago")
+	period := fs.String("period", "", "sum per period of this length, such as 24h")
+	if err := parseFlags(fs, acctUsage, args); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"tenant": *tenant, "since": *since, "until": *until, "period": *period} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	ctx, cancel := requestContext(60 * time.Second)
+	defer cancel()
+	if *csv {
+		return c.AcctCSV(ctx, q, stdout)
+	}
+	a, err := c.Acct(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(a)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOBID\tTENANT\tNAME\tTRY\tGPUS\tMODEL\tSTART\tELAPSED\tGPU-HOURS\tSTATE\tEXIT")
+	for _, r := range a.Records {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%g\t%s\t%s\t%s\t%.4f\t%s\t%d\n", r.Job, r.Tenant, orDash(r.Name), r.Attempt, r.GPUs,
+			modelName(r.GPUModel, r.MIGProfile), r.Start.Local().Format(time.DateTime), r.End.Sub(r.Start).Round(time.Second),
+			r.GPUSeconds/3600, r.State, r.ExitCode)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "TENANT\tPERIOD\tMODEL\tJOBS\tGPU-HOURS")
+	for _, s := range a.Sums {
+		p := "all"
+		if !s.Period.IsZero() {
+			p = s.Period.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\n", s.Tenant, p, modelName(s.GPUModel, s.MIGProfile), s.Jobs, s.GPUSeconds/3600)
+	}
+	return tw.Flush()
+}
+
+func modelName(model, mig string) string {
+	if mig != "" {
+		return model + "/" + mig
+	}
+	return orDash(model)
+}

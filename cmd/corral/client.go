@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/corral-sched/corral/internal/server/client"
+)
+
+// clientFlags are the flags every command that talks to a server takes.
+type clientFlags struct {
+	server, token string
+}
+
+const clientHelp = `
+The server is --server, else $CORRAL_SERVER, else ` + client.DefaultServer + `;
+the token is --token, else $CORRAL_TOKEN. 'corral server --dev' prints both.
+`
+
+func addClientFlags(fs *flag.FlagSet) *clientFlags {
+	c := &clientFlags{}
+	fs.StringVar(&c.server, "server", "", "server URL (default $CORRAL_SERVER or "+client.DefaultServer+")")
+	fs.StringVar(&c.token, "token", "", "API token (default $CORRAL_TOKEN)")
+	return c
+}
+
+// client builds the API client from the flags and the environment.
+func (c *clientFlags) client() (*client.Client, error) {
+	server := firstOf(c.server, os.Getenv("CORRAL_SERVER"), client.DefaultServer)
+	token := firstOf(c.token, os.Getenv("CORRAL_TOKEN"))
+	if token == "" {
+		return nil, errors.New("no token: pass --token or set CORRAL_TOKEN (corral server --dev prints one)")
+	}
+	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
+		return nil, fmt.Errorf("server %q: want http://HOST:PORT or https://HOST:PORT", server)
+	}
+	return &client.Client{Server: server, Token: token}, nil
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// requestContext is cancelled by Ctrl-C, and after timeout when it is
+// positive.
+func requestContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	if timeout <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stop() }
+}
+
+// parseFlags parses args with fs; -h prints usage (the command's help
+// text, then the flags) and returns flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, usage string, args []string) error {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs.Parse(args)
+}

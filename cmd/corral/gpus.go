@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+const gpusUsage = `Usage: corral gpus [flags]
+
+Lists the server's GPUs and what runs on each, like sinfo: the fraction of
+each GPU in use and the jobs (with their rank, and MIG slice or share).
+` + clientHelp + `
+Flags:
+`
+
+func runGPUs(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := addClientFlags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, gpusUsage, args); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := requestContext(30 * time.Second)
+	defer cancel()
+	gpus, err := c.GPUs(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(gpus)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tMODEL\tMEMORY\tMIG\tUSED\tJOBS")
+	for _, g := range gpus {
+		var jobs []string
+		for _, u := range g.Jobs {
+			s := fmt.Sprintf("%s/%d(%s)", u.Job, u.Rank, u.Tenant)
+			if u.MIG != "" {
+				s += " " + u.MIG
+			} else if u.Share < 1 {
+				s += fmt.Sprintf(" %g", u.Share)
+			}
+			jobs = append(jobs, s)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%dGiB\t%v\t%.0f%%\t%s\n", g.Index, g.Model, g.MemoryMiB/1024, g.MIG, g.Used*100, orDash(strings.Join(jobs, ", ")))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/corral-sched/corral/internal/discover"
+	"github.com/corral-sched/corral/internal/server"
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+const serverUsage = `Usage: corral server [flags]
+
+Runs the corral daemon for one multi-GPU machine: it keeps a queue of jobs
+in an embedded database, starts each job's tasks as real processes on the
+GPUs the scheduler picks (CUDA_VISIBLE_DEVICES), stops lower-priority work
+for higher-priority work, and serves the API used by corral submit, queue,
+gpus, cancel, logs, acct and explain, Prometheus metrics at /metrics and a
+dashboard at /.
+
+Try it without GPUs:
+  corral server --dev
+prints an admin token and an export line to paste into another shell.
+
+In production:
+  corral server --db /var/lib/corral/corral.db --listen 127.0.0.1:7070
+finds the GPUs through the NVIDIA driver (or takes --gpus 8xH100-80GB to
+declare them). On the first start it creates the admin tenant and prints
+its token once. Jobs keep running when the server stops; the next server on
+the same database adopts them.
+
+Tenants (with the admin token): 'corral server tenant -h'.
+
+Flags:
+`
+
+type serverFlags struct {
+	dev                    bool
+	db, gpus, listen       string
+	stateDir, admin        string
+	tlsCert, tlsKey        string
+	mig                    bool
+	slices                 int
+	newAdminToken, verbose bool
+}
+
+func runServer(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "tenant" {
+		return runTenant(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serverFlags
+	fs.BoolVar(&f.dev, "dev", false, "development mode: fake GPUs, a temporary database, an admin token printed")
+	fs.StringVar(&f.db, "db", "", "database `file` (required without --dev)")
+	fs.StringVar(&f.gpus, "gpus", "", "declare fake GPUs instead of asking the driver, such as 8xH100-80GB (--dev default)")
+	fs.BoolVar(&f.mig, "mig", false, "treat the declared GPUs as being in MIG mode (jobs ask --mig PROFILE)")
+	fs.IntVar(&f.slices, "slices", server.DefaultTimeSlices, "time-sliced shares per GPU when MIG is off (1: no sharing)")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:7070", "`address` to serve the API on")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate `file` (with --tls-key: serve HTTPS)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key `file`")
+	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` for task logs and exit records (default: tasks/ next to the database)")
+	fs.StringVar(&f.admin, "admin", "admin", "name of the admin tenant")
+	fs.BoolVar(&f.newAdminToken, "new-admin-token", false, "print a new admin token at start")
+	fs.BoolVar(&f.verbose, "v", false, "log every request")
+	if err := parseFlags(fs, serverUsage, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, f, stdout, stderr)
+}
+
+func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return errors.New("give both --tls-cert and --tls-key, or neither")
+	}
+	if f.dev && f.gpus == "" {
+		f.gpus = "8xH100-80GB"
+	}
+	gpus, err := machineGPUs(f.gpus, f.mig)
+	if err != nil {
+		return err
+	}
+	if f.dev {
+		if f.db == "" {
+			dir, err := os.MkdirTemp("", "corral-dev-")
+			if err != nil {
+				return err
+			}
+			f.db = filepath.Join(dir, "corral.db")
+		}
+	}
+	if f.db == "" {
+		return errors.New("no database: give --db FILE, or try --dev")
+	}
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	st, err := store.Open(f.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger}
+	if f.gpus == "" {
+		cfg.Health = gpuHealth
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	scheme := "http"
+	if f.tlsCert != "" {
+		scheme = "https"
+	}
+	url := fmt.Sprintf("%s://%s", scheme, l.Addr())
+	if err := announce(srv, st, f, url, stdout); err != nil {
+		l.Close()
+		return err
+	}
+	logger.Info("corral server", "url", url, "db", f.db, "gpus", len(gpus), "model", gpus[0].Model)
+	if host, _, _ := net.SplitHostPort(l.Addr().String()); scheme == "http" && !net.ParseIP(host).IsLoopback() {
+		logger.Warn("serving plain HTTP beyond loopback: tokens cross the network in the clear; give --tls-cert and --tls-key")
+	}
+	go srv.Run(ctx)
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		if f.tlsCert != "" {
+			errc <- hs.ServeTLS(l, f.tlsCert, f.tlsKey)
+		} else {
+			errc <- hs.Serve(l)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down; running jobs keep running and are adopted at the next start")
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shut)
+	srv.Close()
+	srv.Wait()
+	return nil
+}
+
+// announce prints how to reach the server: in dev mode (or when asked, or
+// on the first start) an admin token and a line to paste into a shell.
+func announce(srv *server.Server, st *store.Store, f serverFlags, url string, stdout io.Writer) error {
+	_, err := st.Tenant(f.admin)
+	first := errors.Is(err, store.ErrNotFound)
+	if !f.dev && !f.newAdminToken && !first {
+		fmt.Fprintf(stdout, "corral server listening on %s\n", url)
+		return nil
+	}
+	token, err := srv.Bootstrap(f.admin)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "corral server listening on %s (database %s)\n", url, f.db)
+	fmt.Fprintf(stdout, "Admin token for tenant %q (shown once):\n\n", f.admin)
+	fmt.Fprintf(stdout, "export CORRAL_TOKEN=%s CORRAL_SERVER=%s\n\n", token, url)
+	fmt.Fprintf(stdout, "Dashboard: %s/#token=%s\n", url, token)
+	fmt.Fprintln(stdout, "Then: corral submit --gpus 1 -- nvidia-smi -L; corral queue; corral gpus")
+	return nil
+}
+
+// machineGPUs declares fake GPUs when asked, else discovers the real ones.
+func machineGPUs(declared string, mig bool) ([]server.GPU, error) {
+	var devs []discover.Device
+	var err error
+	if declared != "" {
+		devs, err = discover.ParseDeclared(declared)
+	} else {
+		devs, err = discover.Discover()
+		if errors.Is(err, discover.ErrNoDriver) {
+			return nil, errors.New("no NVIDIA driver found: declare GPUs with --gpus 8xH100-80GB, or try --dev")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	gpus := make([]server.GPU, 0, len(devs))
+	var unknown []string
+	for _, d := range devs {
+		if d.Model == "" {
+			unknown = append(unknown, d.Product)
+			continue
+		}
+		gpus = append(gpus, server.GPU{Index: d.Index, UUID: d.UUID, Model: d.Model, MemoryMiB: d.MemoryMiB, MIG: d.MIG || (mig && d.Fake)})
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("GPUs not in corral's catalog: %s", strings.Join(unknown, ", "))
+	}
+	if len(gpus) == 0 {
+		return nil, errors.New("no GPUs found")
+	}
+	return gpus, nil
+}
+
+// gpuHealth asks the driver for the problems of each GPU.
+func gpuHealth() (map[int][]string, error) {
+	devs, err := discover.Discover()
+	if err != nil {
+		return nil, err
+	}
+	out := map[int][]string{}
+	for _, d := range devs {
+		if p := d.Health.Problems(); len(p) > 0 {
+			out[d.Index] = p
+		}
+	}
+	return out, nil
+}
+
+const tenantUsage = `Usage: corral server tenant list
+       corral server tenant create [--quota GPUS] [--admin] NAME
+       corral server tenant token NAME
+
+Manages the tenants of a running server (needs an admin token). create adds
+a tenant and prints its first token; token prints a new one (tokens are
+stored hashed and shown once); --quota caps the GPUs the tenant's running
+jobs hold (fractions count: 0.5 is half a GPU; 0 means no cap).
+` + clientHelp + `
+Flags:
+`
+
+func runTenant(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("server tenant", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := addClientFlags(fs)
+	quota := fs.Float64("quota", 0, "GPU quota of a new tenant (0: none)")
+	admin := fs.Bool("admin", false, "make the new tenant an admin")
+	if len(args) == 0 {
+		fs.Usage = func() { fmt.Fprint(fs.Output(), tenantUsage); fs.PrintDefaults() }
+		fs.Usage()
+		return errors.New("give list, create or token")
+	}
+	verb := args[0]
+	if err := parseFlags(fs, tenantUsage, args[1:]); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := requestContext(30 * time.Second)
+	defer cancel()
+	switch {
+	case verb == "list" && fs.NArg() == 0:
+		ts, err := c.Tenants(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "TENANT\tQUOTA\tADMIN\tCREATED")
+		for _, t := range ts {
+			q := "-"
+			if t.QuotaGPUs > 0 {
+				q = fmt.Sprintf("%g GPUs", t.QuotaGPUs)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.Name, q, t.Admin, t.Created.Local().Format(time.DateTime))
+		}
+		return tw.Flush()
+	case verb == "create" && fs.NArg() == 1:
+		if _, err := c.CreateTenant(ctx, api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: *quota, Admin: *admin}); err != nil {
+			return err
+		}
+		return printToken(ctx, c, fs.Arg(0), stdout)
+	case verb == "token" && fs.NArg() == 1:
+		return printToken(ctx, c, fs.Arg(0), stdout)
+	}
+	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(fs.Args(), " "))
+}
+
+func printToken(ctx context.Context, c *client.Client, tenant string, stdout io.Writer) error {
+	tok, err := c.IssueToken(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Token for tenant %q (shown once):\n\nexport CORRAL_TOKEN=%s\n", tok.Tenant, tok.Token)
+	return nil
+}

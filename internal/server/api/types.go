@@ -1,0 +1,165 @@
+package api
+
+import "time"
+
+// JobRequest is a submission: Tasks identical tasks (a gang when more than
+// one), each asking for at most one of GPUs, MIG and Share.
+type JobRequest struct {
+	Name            string   `json:"name,omitempty" yaml:"name"`
+	Command         []string `json:"command" yaml:"command"`
+	WorkDir         string   `json:"workdir,omitempty" yaml:"workdir"`
+	Env             []string `json:"env,omitempty" yaml:"env"`
+	GPUs            int      `json:"gpus,omitempty" yaml:"gpus"`
+	MIG             string   `json:"mig,omitempty" yaml:"mig"`
+	Share           float64  `json:"share,omitempty" yaml:"share"` // a fraction of one GPU, 0 < share < 1
+	CPU             float64  `json:"cpu,omitempty" yaml:"cpu"`     // cores per task
+	MemoryMiB       int64    `json:"memory_mib,omitempty" yaml:"memory_mib"`
+	Tasks           int      `json:"tasks,omitempty" yaml:"tasks"`
+	Time            string   `json:"time,omitempty" yaml:"time"` // time limit, a Go duration ("2h30m")
+	Priority        int      `json:"priority,omitempty" yaml:"priority"`
+	Queue           string   `json:"queue,omitempty" yaml:"queue"`
+	CheckpointEvery string   `json:"checkpoint_every,omitempty" yaml:"checkpoint_every"`
+	Grace           string   `json:"grace,omitempty" yaml:"grace"`
+	Requeue         bool     `json:"requeue,omitempty" yaml:"requeue"`
+}
+
+// Task is one task of a job as the API shows it.
+type Task struct {
+	Rank     int    `json:"rank"`
+	GPUs     []int  `json:"gpus,omitempty"`
+	MIG      string `json:"mig,omitempty"`
+	Share    int    `json:"share_milli,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// Job is a job as the API shows it.
+type Job struct {
+	ID        string     `json:"id"`
+	Tenant    string     `json:"tenant"`
+	State     string     `json:"state"`
+	Reason    string     `json:"reason,omitempty"`
+	Stopping  string     `json:"stopping,omitempty"`
+	Request   JobRequest `json:"request"`
+	GPUModel  string     `json:"gpu_model,omitempty"`
+	Tasks     []Task     `json:"tasks,omitempty"`
+	Attempts  int        `json:"attempts"`
+	Submitted time.Time  `json:"submitted"`
+	Started   *time.Time `json:"started,omitempty"`
+	Ended     *time.Time `json:"ended,omitempty"`
+	ExitCode  *int       `json:"exit_code,omitempty"`
+}
+
+// JobList is the answer to a list.
+type JobList struct {
+	Jobs []Job `json:"jobs"`
+}
+
+// Explain says why a job waits.
+type Explain struct {
+	ID      string   `json:"id"`
+	State   string   `json:"state"`
+	Summary string   `json:"summary"`
+	Reasons []string `json:"reasons,omitempty"`
+	// EstimatedStart is when the job could start if running work ends at
+	// its time limits; absent when that is unknown.
+	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
+}
+
+// GPU is one GPU of the machine and what runs on it.
+type GPU struct {
+	Index     int     `json:"index"`
+	UUID      string  `json:"uuid,omitempty"`
+	Model     string  `json:"model"`
+	MemoryMiB int64   `json:"memory_mib"`
+	MIG       bool    `json:"mig"`
+	Healthy   bool    `json:"healthy"`
+	Problem   string  `json:"problem,omitempty"` // why it is unhealthy
+	Used      float64 `json:"used"`              // fraction of the GPU held
+	Jobs      []Use   `json:"jobs,omitempty"`
+}
+
+// Use is one job's task on a GPU.
+type Use struct {
+	Job    string  `json:"job"`
+	Tenant string  `json:"tenant"`
+	Rank   int     `json:"rank"`
+	MIG    string  `json:"mig,omitempty"`
+	Share  float64 `json:"share"` // fraction of the GPU
+}
+
+// GPUList is the answer to gpus.
+type GPUList struct {
+	GPUs []GPU `json:"gpus"`
+}
+
+// Tenant is a tenant as the API shows it.
+type Tenant struct {
+	Name      string    `json:"name"`
+	QuotaGPUs float64   `json:"quota_gpus,omitempty"`
+	Admin     bool      `json:"admin,omitempty"`
+	Created   time.Time `json:"created"`
+}
+
+// TenantRequest creates a tenant.
+type TenantRequest struct {
+	Name      string  `json:"name"`
+	QuotaGPUs float64 `json:"quota_gpus,omitempty"` // 0: no cap
+	Admin     bool    `json:"admin,omitempty"`
+}
+
+// TenantList is the answer to tenants.
+type TenantList struct {
+	Tenants []Tenant `json:"tenants"`
+}
+
+// Token is a newly issued token; it is shown once.
+type Token struct {
+	Tenant string `json:"tenant"`
+	Token  string `json:"token"`
+}
+
+// Record is one accounting record.
+type Record struct {
+	Job        string    `json:"job"`
+	Tenant     string    `json:"tenant"`
+	Name       string    `json:"name,omitempty"`
+	Attempt    int       `json:"attempt"`
+	GPUModel   string    `json:"gpu_model,omitempty"`
+	MIGProfile string    `json:"mig_profile,omitempty"`
+	GPUs       float64   `json:"gpus"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	GPUSeconds float64   `json:"gpu_seconds"`
+	State      string    `json:"state"`
+	ExitCode   int       `json:"exit_code"`
+	Signal     string    `json:"signal,omitempty"`
+}
+
+// Sum is one tenant's use in a period.
+type Sum struct {
+	Tenant     string    `json:"tenant"`
+	Period     time.Time `json:"period,omitzero"`
+	GPUModel   string    `json:"gpu_model,omitempty"`
+	MIGProfile string    `json:"mig_profile,omitempty"`
+	Jobs       int       `json:"jobs"`
+	GPUSeconds float64   `json:"gpu_seconds"`
+}
+
+// Acct is the answer to acct.
+type Acct struct {
+	Records []Record `json:"records"`
+	Sums    []Sum    `json:"sums"`
+}
+
+// Whoami says who a token belongs to.
+type Whoami struct {
+	Tenant string `json:"tenant"`
+	Admin  bool   `json:"admin"`
+}
+
+// Error is every error answer.
+type Error struct {
+	Error string `json:"error"`
+}

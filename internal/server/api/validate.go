@@ -1,0 +1,137 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Limits on a request.
+const (
+	MaxTasks    = 64
+	MaxArgs     = 1024
+	MaxArgBytes = 16 << 10
+	MaxEnv      = 256
+	MaxPriority = 1_000_000
+)
+
+var (
+	nameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	migRE    = regexp.MustCompile(`^[1-9]g\.[1-9][0-9]{0,2}gb$`)
+)
+
+// ValidName reports whether s may name a job, tenant or queue: letters,
+// digits, '.', '_' and '-', starting with a letter or digit, at most 63
+// characters. No name can climb out of a directory.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// Durations are a request's parsed durations.
+type Durations struct {
+	Time, CheckpointEvery, Grace time.Duration
+}
+
+// Validate checks everything about r that does not depend on the machine
+// and returns its durations. The message of the error lists every
+// problem.
+func (r *JobRequest) Validate() (Durations, error) {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if r.Name != "" && !ValidName(r.Name) {
+		add("name %q: use letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)", r.Name)
+	}
+	if r.Queue != "" && !ValidName(r.Queue) {
+		add("queue %q: use letters, digits, '.', '_' and '-'", r.Queue)
+	}
+	r.validateCommand(add)
+	r.validateDemand(add)
+	var d Durations
+	for _, f := range []struct {
+		name string
+		s    string
+		to   *time.Duration
+	}{{"time", r.Time, &d.Time}, {"checkpoint_every", r.CheckpointEvery, &d.CheckpointEvery}, {"grace", r.Grace, &d.Grace}} {
+		if f.s == "" {
+			continue
+		}
+		v, err := time.ParseDuration(f.s)
+		if err != nil || v < 0 {
+			add("%s %q: want a duration such as 90s, 30m or 2h", f.name, f.s)
+			continue
+		}
+		*f.to = v
+	}
+	if r.Priority < -MaxPriority || r.Priority > MaxPriority {
+		add("priority %d: want -%d..%d", r.Priority, MaxPriority, MaxPriority)
+	}
+	return d, errors.Join(errs...)
+}
+
+func (r *JobRequest) validateCommand(add func(string, ...any)) {
+	switch {
+	case len(r.Command) == 0:
+		add("command: empty; give the program and its arguments")
+	case len(r.Command) > MaxArgs:
+		add("command: %d arguments, at most %d", len(r.Command), MaxArgs)
+	case r.Command[0] == "":
+		add("command: the program name is empty")
+	}
+	for i, a := range r.Command {
+		if len(a) > MaxArgBytes || strings.ContainsRune(a, 0) {
+			add("command argument %d: longer than %d bytes or holds a NUL", i, MaxArgBytes)
+		}
+	}
+	if r.WorkDir != "" && (!filepath.IsAbs(r.WorkDir) || filepath.Clean(r.WorkDir) != r.WorkDir || strings.ContainsRune(r.WorkDir, 0)) {
+		add("workdir %q: want a clean absolute path", r.WorkDir)
+	}
+	if len(r.Env) > MaxEnv {
+		add("env: %d entries, at most %d", len(r.Env), MaxEnv)
+	}
+	for _, kv := range r.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !envKeyRE.MatchString(k) || len(v) > MaxArgBytes || strings.ContainsRune(v, 0) {
+			add("env %q: want KEY=VALUE with KEY of letters, digits and '_'", truncate(kv, 40))
+		}
+	}
+}
+
+func (r *JobRequest) validateDemand(add func(string, ...any)) {
+	set := 0
+	if r.GPUs != 0 {
+		set++
+	}
+	if r.MIG != "" {
+		set++
+	}
+	if r.Share != 0 {
+		set++
+	}
+	if set > 1 {
+		add("ask for one of gpus, mig and share, not %d of them", set)
+	}
+	if r.GPUs < 0 {
+		add("gpus %d: must not be negative", r.GPUs)
+	}
+	if r.MIG != "" && !migRE.MatchString(r.MIG) {
+		add("mig %q: want a MIG profile such as 1g.10gb or 3g.40gb", r.MIG)
+	}
+	if r.Share != 0 && !(r.Share > 0 && r.Share < 1) {
+		add("share %v: want a fraction of one GPU, above 0 and below 1 (ask for gpus instead)", r.Share)
+	}
+	if r.CPU < 0 || r.CPU > 1e6 || r.MemoryMiB < 0 {
+		add("cpu %v and memory_mib %d must not be negative", r.CPU, r.MemoryMiB)
+	}
+	if r.Tasks < 0 || r.Tasks > MaxTasks {
+		add("tasks %d: want 1..%d", r.Tasks, MaxTasks)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,204 @@
+// Package client is the Go client of corral's HTTP API, used by the CLI
+// and by the server's tests. It imports only internal/server/api.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/server/api"
+)
+
+// DefaultServer is where the CLI looks for a server by default.
+const DefaultServer = "http://127.0.0.1:7070"
+
+// Client talks to one corral server with one token.
+type Client struct {
+	Server string // base URL, for example http://127.0.0.1:7070
+	Token  string
+	HTTP   *http.Client // nil: http.DefaultClient
+}
+
+// Error is an answer with a status of 400 or more.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status) }
+
+// IsNotFound reports whether err is a 404 answer.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+// Do sends a request and returns the response when its status is below
+// 400; otherwise the body's error message as an *Error.
+func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode request: %w", err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	u := strings.TrimRight(c.Server, "/") + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var e api.Error
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(data))
+		}
+		return nil, &Error{Status: resp.StatusCode, Message: e.Error}
+	}
+	return resp, nil
+}
+
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	resp, err := c.Do(ctx, method, path, query, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// Submit submits a job.
+func (c *Client) Submit(ctx context.Context, r api.JobRequest) (api.Job, error) {
+	var j api.Job
+	return j, c.call(ctx, "POST", "/v1/jobs", nil, r, &j)
+}
+
+// Jobs lists jobs; query may hold state (repeated) and tenant (admins).
+func (c *Client) Jobs(ctx context.Context, query url.Values) ([]api.Job, error) {
+	var l api.JobList
+	return l.Jobs, c.call(ctx, "GET", "/v1/jobs", query, nil, &l)
+}
+
+// Job reads one job.
+func (c *Client) Job(ctx context.Context, id string) (api.Job, error) {
+	var j api.Job
+	return j, c.call(ctx, "GET", "/v1/jobs/"+url.PathEscape(id), nil, nil, &j)
+}
+
+// Cancel cancels a job.
+func (c *Client) Cancel(ctx context.Context, id string) (api.Job, error) {
+	var j api.Job
+	return j, c.call(ctx, "POST", "/v1/jobs/"+url.PathEscape(id)+"/cancel", nil, nil, &j)
+}
+
+// Explain says why a job waits.
+func (c *Client) Explain(ctx context.Context, id string) (api.Explain, error) {
+	var e api.Explain
+	return e, c.call(ctx, "GET", "/v1/jobs/"+url.PathEscape(id)+"/explain", nil, nil, &e)
+}
+
+// Logs copies a task's output to w; with follow it keeps copying until
+// the job ends.
+func (c *Client) Logs(ctx context.Context, id string, rank int, stream string, follow bool, w io.Writer) error {
+	q := url.Values{"rank": {strconv.Itoa(rank)}}
+	if stream != "" {
+		q.Set("stream", stream)
+	}
+	if follow {
+		q.Set("follow", "true")
+	}
+	resp, err := c.Do(ctx, "GET", "/v1/jobs/"+url.PathEscape(id)+"/logs", q, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+// GPUs lists the machine's GPUs and what runs on them.
+func (c *Client) GPUs(ctx context.Context) ([]api.GPU, error) {
+	var l api.GPUList
+	return l.GPUs, c.call(ctx, "GET", "/v1/gpus", nil, nil, &l)
+}
+
+// Acct reads accounting records and sums; query may hold tenant, since,
+// until and period.
+func (c *Client) Acct(ctx context.Context, query url.Values) (api.Acct, error) {
+	var a api.Acct
+	return a, c.call(ctx, "GET", "/v1/acct", query, nil, &a)
+}
+
+// AcctCSV copies accounting records as CSV to w.
+func (c *Client) AcctCSV(ctx context.Context, query url.Values, w io.Writer) error {
+	q := url.Values{}
+	for k, v := range query {
+		q[k] = v
+	}
+	q.Set("format", "csv")
+	resp, err := c.Do(ctx, "GET", "/v1/acct", q, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+// Whoami says whose the token is.
+func (c *Client) Whoami(ctx context.Context) (api.Whoami, error) {
+	var w api.Whoami
+	return w, c.call(ctx, "GET", "/v1/whoami", nil, nil, &w)
+}
+
+// Tenants lists tenants (admins).
+func (c *Client) Tenants(ctx context.Context) ([]api.Tenant, error) {
+	var l api.TenantList
+	return l.Tenants, c.call(ctx, "GET", "/v1/tenants", nil, nil, &l)
+}
+
+// CreateTenant adds a tenant (admins).
+func (c *Client) CreateTenant(ctx context.Context, r api.TenantRequest) (api.Tenant, error) {
+	var t api.Tenant
+	return t, c.call(ctx, "POST", "/v1/tenants", nil, r, &t)
+}
+
+// IssueToken makes a new token for a tenant (admins).
+func (c *Client) IssueToken(ctx context.Context, tenant string) (api.Token, error) {
+	var t api.Token
+	return t, c.call(ctx, "POST", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens", nil, nil, &t)
+}

@@ -1,0 +1,23 @@
+// Package server is the corral daemon for one multi-GPU machine: it keeps
+// jobs in the store (internal/store), decides with the scheduling core
+// which waiting job starts on which GPUs (a one-node fleet and a
+// gang.State), runs the tasks as real processes (internal/executor), and
+// serves the HTTP API, Prometheus metrics and the dashboard.
+//
+// Every decision is written to the store before it is acted on: a start
+// before the processes start, a stop before the signal, an end (with its
+// accounting record, in the same transaction) before the GPUs are given
+// back. On restart, recover re-adopts the tasks that survived, and marks
+// the others lost.
+//
+// Quotas are a per-tenant cap on GPUs held (in thousandths, so MIG slices
+// and shares count their fraction); higher priority runs first and
+// preempts lower priority when that makes room. The core's state covers
+// the healthy GPUs only; its GPU indices map onto physical ones (phys), so
+// that a GPU can be drained and the state rebuilt around running work.
+//
+// Start with Server in server.go, the scheduling cycle in cycle.go, task
+// lifecycles in run.go and finish.go, restart in recover.go, GPU health in
+// health.go, then the API in http.go and the *_api.go files. The wire
+// types are in the api subpackage, the Go client in client.
+package server

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// GPU is one GPU of the machine.
+type GPU struct {
+	Index     int    `json:"index"`
+	UUID      string `json:"uuid,omitempty"`
+	Model     string `json:"model"` // corral GPU catalog name
+	MemoryMiB int64  `json:"memory_mib"`
+	MIG       bool   `json:"mig"` // MIG mode is on
+}
+
+// nodeName is the name of the machine in its one-node fleet.
+const nodeName = "local"
+
+// DefaultTimeSlices is how many shares each GPU offers when MIG is off.
+const DefaultTimeSlices = 4
+
+// buildFleet makes the one-node fleet of the machine's GPUs: dynamic MIG
+// when the GPUs are in MIG mode, else time-slicing in slices shares.
+func buildFleet(gpus []GPU, slices int, cpuMilli, memMiB int64) (*fleet.Fleet, *gpu.Model, error) {
+	if len(gpus) == 0 {
+		return nil, nil, errors.New("no GPUs")
+	}
+	model, err := gpu.Lookup(gpus[0].Model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("GPU 0: %w", err)
+	}
+	mig := gpus[0].MIG
+	for _, g := range gpus[1:] {
+		m, err := gpu.Lookup(g.Model)
+		if err != nil {
+			return nil, nil, fmt.Errorf("GPU %d: %w", g.Index, err)
+		}
+		if m != model || g.MIG != mig {
+			return nil, nil, fmt.Errorf("GPU %d is %s (MIG %v), GPU 0 is %s (MIG %v): one machine must have one GPU kind",
+				g.Index, m.Name, g.MIG, model.Name, mig)
+		}
+	}
+	if cpuMilli <= 0 {
+		cpuMilli = int64(runtime.NumCPU()) * 1000
+	}
+	syn := fleet.Synthetic{Nodes: 1, GPUsPerNode: len(gpus), GPUModel: model.Name, CPUMilli: cpuMilli, MemoryMiB: memMiB}
+	if mig {
+		if !model.MIG {
+			return nil, nil, fmt.Errorf("GPU model %s does not support MIG", model.Name)
+		}
+		syn.MIG = fleet.MIGDynamic
+	}
+	f, err := syn.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Nodes[0].Name = nodeName
+	if !mig && slices > 1 {
+		f.Nodes[0].TimeSlices = slices
+	}
+	return f, model, f.Validate()
+}
+
+// gangJob is a stored job as the scheduling core sees it.
+func gangJob(j *store.Job) *job.Job {
+	s := j.Spec
+	return &job.Job{
+		Name:     j.Name(),
+		Tenant:   j.Tenant,
+		Queue:    s.Queue,
+		Priority: s.Priority,
+		Groups: []job.Group{{Name: "task", Count: max(s.Tasks, 1), Task: job.Demand{
+			GPUs: s.GPUs, MIG: s.MIG, GPUMilli: s.GPUMilli, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB,
+		}}},
+		Runtime:         s.TimeLimit,
+		CheckpointEvery: s.CheckpointEvery,
+	}
+}
+
+// milli is how many thousandths of a GPU the job holds while it runs; it
+// is what tenant quotas count.
+func milli(s store.Spec, model *gpu.Model) int {
+	per := 0
+	switch {
+	case s.GPUs > 0:
+		per = 1000 * s.GPUs
+	case s.MIG != "":
+		per = 1000 / 7
+		if model != nil && model.MIG {
+			if i, err := model.ProfileIndex(s.MIG); err == nil {
+				per = 1000 * model.Profiles[i].Compute / model.ComputeSlices
+			}
+		}
+	case s.GPUMilli > 0:
+		per = s.GPUMilli
+	}
+	return per * max(s.Tasks, 1)
+}

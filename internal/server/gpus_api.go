@@ -1,0 +1,59 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+func (s *Server) handleGPUs(w http.ResponseWriter, _ *http.Request, _ store.Tenant) {
+	writeJSON(w, http.StatusOK, s.GPUs())
+}
+
+// GPUs lists the machine's GPUs and the tasks on each.
+func (s *Server) GPUs() api.GPUList {
+	out := api.GPUList{GPUs: make([]api.GPU, len(s.gpus))}
+	at := map[int]int{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, g := range s.gpus {
+		problem, bad := s.bad[g.Index]
+		out.GPUs[i] = api.GPU{Index: g.Index, UUID: g.UUID, Model: g.Model, MemoryMiB: g.MemoryMiB, MIG: g.MIG, Healthy: !bad, Problem: problem}
+		at[g.Index] = i
+	}
+	for _, id := range sortedIDs(s.runs) {
+		j := &s.runs[id].job
+		for _, t := range j.Tasks {
+			for _, g := range t.GPUs {
+				i, ok := at[g]
+				if !ok {
+					continue
+				}
+				share := 1.0
+				switch {
+				case t.Milli > 0:
+					share = float64(t.Milli) / 1000
+				case t.MIG != "":
+					share = float64(milli(store.Spec{MIG: t.MIG, Tasks: 1}, s.model)) / 1000
+				}
+				out.GPUs[i].Used += share
+				out.GPUs[i].Jobs = append(out.GPUs[i].Jobs, api.Use{Job: j.Name(), Tenant: j.Tenant, Rank: t.Rank, MIG: t.MIG, Share: share})
+			}
+		}
+	}
+	return out
+}
+
+func sortedIDs[V any](m map[uint64]V) []uint64 {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	for i := 1; i < len(ids); i++ {
+		for k := i; k > 0 && ids[k] < ids[k-1]; k-- {
+			ids[k], ids[k-1] = ids[k-1], ids[k]
+		}
+	}
+	return ids
+}

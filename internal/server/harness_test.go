@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// harness is a real server (store in a temp dir, real processes) behind a
+// real HTTP listener on a loopback port, and an admin client.
+type harness struct {
+	t     *testing.T
+	srv   *Server
+	st    *store.Store
+	url   string
+	admin *client.Client
+}
+
+func fakeGPUs(n int) []GPU {
+	gpus := make([]GPU, n)
+	for i := range gpus {
+		gpus[i] = GPU{Index: i, UUID: "GPU-fake-" + string(rune('a'+i)), Model: "H100-80GB", MemoryMiB: 81920}
+	}
+	return gpus
+}
+
+func newHarness(t *testing.T, gpus int) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "corral.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(gpus), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startHarness(t, srv, st)
+}
+
+// startHarness runs srv and serves its API on a loopback port.
+func startHarness(t *testing.T, srv *Server, st *store.Store) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	go srv.Run(ctx)
+	ts := httptest.NewServer(srv.Handler())
+	tok, err := srv.Bootstrap("admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, srv: srv, st: st, url: ts.URL, admin: &client.Client{Server: ts.URL, Token: tok}}
+	t.Cleanup(func() {
+		h.killAll()
+		cancel()
+		srv.Close()
+		srv.Wait()
+		ts.Close()
+		st.Close()
+	})
+	return h
+}
+
+// killAll stops every running task at once, so that none outlives the test.
+func (h *harness) killAll() {
+	h.srv.mu.Lock()
+	var tasks []interface{ Done() <-chan struct{} }
+	for _, r := range h.srv.runs {
+		for _, t := range r.tasks {
+			t.Stop(0)
+			tasks = append(tasks, t)
+		}
+	}
+	h.srv.mu.Unlock()
+	for _, t := range tasks {
+		select {
+		case <-t.Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// tenant creates a tenant with a GPU quota (0: none) and returns its client.
+func (h *harness) tenant(name string, quota float64) *client.Client {
+	h.t.Helper()
+	ctx := context.Background()
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: name, QuotaGPUs: quota}); err != nil {
+		h.t.Fatal(err)
+	}
+	tok, err := h.admin.IssueToken(ctx, name)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &client.Client{Server: h.url, Token: tok.Token}
+}
+
+func (h *harness) submit(c *client.Client, r api.JobRequest) api.Job {
+	h.t.Helper()
+	j, err := c.Submit(context.Background(), r)
+	if err != nil {
+		h.t.Fatalf("submit %v: %v", r.Command, err)
+	}
+	return j
+}
+
+// wait polls job id until cond holds, or fails the test after timeout.
+func (h *harness) wait(c *client.Client, id string, timeout time.Duration, what string, cond func(api.Job) bool) api.Job {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		j, err := c.Job(context.Background(), id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if cond(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("job %s: not %s after %v; it is %s (%s)", id, what, timeout, j.State, j.Reason)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (h *harness) waitState(c *client.Client, id string, state store.State, timeout time.Duration) api.Job {
+	h.t.Helper()
+	return h.wait(c, id, timeout, string(state), func(j api.Job) bool { return j.State == string(state) })
+}
+
+func (h *harness) logs(c *client.Client, id string, rank int) string {
+	h.t.Helper()
+	var b strings.Builder
+	if err := c.Logs(context.Background(), id, rank, "", false, &b); err != nil {
+		h.t.Fatalf("logs of %s rank %d: %v", id, rank, err)
+	}
+	return b.String()
+}
+
+func sh(script string) []string { return []string{"sh", "-c", script} }
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

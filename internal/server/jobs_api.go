@@ -1,0 +1,322 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request, _ store.Tenant) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleWhoami(w http.ResponseWriter, _ *http.Request, who store.Tenant) {
+	writeJSON(w, http.StatusOK, api.Whoami{Tenant: who.Name, Admin: who.Admin})
+}
+
+func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.Tenant) {
+	var req api.JobRequest
+	if code, err := decode(r, &req); err != nil {
+		writeError(w, code, err.Error())
+		return
+	}
+	spec, err := s.specOf(req)
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	if q, m := who.QuotaMilli, milli(spec, s.model); q > 0 && m > q {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("the job holds %s GPUs; tenant %s may hold at most %s", gpuString(m), who.Name, gpuString(q)))
+		return
+	}
+	j, err := s.st.Submit(who.Name, spec, s.now())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.enqueue(j.ID)
+	writeJSON(w, http.StatusCreated, view(&j))
+}
+
+// enqueue hands a submitted job to the scheduling loop without waiting
+// for its lock; the loop's next cycle takes it in (admitSubmitted).
+func (s *Server) enqueue(id uint64) {
+	s.inMu.Lock()
+	s.incoming = append(s.incoming, id)
+	s.inMu.Unlock()
+	s.poke()
+}
+
+// admitSubmitted moves the submitted jobs into the waiting set, unless they were
+// cancelled in between. The caller holds s.mu.
+func (s *Server) admitSubmitted() {
+	s.inMu.Lock()
+	ids := s.incoming
+	s.incoming = nil
+	s.inMu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	err := s.st.View(func(tx *store.Tx) error {
+		for _, id := range ids {
+			j, err := tx.Job(id)
+			if err != nil {
+				return err
+			}
+			if j.State == store.Pending {
+				s.waiting[id] = j
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("admit submitted jobs", "err", err)
+	}
+}
+
+// specOf validates a request against the machine and converts it.
+func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
+	d, err := req.Validate()
+	if err != nil {
+		return store.Spec{}, err
+	}
+	spec := store.Spec{
+		Name: req.Name, Command: req.Command, WorkDir: req.WorkDir, Env: req.Env,
+		GPUs: req.GPUs, MIG: req.MIG, GPUMilli: int(req.Share*1000 + 0.5),
+		CPUMilli: int64(req.CPU * 1000), MemoryMiB: req.MemoryMiB, Tasks: max(req.Tasks, 1),
+		TimeLimit: d.Time, Priority: req.Priority, Queue: req.Queue,
+		CheckpointEvery: d.CheckpointEvery, Grace: d.Grace, Requeue: req.Requeue,
+	}
+	if req.Share > 0 && spec.GPUMilli == 0 {
+		spec.GPUMilli = 1
+	}
+	if spec.GPUMilli >= 1000 {
+		spec.GPUMilli = 999
+	}
+	if spec.Grace == 0 {
+		spec.Grace = 10 * time.Second
+	}
+	if err := s.fitsMachine(spec); err != nil {
+		return store.Spec{}, err
+	}
+	return spec, nil
+}
+
+// fitsMachine rejects work that could never run here, checked against
+// the empty machine.
+func (s *Server) fitsMachine(spec store.Spec) error {
+	empty, err := gang.New(cloneFleet(s.full))
+	if err != nil {
+		return err
+	}
+	j := store.Job{ID: 1, Spec: spec}
+	if reasons := empty.Explain(gangJob(&j)); len(reasons) > 0 {
+		return fmt.Errorf("this machine (%d x %s) can never run it: %s", len(s.gpus), s.model.Name, reasons[0])
+	}
+	return nil
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, who store.Tenant) {
+	f := store.Filter{Tenant: who.Name}
+	q := r.URL.Query()
+	if who.Admin {
+		f.Tenant = q.Get("tenant")
+	}
+	for _, st := range q["state"] {
+		if !knownState(st) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("state %q: want one of %v", st, store.States))
+			return
+		}
+		f.States = append(f.States, store.State(st))
+	}
+	jobs, err := s.st.List(f)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	out := api.JobList{Jobs: make([]api.Job, 0, len(jobs))}
+	s.mu.Lock()
+	for i := range jobs {
+		v := view(&jobs[i])
+		if jobs[i].State.Waiting() && v.Reason == "" {
+			v.Reason = s.reasons[jobs[i].ID]
+		}
+		out.Jobs = append(out.Jobs, v)
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func knownState(st string) bool {
+	for _, k := range store.States {
+		if string(k) == st {
+			return true
+		}
+	}
+	return false
+}
+
+// jobFor reads the job named in the path; a tenant sees only its own
+// jobs, and another's is answered like a missing one.
+func (s *Server) jobFor(w http.ResponseWriter, r *http.Request, who store.Tenant) (store.Job, bool) {
+	id, err := store.ParseID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return store.Job{}, false
+	}
+	j, err := s.st.Get(id)
+	if err != nil || (!who.Admin && j.Tenant != who.Name) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no job %s", store.FormatID(id)))
+		return store.Job{}, false
+	}
+	return j, true
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, who store.Tenant) {
+	if j, ok := s.jobFor(w, r, who); ok {
+		writeJSON(w, http.StatusOK, view(&j))
+	}
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, who store.Tenant) {
+	j, ok := s.jobFor(w, r, who)
+	if !ok {
+		return
+	}
+	j, err := s.Cancel(j.ID)
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, errFinal) {
+			code = http.StatusConflict
+		}
+		writeError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, view(&j))
+}
+
+var errFinal = errors.New("job has already ended")
+
+// Cancel cancels a waiting job at once, or stops a running one; the job
+// as it is now is returned.
+func (s *Server) Cancel(id uint64) (store.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.runs[id]; r != nil {
+		if r.job.Stopping != store.StopCancel {
+			s.stopRuns([]*run{r}, store.StopCancel)
+		}
+		j := r.job
+		j.Tasks = slices.Clone(j.Tasks)
+		return j, nil
+	}
+	j, err := s.st.UpdateJob(id, func(j *store.Job) error {
+		if !j.State.Waiting() {
+			return fmt.Errorf("cancel %s: %w (%s)", j.Name(), errFinal, j.State)
+		}
+		j.State, j.Reason, j.Ended = store.Cancelled, "cancelled", s.now().UTC()
+		return nil
+	})
+	if err != nil {
+		return j, err
+	}
+	delete(s.waiting, id)
+	delete(s.reasons, id)
+	s.metrics.ended.WithLabelValues(string(store.Cancelled)).Inc()
+	return j, nil
+}
+
+func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request, who store.Tenant) {
+	j, ok := s.jobFor(w, r, who)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.Explain(j))
+}
+
+// Explain says why j waits, with the core's reasons and an estimated
+// start.
+func (s *Server) Explain(j store.Job) api.Explain {
+	out := api.Explain{ID: j.Name(), State: string(j.State)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.admitSubmitted()
+	w, waiting := s.waiting[j.ID]
+	if !waiting {
+		out.Summary = fmt.Sprintf("not waiting: %s", j.State)
+		if j.Reason != "" {
+			out.Summary += " (" + j.Reason + ")"
+		}
+		return out
+	}
+	out.Summary = s.reasons[j.ID]
+	if out.Summary == "" {
+		out.Summary = "not considered yet; the next scheduling cycle will"
+	}
+	if w.Reason != "" {
+		out.Reasons = append(out.Reasons, "last run: "+w.Reason)
+	}
+	out.Reasons = append(out.Reasons, s.state.Explain(gangJob(&w))...)
+	if ahead := s.ahead(&w); ahead > 0 {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%d waiting jobs are ahead of it (higher priority or older)", ahead))
+	}
+	if at := s.estimate(&w); !at.IsZero() {
+		out.EstimatedStart = &at
+	}
+	return out
+}
+
+// ahead counts the waiting jobs considered before j.
+func (s *Server) ahead(j *store.Job) int {
+	n := 0
+	for _, o := range s.waiting {
+		if o.Spec.Priority > j.Spec.Priority || (o.Spec.Priority == j.Spec.Priority && o.ID < j.ID) {
+			n++
+		}
+	}
+	return n
+}
+
+// view is a job as the API shows it.
+func view(j *store.Job) api.Job {
+	v := api.Job{
+		ID: j.Name(), Tenant: j.Tenant, State: string(j.State), Reason: j.Reason, Stopping: j.Stopping,
+		Request: request(j.Spec), GPUModel: j.GPUModel, Attempts: j.Attempts,
+		Submitted: j.Submitted, ExitCode: j.ExitCode,
+	}
+	if !j.Started.IsZero() {
+		t := j.Started
+		v.Started = &t
+	}
+	if !j.Ended.IsZero() {
+		t := j.Ended
+		v.Ended = &t
+	}
+	for _, t := range j.Tasks {
+		v.Tasks = append(v.Tasks, api.Task{Rank: t.Rank, GPUs: t.GPUs, MIG: t.MIG, Share: t.Milli, PID: t.PID, ExitCode: t.ExitCode, Signal: t.Signal})
+	}
+	return v
+}
+
+func request(s store.Spec) api.JobRequest {
+	r := api.JobRequest{
+		Name: s.Name, Command: s.Command, WorkDir: s.WorkDir, Env: s.Env, GPUs: s.GPUs, MIG: s.MIG,
+		Share: float64(s.GPUMilli) / 1000, CPU: float64(s.CPUMilli) / 1000, MemoryMiB: s.MemoryMiB,
+		Tasks: s.Tasks, Priority: s.Priority, Queue: s.Queue, Requeue: s.Requeue,
+	}
+	for _, d := range []struct {
+		v  time.Duration
+		to *string
+	}{{s.TimeLimit, &r.Time}, {s.CheckpointEvery, &r.CheckpointEvery}, {s.Grace, &r.Grace}} {
+		if d.v > 0 {
+			*d.to = d.v.String()
+		}
+	}
+	return r
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/corral-sched/corral/internal/executor"
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// run is a running job: its record and its tasks' processes.
+type run struct {
+	job      store.Job
+	tasks    []*executor.Task
+	drained  bool // its GPU failed: it is not in the core's state
+	stopOnce sync.Once
+}
+
+// stop stops every task with the job's grace period.
+func (r *run) stop() {
+	r.stopOnce.Do(func() {
+		for _, t := range r.tasks {
+			t.Stop(r.job.Spec.Grace)
+		}
+	})
+}
+
+// ended is a run whose tasks have all ended.
+type ended struct {
+	id      uint64
+	results []executor.Result
+	err     error // the tasks could not all be started or adopted
+}
+
+// taskDir is where the tasks of one attempt of a job keep their files.
+func (s *Server) taskDir(j *store.Job) string {
+	return filepath.Join(s.cfg.StateDir, j.Name(), "attempt-"+strconv.Itoa(j.Attempts))
+}
+
+// taskSpec is what the executor runs for rank i of j.
+func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
+	t := j.Tasks[i]
+	spec := executor.Spec{
+		ID:        j.Name() + "-" + strconv.Itoa(i),
+		Command:   j.Spec.Command,
+		WorkDir:   j.Spec.WorkDir,
+		Env:       append(append([]string(nil), j.Spec.Env...), "CORRAL_JOB_ID="+j.Name(), "CORRAL_TENANT="+j.Tenant),
+		Devices:   t.Devices,
+		Dir:       s.taskDir(j),
+		TimeLimit: j.Spec.TimeLimit,
+		Grace:     j.Spec.Grace,
+	}
+	if t.MIG != "" {
+		spec.Env = append(spec.Env, "CORRAL_MIG_PROFILE="+t.MIG)
+	}
+	if e := j.Spec.CheckpointEvery; e > 0 {
+		spec.Env = append(spec.Env, "CORRAL_CHECKPOINT_EVERY="+strconv.Itoa(int(e.Seconds())))
+	}
+	if j.Spec.Tasks > 1 {
+		spec.WorldSize, spec.Rank, spec.LocalRank = j.Spec.Tasks, i, i
+		spec.MasterAddr, spec.MasterPort = "127.0.0.1", j.Port
+	}
+	return spec
+}
+
+// start persists the decision to run j where p says, then starts its
+// tasks and records their process ids. The caller holds s.mu.
+func (s *Server) start(j store.Job, p *gang.Placement) error {
+	j.State = store.Running
+	j.Tasks = s.placementGPUs(p)
+	j.Attempts++
+	j.Started, j.Ended, j.ExitCode = s.now().UTC(), time.Time{}, nil
+	j.Reason, j.Stopping, j.GPUModel, j.Port = "", "", s.model.Name, 0
+	if j.Spec.Tasks > 1 {
+		port, err := freePort()
+		if err != nil {
+			s.state.Release(j.Name())
+			return err
+		}
+		j.Port = port
+	}
+	if err := s.st.Update(func(tx *store.Tx) error { return tx.PutJob(&j) }); err != nil {
+		s.state.Release(j.Name())
+		return fmt.Errorf("persist start of %s: %w", j.Name(), err)
+	}
+	delete(s.waiting, j.ID)
+	delete(s.reasons, j.ID)
+	r := &run{job: j}
+	s.runs[j.ID] = r
+	if err := os.MkdirAll(s.taskDir(&j), 0o700); err != nil {
+		s.abandon(r, err)
+		return err
+	}
+	for i := range j.Tasks {
+		t, err := executor.Start(s.taskSpec(&j, i))
+		if err != nil {
+			s.abandon(r, fmt.Errorf("start rank %d: %w", i, err))
+			return err
+		}
+		r.tasks = append(r.tasks, t)
+		r.job.Tasks[i].PID = t.PID()
+	}
+	if err := s.st.Update(func(tx *store.Tx) error { return tx.PutJob(&r.job) }); err != nil {
+		s.log.Error("persist pids", "job", j.Name(), "err", err)
+	}
+	s.log.Info("started job", "job", j.Name(), "tenant", j.Tenant, "gpus", gpusOf(j.Tasks), "attempt", j.Attempts)
+	s.metrics.started.Inc()
+	go s.watch(r, nil)
+	return nil
+}
+
+// abandon stops the tasks of a run that could not start whole; watch
+// reports its end with err.
+func (s *Server) abandon(r *run, err error) {
+	r.stop()
+	go s.watch(r, err)
+}
+
+func gpusOf(tasks []store.Task) []int {
+	var out []int
+	for _, t := range tasks {
+		out = append(out, t.GPUs...)
+	}
+	return out
+}
+
+// watch waits for every task of r to end and hands the results to the
+// loop. When one task fails, the others are stopped: a gang lives and dies
+// whole.
+func (s *Server) watch(r *run, err error) {
+	done := make(chan int, len(r.tasks))
+	for i, t := range r.tasks {
+		go func() { <-t.Done(); done <- i }()
+	}
+	for range r.tasks {
+		i := <-done
+		if res := r.tasks[i].Result(); res.ExitCode != 0 || res.Stopped || res.TimedOut {
+			r.stop()
+		}
+	}
+	e := ended{id: r.job.ID, err: err}
+	for _, t := range r.tasks {
+		e.results = append(e.results, t.Result())
+	}
+	select {
+	case s.ended <- e:
+	case <-s.stopped:
+	}
+}
+
+// freePort asks the kernel for a free loopback TCP port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// errLost marks a run whose tasks vanished across a restart.
+var errLost = errors.New("task lost across a server restart")

@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// Config is what a Server needs.
+type Config struct {
+	Store *store.Store
+	GPUs  []GPU
+	// TimeSlices is the shares per GPU when MIG is off (default
+	// DefaultTimeSlices); 1 turns sharing off.
+	TimeSlices int
+	// CPUMilli and MemoryMiB are what tasks may ask for in all; zero takes
+	// the machine's CPUs and 2 TiB.
+	CPUMilli  int64
+	MemoryMiB int64
+	// StateDir holds the tasks' logs and exit records.
+	StateDir string
+	// Interval is the longest wait between two scheduling cycles (default
+	// 1s); submissions and completions start one at once.
+	Interval time.Duration
+	// Depth is the most waiting jobs one cycle considers, in queue order
+	// (default DefaultDepth): a long queue costs a cycle no more than this.
+	Depth int
+	// Health, when set, reports GPU problems; it is polled every
+	// HealthInterval (default 10s).
+	Health         HealthFunc
+	HealthInterval time.Duration
+	Logger         *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// DefaultDepth is the default of Config.Depth.
+const DefaultDepth = 1000
+
+// Server is the daemon: scheduler, task runner and API.
+type Server struct {
+	cfg   Config
+	st    *store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	model *gpu.Model
+	gpus  []GPU
+
+	full *fleet.Fleet // every GPU, healthy or not: what work could ever use
+
+	mu      sync.Mutex
+	state   *gang.State
+	phys    []int                // gang GPU index -> physical GPU index
+	waiting map[uint64]store.Job // pending and preempted jobs
+	runs    map[uint64]*run      // running jobs
+	reasons map[uint64]string    // why each waiting job did not start in the last cycle
+	tenants map[string]store.Tenant
+	bad     map[int]string // unhealthy GPUs and their problems
+
+	inMu     sync.Mutex
+	incoming []uint64 // submitted, not yet admitted to waiting
+
+	kick    chan struct{}
+	ended   chan ended
+	metrics *metrics
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+	loopDone chan struct{}
+}
+
+// New opens a server on cfg.Store and re-adopts the tasks of jobs the
+// store records as running. Call Run to start scheduling.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = filepath.Join(filepath.Dir(cfg.Store.Path()), "tasks")
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: state dir: %w", err)
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Depth <= 0 {
+		cfg.Depth = DefaultDepth
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TimeSlices == 0 {
+		cfg.TimeSlices = DefaultTimeSlices
+	}
+	f, model, err := buildFleet(cfg.GPUs, cfg.TimeSlices, cfg.CPUMilli, cfg.MemoryMiB)
+	if err != nil {
+		return nil, fmt.Errorf("server: fleet: %w", err)
+	}
+	state, err := gang.New(cloneFleet(f))
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{
+		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
+		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
+		reasons: map[uint64]string{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
+		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
+		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
+	}
+	s.phys = make([]int, len(cfg.GPUs))
+	for i := range s.phys {
+		s.phys[i] = cfg.GPUs[i].Index
+	}
+	if err := s.recover(); err != nil {
+		return nil, fmt.Errorf("server: recover: %w", err)
+	}
+	return s, nil
+}
+
+// Store is the server's store.
+func (s *Server) Store() *store.Store { return s.st }
+
+// Run schedules until ctx ends or Close is called.
+func (s *Server) Run(ctx context.Context) {
+	defer close(s.loopDone)
+	if s.cfg.Health != nil {
+		if s.cfg.HealthInterval <= 0 {
+			s.cfg.HealthInterval = 10 * time.Second
+		}
+		s.checkHealth()
+		go s.healthLoop(s.cfg.HealthInterval)
+	}
+	tick := time.NewTicker(s.cfg.Interval)
+	defer tick.Stop()
+	for {
+		s.cycle()
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stopped:
+			return
+		case e := <-s.ended:
+			s.finish(e)
+			s.drainEnded()
+		case <-s.kick:
+		case <-tick.C:
+		}
+	}
+}
+
+// drainEnded finishes every completion already waiting, so that one
+// cycle sees them all.
+func (s *Server) drainEnded() {
+	for {
+		select {
+		case e := <-s.ended:
+			s.finish(e)
+		default:
+			return
+		}
+	}
+}
+
+// Close stops scheduling. Running tasks keep running: a later server on
+// the same store adopts them.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stopped) })
+}
+
+// Wait blocks until Run has returned.
+func (s *Server) Wait() { <-s.loopDone }
+
+// poke asks the loop for a cycle soon.
+func (s *Server) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// cloneFleet copies the one-node fleet, so that a core state may change
+// its node's health without touching the original.
+func cloneFleet(f *fleet.Fleet) *fleet.Fleet {
+	c := *f
+	c.Nodes = append([]fleet.Node(nil), f.Nodes...)
+	return &c
+}

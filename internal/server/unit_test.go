@@ -1,0 +1,135 @@
+package server
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/executor"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+func TestCompleteMappingIsOneToOne(t *testing.T) {
+	gpus := fakeGPUs(4)
+	for _, tc := range []struct {
+		name  string
+		pairs map[int]int
+		want  []int
+	}{
+		{"identity when nothing runs", map[int]int{}, []int{0, 1, 2, 3}},
+		{"recorded GPUs kept", map[int]int{0: 2, 1: 3}, []int{2, 3, 0, 1}},
+		{"gaps filled in order", map[int]int{3: 0}, []int{1, 2, 3, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := completeMapping(tc.pairs, gpus); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	pairs := map[int]int{}
+	pair(pairs, []int{0, 1}, []int{5, 6})
+	pair(pairs, []int{2}, []int{5}) // contradicts: physical 5 is taken
+	if len(pairs) != 2 || pairs[0] != 5 || pairs[1] != 6 {
+		t.Fatalf("pairs %v", pairs)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	ok := executor.Result{ExitCode: 0}
+	for _, tc := range []struct {
+		name     string
+		stopping string
+		requeue  bool
+		e        ended
+		want     store.State
+	}{
+		{"all ranks exit 0", "", false, ended{results: []executor.Result{ok, ok}}, store.Succeeded},
+		{"one rank fails", "", false, ended{results: []executor.Result{ok, {ExitCode: 2}}}, store.Failed},
+		{"time limit", "", false, ended{results: []executor.Result{{ExitCode: -1, TimedOut: true, Signal: "SIGTERM"}}}, store.Failed},
+		{"cancelled", store.StopCancel, false, ended{results: []executor.Result{{ExitCode: -1, Stopped: true}}}, store.Cancelled},
+		{"preempted", "preempted by j000002", false, ended{results: []executor.Result{{Stopped: true}}}, store.Preempted},
+		{"drained", stopDrain + "GPU 1 unhealthy", false, ended{results: []executor.Result{{Stopped: true}}}, store.Pending},
+		{"lost, no requeue", "", false, ended{err: errLost}, store.Failed},
+		{"lost, requeue", "", true, ended{err: errLost}, store.Pending},
+		{"supervisor vanished", "", true, ended{results: []executor.Result{{ExitCode: -1, Lost: true}}}, store.Pending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := store.Job{Stopping: tc.stopping, Spec: store.Spec{Requeue: tc.requeue, TimeLimit: time.Second}}
+			got, why := outcome(&j, tc.e)
+			if got != tc.want {
+				t.Fatalf("state %s (%s), want %s", got, why, tc.want)
+			}
+			if got != store.Succeeded && why == "" {
+				t.Fatal("no reason given")
+			}
+		})
+	}
+}
+
+func TestMilliCountsFractions(t *testing.T) {
+	h100, err := gpu.Lookup("H100-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		spec store.Spec
+		want int
+	}{
+		{store.Spec{GPUs: 2, Tasks: 4}, 8000},
+		{store.Spec{GPUMilli: 250, Tasks: 1}, 250},
+		{store.Spec{MIG: "1g.10gb", Tasks: 1}, 142},
+		{store.Spec{MIG: "3g.40gb", Tasks: 2}, 2 * 428},
+		{store.Spec{Tasks: 3}, 0},
+	} {
+		if got := milli(tc.spec, h100); got != tc.want {
+			t.Errorf("milli(%+v) = %d, want %d", tc.spec, got, tc.want)
+		}
+	}
+}
+
+func TestBuildFleetRejectsMixedMachines(t *testing.T) {
+	gpus := fakeGPUs(2)
+	gpus[1].Model = "A100-80GB"
+	if _, _, err := buildFleet(gpus, 4, 0, 0); err == nil {
+		t.Fatal("a machine with two GPU models was accepted")
+	}
+	if _, _, err := buildFleet(nil, 4, 0, 0); err == nil {
+		t.Fatal("a machine without GPUs was accepted")
+	}
+	l4 := []GPU{{Index: 0, Model: "L4", MIG: true}}
+	if _, _, err := buildFleet(l4, 1, 0, 0); err == nil {
+		t.Fatal("MIG mode on a GPU without MIG was accepted")
+	}
+}
+
+func TestCycleConsidersAtMostDepthJobs(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "corral.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(8), StateDir: filepath.Join(dir, "tasks"), Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		j, err := st.Submit("t", store.Spec{Command: []string{"true"}, GPUs: 1, Tasks: 1}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.enqueue(j.ID)
+	}
+	srv.cycle()
+	if len(srv.runs) != 2 || len(srv.waiting) != 1 {
+		t.Fatalf("after one cycle of depth 2: %d running, %d waiting", len(srv.runs), len(srv.waiting))
+	}
+	if _, ok := srv.waiting[3]; !ok {
+		t.Fatal("the newest job should be the one left waiting")
+	}
+	for range 2 {
+		<-srv.ended // both tasks exit on their own
+	}
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Buckets.
+var (
+	bucketMeta    = []byte("meta")
+	bucketJobs    = []byte("jobs")
+	bucketTenants = []byte("tenants")
+	bucketTokens  = []byte("tokens")
+	bucketAcct    = []byte("acct")
+	keyNextJob    = []byte("next_job")
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+)
+
+// Store is an open database. It is safe for concurrent use.
+type Store struct {
+	db *bolt.DB
+}
+
+// Open opens or creates the database at path.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketTenants, bucketTokens, bucketAcct} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	db.MaxBatchDelay = 2 * time.Millisecond
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.db.Path() }
+
+// Tx is one read-write transaction; a scheduling decision is made of the
+// calls on one Tx.
+type Tx struct{ tx *bolt.Tx }
+
+// Update runs fn in one transaction: all of its writes land, or none.
+func (s *Store) Update(fn func(*Tx) error) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// View runs fn in a read-only transaction.
+func (s *Store) View(fn func(*Tx) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+// Submit stores a new pending job for tenant and returns it with its ID,
+// once it is on disk. Concurrent submissions share a transaction (and its
+// fsync): bbolt's Batch.
+func (s *Store) Submit(tenant string, spec Spec, now time.Time) (Job, error) {
+	var j Job
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		var err error
+		j, err = (&Tx{tx}).Submit(tenant, spec, now)
+		return err
+	})
+	return j, err
+}
+
+// Submit stores a new pending job in this transaction.
+func (t *Tx) Submit(tenant string, spec Spec, now time.Time) (Job, error) {
+	meta := t.tx.Bucket(bucketMeta)
+	var next uint64 = 1
+	if v := meta.Get(keyNextJob); v != nil {
+		next = binary.BigEndian.Uint64(v)
+	}
+	if err := meta.Put(keyNextJob, idKey(next+1)); err != nil {
+		return Job{}, fmt.Errorf("submit: %w", err)
+	}
+	j := Job{ID: next, Tenant: tenant, Spec: spec, State: Pending, Submitted: now.UTC()}
+	return j, t.PutJob(&j)
+}
+
+// PutJob writes j.
+func (t *Tx) PutJob(j *Job) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("encode job %d: %w", j.ID, err)
+	}
+	if err := t.tx.Bucket(bucketJobs).Put(idKey(j.ID), data); err != nil {
+		return fmt.Errorf("write job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// Job reads job id.
+func (t *Tx) Job(id uint64) (Job, error) {
+	var j Job
+	v := t.tx.Bucket(bucketJobs).Get(idKey(id))
+	if v == nil {
+		return j, fmt.Errorf("job %s: %w", FormatID(id), ErrNotFound)
+	}
+	if err := json.Unmarshal(v, &j); err != nil {
+		return j, fmt.Errorf("decode job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// Jobs calls fn for every job in ID order until fn returns false.
+func (t *Tx) Jobs(fn func(*Job) bool) error {
+	c := t.tx.Bucket(bucketJobs).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var j Job
+		if err := json.Unmarshal(v, &j); err != nil {
+			return fmt.Errorf("decode job %d: %w", binary.BigEndian.Uint64(k), err)
+		}
+		if !fn(&j) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// NextID is the ID the next submitted job gets.
+func (t *Tx) NextID() uint64 {
+	if v := t.tx.Bucket(bucketMeta).Get(keyNextJob); v != nil {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 1
+}
+
+// Get reads job id.
+func (s *Store) Get(id uint64) (Job, error) {
+	var j Job
+	err := s.View(func(tx *Tx) error {
+		var err error
+		j, err = tx.Job(id)
+		return err
+	})
+	return j, err
+}
+
+// Filter selects jobs; zero fields match everything.
+type Filter struct {
+	Tenant string
+	States []State
+}
+
+func (f Filter) match(j *Job) bool {
+	if f.Tenant != "" && j.Tenant != f.Tenant {
+		return false
+	}
+	if len(f.States) == 0 {
+		return true
+	}
+	for _, s := range f.States {
+		if j.State == s {
+			return true
+		}
+	}
+	return false
+}
+
+// List returns the jobs f selects, in ID order.
+func (s *Store) List(f Filter) ([]Job, error) {
+	var out []Job
+	err := s.View(func(tx *Tx) error {
+		return tx.Jobs(func(j *Job) bool {
+			if f.match(j) {
+				out = append(out, *j)
+			}
+			return true
+		})
+	})
+	return out, err
+}
+
+// UpdateJob reads job id, lets fn change it, and writes it back, in one
+// transaction. An error from fn aborts the write.
+func (s *Store) UpdateJob(id uint64, fn func(*Job) error) (Job, error) {
+	var j Job
+	err := s.Update(func(tx *Tx) error {
+		var err error
+		if j, err = tx.Job(id); err != nil {
+			return err
+		}
+		if err := fn(&j); err != nil {
+			return err
+		}
+		return tx.PutJob(&j)
+	})
+	return j, err
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is where a job is in its life.
+type State string
+
+// Job states. Pending and Preempted jobs wait for GPUs; Running jobs hold
+// them; the others are final.
+const (
+	Pending   State = "pending"
+	Running   State = "running"
+	Succeeded State = "succeeded"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+	Preempted State = "preempted" // stopped for higher-priority work; waits to run again
+)
+
+// States lists every state in display order.
+var States = []State{Pending, Preempted, Running, Succeeded, Failed, Cancelled}
+
+// Final reports whether a job in state s will not run again.
+func (s State) Final() bool { return s == Succeeded || s == Failed || s == Cancelled }
+
+// Waiting reports whether a job in state s waits for GPUs.
+func (s State) Waiting() bool { return s == Pending || s == Preempted }
+
+// StopCancel is Job.Stopping for a cancelled job.
+const StopCancel = "cancelled"
+
+// Spec is what a tenant asks to run: Tasks identical tasks (a gang when
+// more than one), each with the same GPU demand.
+type Spec struct {
+	Name            string        `json:"name,omitempty"`
+	Command         []string      `json:"command"`
+	WorkDir         string        `json:"workdir,omitempty"`
+	Env             []string      `json:"env,omitempty"`
+	GPUs            int           `json:"gpus,omitempty"`      // whole GPUs per task
+	MIG             string        `json:"mig,omitempty"`       // a MIG profile per task, e.g. "1g.10gb"
+	GPUMilli        int           `json:"gpu_milli,omitempty"` // a shared fraction of one GPU per task, 1..999
+	CPUMilli        int64         `json:"cpu_milli,omitempty"`
+	MemoryMiB       int64         `json:"memory_mib,omitempty"`
+	Tasks           int           `json:"tasks"`
+	TimeLimit       time.Duration `json:"time_limit,omitempty"`
+	Priority        int           `json:"priority,omitempty"`
+	Queue           string        `json:"queue,omitempty"`
+	CheckpointEvery time.Duration `json:"checkpoint_every,omitempty"`
+	Grace           time.Duration `json:"grace,omitempty"`
+	// Requeue puts the job back in the queue when it is lost (its
+	// process vanished across a server restart) or its GPU fails.
+	Requeue bool `json:"requeue,omitempty"`
+}
+
+// GPUsPerTask is the number of GPUs (whole, or the one a slice lives on)
+// each task uses; 0 for a CPU-only task.
+func (s Spec) GPUsPerTask() int {
+	if s.GPUs > 0 {
+		return s.GPUs
+	}
+	if s.MIG != "" || s.GPUMilli > 0 {
+		return 1
+	}
+	return 0
+}
+
+// Task is one running or finished task of a job.
+type Task struct {
+	Rank     int      `json:"rank"`
+	GPUs     []int    `json:"gpus,omitempty"`      // physical GPU indices
+	Devices  []string `json:"devices,omitempty"`   // what CUDA_VISIBLE_DEVICES gets
+	MIG      string   `json:"mig,omitempty"`       // MIG profile, when a slice
+	MIGStart int      `json:"mig_start,omitempty"` // first memory slice of the instance
+	Milli    int      `json:"milli,omitempty"`     // shared fraction, thousandths
+	PID      int      `json:"pid,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Signal   string   `json:"signal,omitempty"`
+}
+
+// Job is a submitted job and everything the server knows about it.
+type Job struct {
+	ID     uint64 `json:"id"`
+	Tenant string `json:"tenant"`
+	Spec   Spec   `json:"spec"`
+	State  State  `json:"state"`
+	Reason string `json:"reason,omitempty"` // why it ended, or why it waits again
+	// Stopping is set while the server stops a running job: why
+	// (StopCancel, or a preemption or drain reason).
+	Stopping  string    `json:"stopping,omitempty"`
+	GPUModel  string    `json:"gpu_model,omitempty"`
+	Tasks     []Task    `json:"tasks,omitempty"` // set while running and after
+	Port      int       `json:"master_port,omitempty"`
+	Attempts  int       `json:"attempts,omitempty"` // times started
+	Submitted time.Time `json:"submitted"`
+	Started   time.Time `json:"started,omitzero"`
+	Ended     time.Time `json:"ended,omitzero"`
+	ExitCode  *int      `json:"exit_code,omitempty"` // the job's: the first non-zero task exit code, else 0
+}
+
+// Name is the job's display ID, for example "j000017".
+func (j *Job) Name() string { return FormatID(j.ID) }
+
+// FormatID formats a job ID as the API and the CLI show it.
+func FormatID(id uint64) string { return fmt.Sprintf("j%06d", id) }
+
+// ParseID parses "j000017" or "17".
+func ParseID(s string) (uint64, error) {
+	if len(s) > 0 && s[0] == 'j' {
+		s = s[1:]
+	}
+	var id uint64
+	if s == "" || len(s) > 19 {
+		return 0, fmt.Errorf("job id %q: want j000017 or 17", s)
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("job id %q: want j000017 or 17", s)
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	if id == 0 {
+		return 0, fmt.Errorf("job id %q: ids start at 1", s)
+	}
+	return id, nil
+}
+
+// Tenant is a user or team that submits jobs.
+type Tenant struct {
+	Name string `json:"name"`
+	// QuotaGPUs caps the GPUs the tenant's running jobs hold, in
+	// thousandths of a GPU (a MIG slice or share counts its fraction);
+	// 0 means no cap.
+	QuotaMilli int       `json:"quota_milli,omitempty"`
+	Admin      bool      `json:"admin,omitempty"`
+	Created    time.Time `json:"created"`
+}
+
+// Record is the accounting of one job run: who used which GPUs, when, how
+// much, and how it ended.
+type Record struct {
+	JobID      uint64    `json:"job_id"`
+	Tenant     string    `json:"tenant"`
+	Name       string    `json:"name,omitempty"`
+	Attempt    int       `json:"attempt"`
+	GPUModel   string    `json:"gpu_model,omitempty"`
+	MIGProfile string    `json:"mig_profile,omitempty"`
+	GPUs       float64   `json:"gpus"` // GPUs held, fractions for slices and shares
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	GPUSeconds float64   `json:"gpu_seconds"`
+	State      State     `json:"state"`
+	ExitCode   int       `json:"exit_code"`
+	Signal     string    `json:"signal,omitempty"`
+}
