@@ -30,6 +30,7 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	since := fs.String("since", "", "records that ended since this time (RFC 3339) or this long ago (24h)")
 	until := fs.String("until", "", "records that ended before this time or this long ago")
 	period := fs.String("period", "", "sum per period of this length, such as 24h")
+	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
 	if err := parseFlags(fs, acctUsage, args); err != nil {
 		return err
 	}
@@ -54,6 +55,9 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(a)
+	}
+	if *demand {
+		return writeHourlyDemand(stdout, a.Records)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID\tTENANT\tNAME\tTRY\tGPUS\tMODEL\tSTART\tELAPSED\tGPU-HOURS\tSTATE\tEXIT")
