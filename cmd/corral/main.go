@@ -32,6 +32,7 @@ func commands() []command {
 		{"logs", "print a job's output; -f follows it", runLogs},
 		{"acct", "GPU use per job and per tenant (like sacct)", runAcct},
 		{"explain", "say why a job waits and when it could start", runExplain},
+		{"kube-scheduler", "schedule pods and pod groups on a Kubernetes cluster with corral's core", runKubeScheduler},
 		{"version", "print corral's version", runVersion},
 	}
 }
@@ -74,7 +75,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'corral <command> -h' for a command's flags. Start with: corral bench fgd")

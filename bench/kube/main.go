@@ -1,0 +1,106 @@
+// Command kube-bench runs the upstream kube-scheduler and corral, one after
+// the other, against one real API server with the same GPU nodes and the
+// same pods, and reports pods bound per second, nodes used, GPUs stranded
+// and pod groups partly started. run.sh runs it; RESULTS.md holds its
+// numbers.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+)
+
+type options struct {
+	nodes, gpusPerNode, racks int
+	pods, groups              int
+	groupPods, groupGPUs      int
+	fill                      float64
+	trace, out                string
+	schedulers                []string
+	settle                    time.Duration
+}
+
+func main() {
+	var o options
+	var schedulers string
+	flag.IntVar(&o.nodes, "nodes", 500, "GPU nodes")
+	flag.IntVar(&o.gpusPerNode, "gpus-per-node", 8, "H100 GPUs per node")
+	flag.IntVar(&o.racks, "racks", 50, "racks the nodes are spread over (label corral.sh/rack)")
+	flag.IntVar(&o.pods, "pods", 5000, "single GPU pods, the first ones of the trace that ask for GPUs")
+	flag.IntVar(&o.groups, "groups", 50, "pod groups (gangs) added to the pods")
+	flag.IntVar(&o.groupPods, "group-pods", 0, "pods per group; 0: 2 + i%4 for group i")
+	flag.IntVar(&o.groupGPUs, "group-gpus", 0, "GPUs per group pod; 0: 1 << (i%4) for group i")
+	flag.Float64Var(&o.fill, "fill", 0, "instead of -pods: take trace pods until they and the groups ask for this share of the GPUs (0.95)")
+	flag.StringVar(&o.trace, "trace", "/work/shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv", "openb pod list")
+	flag.StringVar(&o.out, "json", "", "write the results as JSON to this file")
+	flag.StringVar(&schedulers, "schedulers", "kube-scheduler,corral", "schedulers to run, in order")
+	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
+	flag.Parse()
+	o.schedulers = strings.Split(schedulers, ",")
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "kube-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	work, err := loadWork(o)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "corral-kube-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	c, err := kubetest.Start(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	if err := addNodes(ctx, c, o); err != nil {
+		return err
+	}
+	fmt.Printf("# %d nodes x %d GPUs; %d pods (%d GPUs) from %s and %d pod groups (%d pods, %d GPUs)\n",
+		o.nodes, o.gpusPerNode, work.singles, work.podGPUs, o.trace, len(work.groups), work.groupPods, work.groupGPUs)
+	var results []result
+	for _, name := range o.schedulers {
+		r, err := runOne(ctx, c, dir, name, work, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, r)
+	}
+	printTable(os.Stdout, results)
+	if o.out != "" {
+		data, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(o.out, append(data, '\n'), 0o644)
+	}
+	return nil
+}
+
+func printTable(w io.Writer, rs []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scheduler\tpods bound\tpending\tGPUs bound\tGPUs free\tseconds\tpods/s\tnodes used\tGPUs stranded\tgangs whole\tgangs partial\tgangs none\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%d\t%d\t%d\t%d\t%d\t\n", r.Scheduler, r.PodsBound, r.Pods-r.PodsBound, r.GPUsBound, r.GPUsFree,
+			r.Seconds, r.PodsPerSecond, r.NodesUsed, r.GPUsStranded, r.GangsWhole, r.GangsPartial, r.GangsNone)
+	}
+	tw.Flush()
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

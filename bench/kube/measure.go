@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/corral-sched/corral/internal/kube"
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+)
+
+// result is one scheduler's run.
+type result struct {
+	Scheduler     string  `json:"scheduler"`
+	Pods          int     `json:"pods"`
+	PodsBound     int     `json:"podsBound"`
+	GPUsBound     int64   `json:"gpusBound"`
+	GPUsFree      int64   `json:"gpusFree"`
+	Seconds       float64 `json:"seconds"`       // from the first pod's creation to the last binding
+	CreateSeconds float64 `json:"createSeconds"` // creating every pod took this long
+	PodsPerSecond float64 `json:"podsPerSecond"`
+	NodesUsed     int     `json:"nodesUsed"`
+	// GPUsStranded are the free GPUs of nodes in partial use: a pod that
+	// needs a whole node cannot have them. GPUsFree counts every free GPU.
+	GPUsStranded int `json:"gpusStranded"`
+	GangsWhole   int `json:"gangsWhole"`
+	GangsPartial int `json:"gangsPartial"` // some pods bound, fewer than minMember
+	GangsNone    int `json:"gangsNone"`
+}
+
+func runOne(ctx context.Context, c *kubetest.Cluster, dir, name string, w *workload, o options) (result, error) {
+	ns := "bench-" + name
+	if err := makeNamespace(ctx, c, ns); err != nil {
+		return result{}, err
+	}
+	schedulerName := kube.DefaultSchedulerName
+	if name == "kube-scheduler" {
+		schedulerName = "default-scheduler"
+	}
+	// The scheduler runs first and the pods arrive while it runs, in
+	// creation order, as they would on a live cluster.
+	stop, err := startScheduler(ctx, c, dir, name)
+	if err != nil {
+		return result{}, err
+	}
+	time.Sleep(2 * time.Second) // caches synced
+	start := time.Now()
+	if err := createWork(ctx, c, ns, schedulerName, w); err != nil {
+		stop()
+		return result{}, fmt.Errorf("creating pods: %w", err)
+	}
+	created := time.Since(start)
+	last, err := waitSettled(ctx, c, ns, len(w.pods), o.settle)
+	stop()
+	if err != nil {
+		return result{}, err
+	}
+	r, err := measure(ctx, c, ns, w, o)
+	if err != nil {
+		return result{}, err
+	}
+	r.Scheduler = name
+	r.CreateSeconds = created.Seconds()
+	r.Seconds = last.Sub(start).Seconds()
+	if r.Seconds > 0 {
+		r.PodsPerSecond = float64(r.PodsBound) / r.Seconds
+	}
+	fmt.Printf("# %s: %d of %d pods bound in %.1f s (creating them took %.1f s)\n", name, r.PodsBound, r.Pods, r.Seconds, r.CreateSeconds)
+	return r, cleanup(ctx, c, ns)
+}
+
+func makeNamespace(ctx context.Context, c *kubetest.Cluster, ns string) error {
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("namespace %s: %w", ns, err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	_, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
+	return err
+}
+
+// startScheduler starts the named scheduler and returns its stop.
+func startScheduler(ctx context.Context, c *kubetest.Cluster, dir, name string) (func(), error) {
+	switch name {
+	case "corral":
+		cfg := kube.Config{NodeSelector: labels.SelectorFromSet(labels.Set{"bench": "gpu"}),
+			Levels: []kube.Level{{Name: "rack", Label: "corral.sh/rack"}}, Interval: time.Second}
+		s := kube.New(c.Client, c.Dynamic, cfg, quietLogger())
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = s.Run(runCtx) }()
+		return func() { cancel(); <-done }, nil
+	case "kube-scheduler":
+		return startUpstream(c, dir)
+	}
+	return nil, fmt.Errorf("unknown scheduler %q (want corral or kube-scheduler)", name)
+}
+
+func startUpstream(c *kubetest.Cluster, dir string) (func(), error) {
+	if c.Scheduler == "" {
+		return nil, fmt.Errorf("no kube-scheduler binary: run scripts/deps/10-kube.sh")
+	}
+	kubeconfig, err := c.WriteKubeconfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	config := filepath.Join(dir, "kube-scheduler.yaml")
+	body := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: %q, qps: 1000, burst: 2000}
+leaderElection: {leaderElect: false}
+profiles:
+  - schedulerName: default-scheduler
+`, kubeconfig)
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "kube-scheduler.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(c.Scheduler, "--config="+config, "--secure-port=0")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("starting kube-scheduler: %w", err)
+	}
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		log.Close()
+	}, nil
+}
+
+// waitSettled polls until every pod is bound, or none was bound for
+// settle, and returns the time of the last binding seen.
+func waitSettled(ctx context.Context, c *kubetest.Cluster, ns string, total int, settle time.Duration) (time.Time, error) {
+	last, bound := time.Now(), 0
+	for {
+		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return last, err
+		}
+		n := 0
+		for i := range pods.Items {
+			if pods.Items[i].Spec.NodeName != "" {
+				n++
+			}
+		}
+		if n > bound {
+			bound, last = n, time.Now()
+		}
+		if bound == total || time.Since(last) > settle {
+			return last, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o options) (result, error) {
+	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return result{}, err
+	}
+	r := result{Pods: len(w.pods)}
+	used := map[string]int64{}
+	inGroup := map[string]int{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		q := p.Spec.Containers[0].Resources.Requests[kubetest.ResourceGPU]
+		used[p.Spec.NodeName] += q.Value()
+		r.PodsBound++
+		r.GPUsBound += q.Value()
+		if g := p.Labels[kube.LabelPodGroup]; g != "" {
+			inGroup[g]++
+		}
+	}
+	for _, u := range used {
+		if u > 0 {
+			r.NodesUsed++
+		}
+		if u > 0 && u < int64(o.gpusPerNode) {
+			r.GPUsStranded += o.gpusPerNode - int(u)
+		}
+	}
+	r.GPUsFree = int64(o.nodes*o.gpusPerNode) - r.GPUsBound
+	for _, g := range w.groups {
+		switch n := inGroup[g.name]; {
+		case n >= g.minMember:
+			r.GangsWhole++
+		case n == 0:
+			r.GangsNone++
+		default:
+			r.GangsPartial++
+		}
+	}
+	return r, nil
+}
+
+// cleanup removes the run's pods so that the next run starts on empty
+// nodes.
+func cleanup(ctx context.Context, c *kubetest.Cluster, ns string) error {
+	zero := int64(0)
+	if err := c.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		return err
+	}
+	for {
+		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+)
+
+func TestKubeSchedulerHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"kube-scheduler", "-h"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"schedulerName", "nvidia.com/mig-1g.10gb", "scheduling.x-k8s.io/pod-group", "--leader-elect", "-topology-levels", "FailedScheduling"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestKubeSchedulerBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--topology-levels", "rack"},
+		{"--nvlink-level", "pod", "--topology-levels", "rack=r"},
+		{"--node-selector", "a=(", "--kubeconfig", "/nonexistent"},
+		{"--kubeconfig", "/nonexistent/kubeconfig", "--leader-elect=false"},
+		{"extra"},
+	} {
+		var errb bytes.Buffer
+		if code := run(append([]string{"kube-scheduler"}, args...), &bytes.Buffer{}, &errb); code != 1 {
+			t.Errorf("%v: exit %d, want 1 (%s)", args, code, errb.String())
+		}
+	}
+}
+
+func TestKubeSchedulerBindsAPod(t *testing.T) {
+	c := kubetest.StartFor(t)
+	kubeconfig, err := c.WriteKubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CreateNode(t, kubetest.Node{Name: "cmd-0", GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"})
+	ns := c.Namespace(t)
+	gpus := corev1.ResourceList{kubetest.ResourceGPU: resource.MustParse("4")}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{SchedulerName: "corral",
+		Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus}}}}}
+	ctx := context.Background()
+	if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	go func() {
+		done <- kubeSchedulerMain(runCtx, []string{"--kubeconfig", kubeconfig, "--leader-elect-namespace", ns, "--id", "one"}, &syncWriter{w: &logs})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, err := c.Client.CoreV1().Pods(ns).Get(ctx, "p", metav1.GetOptions{})
+		if err == nil && p.Spec.NodeName == "cmd-0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("pod not bound: %v %v", p.Spec.NodeName, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncWriter serialises writes from the scheduler's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

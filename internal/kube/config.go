@@ -1,0 +1,104 @@
+package kube
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Level is one topology level of the fleet and the node label that names a
+// node's domain at it.
+type Level struct {
+	Name  string // "rack"
+	Label string // "corral.sh/rack"
+}
+
+// Config says how the scheduler reads the cluster.
+type Config struct {
+	// SchedulerName is the spec.schedulerName of the pods it places.
+	SchedulerName string
+	// Levels are the topology levels, outermost first.
+	Levels []Level
+	// NVLinkLevel names the level (one of Levels) whose domains are
+	// rack-scale NVLink domains, or is empty.
+	NVLinkLevel string
+	// NodeSelector limits the nodes it places on; nil means all.
+	NodeSelector labels.Selector
+	// Interval is the longest time between two scheduling cycles; a change
+	// in the cluster starts one sooner.
+	Interval time.Duration
+	// NoPreemption turns preemption off. With it on, a pod or pod group
+	// that does not fit evicts the fewest lower-priority units (pods, or
+	// whole pod groups) placed by this scheduler that make room, through
+	// the Eviction API, which honours PodDisruptionBudgets.
+	NoPreemption bool
+	// PreemptionGrace, when set, is the termination grace period of
+	// evicted pods; otherwise each pod's own.
+	PreemptionGrace *int64
+	// Accounting, when set, receives a JSON line per Record: pods and pod
+	// groups started, preempted and ended, with waits and GPU-seconds.
+	Accounting io.Writer
+	// Now is the clock of the accounting records; default time.Now.
+	Now func() time.Time
+}
+
+// Default names.
+const (
+	DefaultSchedulerName = "corral"
+	// LabelPodGroup puts a pod in a PodGroup of its namespace.
+	LabelPodGroup = "scheduling.x-k8s.io/pod-group"
+	// AnnotationPack asks for a pod group's pods to be kept inside one
+	// domain of the named level ("rack"); AnnotationPackPreferred asks
+	// for it as best effort.
+	AnnotationPack          = "corral.sh/pack"
+	AnnotationPackPreferred = "corral.sh/pack-preferred"
+)
+
+// DefaultLevels are the topology labels read when none are configured.
+func DefaultLevels() []Level {
+	return []Level{
+		{Name: "zone", Label: "topology.kubernetes.io/zone"},
+		{Name: "block", Label: "corral.sh/block"},
+		{Name: "rack", Label: "corral.sh/rack"},
+	}
+}
+
+// ParseLevels reads "name=label,name=label", outermost first.
+func ParseLevels(s string) ([]Level, error) {
+	var out []Level
+	for _, field := range strings.Split(s, ",") {
+		field = strings.TrimSpace(field)
+		if field == "" {
+			continue
+		}
+		name, label, ok := strings.Cut(field, "=")
+		if !ok || name == "" || label == "" {
+			return nil, fmt.Errorf("topology level %q: want name=label, for example rack=corral.sh/rack", field)
+		}
+		out = append(out, Level{Name: name, Label: label})
+	}
+	return out, nil
+}
+
+func (c *Config) withDefaults() Config {
+	out := *c
+	if out.SchedulerName == "" {
+		out.SchedulerName = DefaultSchedulerName
+	}
+	if out.Levels == nil {
+		out.Levels = DefaultLevels()
+	}
+	if out.NodeSelector == nil {
+		out.NodeSelector = labels.Everything()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.Interval == 0 {
+		out.Interval = 2 * time.Second
+	}
+	return out
+}

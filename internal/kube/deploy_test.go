@@ -1,0 +1,70 @@
+package kube
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+)
+
+// The permissions of deploy/rbac.yaml are enough to schedule: gangs and
+// their status, conditions and events, preemption, the Lease.
+func TestDeployRBACIsEnough(t *testing.T) {
+	e := newEnv(t)
+	crds, err := kubetest.CRDDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Apply(context.Background(), filepath.Join(filepath.Dir(crds), "rbac.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	sa := rest.CopyConfig(e.c.Config)
+	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:corral-system:corral-scheduler"}
+	client, err := kubernetes.NewForConfig(sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.node("rbac-0", 8, nil)
+	cfg := e.config()
+	zero := int64(0)
+	cfg.PreemptionGrace = &zero
+	s := New(client, dyn, cfg, testLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		el := Election{Namespace: "corral-system", Name: e.ns, Identity: "only",
+			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond}
+		if err := s.RunElected(ctx, el); err != nil {
+			t.Errorf("scheduler: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+
+	e.podGroup("duo", 2, nil)
+	low0, low1 := inGroup(pod("duo-0", 4), "duo"), inGroup(pod("duo-1", 4), "duo")
+	lowClass := e.priorityClass("low", 1)
+	low0.Spec.PriorityClassName, low1.Spec.PriorityClassName = lowClass, lowClass
+	e.create(low0, low1)
+	e.waitBound("duo-0", "duo-1")
+	e.waitGroupStatus("duo", PhaseScheduled, 2)
+	e.create(pod("extra", 8))
+	e.waitUnschedulable("extra", "not enough free GPU capacity")
+	high := pod("high", 8)
+	high.Spec.PriorityClassName = e.priorityClass("high", 100)
+	e.create(high)
+	e.waitBound("high")
+	if st := s.Stats(); st.Evictions != 2 || st.Failures != 0 {
+		t.Errorf("stats %+v, want the whole low-priority group (2 pods) evicted", st)
+	}
+}

@@ -1,0 +1,25 @@
+// Package kube is corral's Kubernetes face: a secondary scheduler that
+// places pods whose spec.schedulerName is "corral" with the same core as
+// the simulator and the server.
+//
+// Informers keep Nodes, Pods, PodGroups (scheduling.x-k8s.io/v1alpha1) and
+// Queues (corral.sh/v1alpha1) in memory. Each cycle (Scheduler.Cycle in
+// scheduler.go) rebuilds a snapshot from that cache (snapshot.go): a
+// fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
+// a gang.State holding every bound pod where it runs, and a queue.Book of
+// the quota in use (queues.go). decide (decide.go) then places the pending
+// work in a fixed order — priority, then age, then name (units.go): each
+// single pod or whole pod group is one gang.Place decision, charged to its
+// queue, bound through the pods/binding subresource (binder.go) all at once
+// or not at all; a pod group's status says whether it started. Work that
+// does not fit gets the core's reasons as a FailedScheduling event and a
+// PodScheduled=False condition (status.go), or evicts lower-priority work
+// through the Eviction API (preempt.go). Only
+// one replica schedules at a time: leader election through a
+// coordination.k8s.io Lease (elect.go). Accounting records go out as JSON
+// lines (accounting.go).
+//
+// It imports the core (internal/fleet, internal/gang, internal/job,
+// internal/gpu, internal/queue) and client-go; nothing in the core imports
+// it. Start reading at Scheduler in scheduler.go, then decide.go.
+package kube

@@ -1,0 +1,5 @@
+package kubetest
+
+import "runtime"
+
+func goarch() string { return runtime.GOARCH }

@@ -1,0 +1,203 @@
+package kube
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
+)
+
+// Names the NVIDIA device plugin and GPU feature discovery use.
+const (
+	ResourceGPU       = corev1.ResourceName("nvidia.com/gpu")
+	ResourceShared    = corev1.ResourceName("nvidia.com/gpu.shared")
+	resourceMIGPrefix = "nvidia.com/mig-"
+	LabelProduct      = "nvidia.com/gpu.product"
+	LabelCount        = "nvidia.com/gpu.count"
+	LabelReplicas     = "nvidia.com/gpu.replicas"
+	LabelMIGStrategy  = "nvidia.com/mig.strategy"
+	noDomain          = "none" // the domain of a node without a topology label
+	// sharedOnly is the core taint of nodes that offer only time-sliced
+	// shares; pods asking for nvidia.com/gpu.shared tolerate it.
+	sharedOnly = "corral.sh/time-sliced-only"
+)
+
+const mib = 1 << 20
+
+// buildFleet turns the nodes into a fleet, in name order, each node with
+// its extra core taints. A node whose GPUs corral cannot describe is left
+// out and reported in skipped.
+func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f *fleet.Fleet, skipped map[string]error) {
+	f = &fleet.Fleet{NVLinkDomain: cfg.NVLinkLevel}
+	for _, l := range cfg.Levels {
+		f.Levels = append(f.Levels, l.Name)
+	}
+	sorted := slices.Clone(nodes)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
+	skipped = map[string]error{}
+	for _, n := range sorted {
+		fn, err := fleetNode(n, cfg)
+		if err != nil {
+			skipped[n.Name] = err
+			continue
+		}
+		if len(extra[n.Name]) > 0 {
+			fn.Taints = append(fn.Taints, extra[n.Name]...)
+			sort.Strings(fn.Taints)
+		}
+		f.Nodes = append(f.Nodes, fn)
+	}
+	return f, skipped
+}
+
+// fleetNode describes one node: its domains from topology labels, its
+// allocatable CPU and memory, and its GPUs from the device plugin's
+// resources and GPU feature discovery's labels.
+func fleetNode(n *corev1.Node, cfg *Config) (fleet.Node, error) {
+	alloc := n.Status.Allocatable
+	fn := fleet.Node{
+		Name:      n.Name,
+		Labels:    n.Labels,
+		CPUMilli:  quantity(alloc, corev1.ResourceCPU, true),
+		MemoryMiB: quantity(alloc, corev1.ResourceMemory, false) / mib,
+		Health:    nodeHealth(n),
+		Taints:    nodeTaints(n),
+	}
+	for _, l := range cfg.Levels {
+		d := n.Labels[l.Label]
+		if d == "" {
+			d = noDomain
+		}
+		fn.Domains = append(fn.Domains, d)
+	}
+	if err := describeGPUs(&fn, n); err != nil {
+		return fn, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return fn, nil
+}
+
+// describeGPUs sets the GPU fields of fn: whole GPUs, MIG instances (the
+// device plugin's mixed or single strategy) or time-sliced GPUs.
+func describeGPUs(fn *fleet.Node, n *corev1.Node) error {
+	alloc := n.Status.Allocatable
+	whole := int(quantity(alloc, ResourceGPU, false))
+	shared := int(quantity(alloc, ResourceShared, false))
+	mig := migResources(alloc)
+	if whole == 0 && shared == 0 && len(mig) == 0 {
+		return nil
+	}
+	product := n.Labels[LabelProduct]
+	if base, _, isMIG := strings.Cut(product, "-MIG-"); isMIG {
+		product = base // single strategy: each MIG device is offered as a GPU
+	}
+	model, err := gpu.Lookup(product)
+	if err != nil {
+		return fmt.Errorf("label %s=%q: %w", LabelProduct, n.Labels[LabelProduct], err)
+	}
+	fn.GPUModel = model.Name
+	count, _ := strconv.Atoi(n.Labels[LabelCount])
+	switch replicas, _ := strconv.Atoi(n.Labels[LabelReplicas]); {
+	case len(mig) > 0:
+		return describeMIG(fn, model, mig, count)
+	case replicas > 1:
+		fn.TimeSlices = replicas
+		fn.GPUs = max(whole, shared) / replicas
+		if count > 0 {
+			fn.GPUs = count
+		}
+		if whole == 0 {
+			// Renamed to nvidia.com/gpu.shared: the node offers no whole
+			// GPUs, and only pods asking for shares may come.
+			fn.Taints = append(fn.Taints, sharedOnly)
+		}
+	default:
+		fn.GPUs = whole
+	}
+	return nil
+}
+
+// describeMIG makes a static MIG node whose every GPU has the same layout:
+// the mixed strategy's instance counts divided by the number of GPUs.
+func describeMIG(fn *fleet.Node, model *gpu.Model, mig map[string]int, count int) error {
+	if count <= 0 {
+		return fmt.Errorf("MIG resources %v but no %s label", mig, LabelCount)
+	}
+	var layout []string
+	for _, p := range slices.Backward(model.Profiles) { // largest first
+		k := mig[p.Name]
+		if k%count != 0 {
+			return fmt.Errorf("%d instances of MIG %s on %d GPUs: not the same layout on every GPU", k, p.Name, count)
+		}
+		for range k / count {
+			layout = append(layout, p.Name)
+		}
+		delete(mig, p.Name)
+	}
+	for name := range mig {
+		return fmt.Errorf("MIG profile %s is not one of %s's", name, model.Name)
+	}
+	if _, err := gpu.NewLayout(model, layout...); err != nil {
+		return err
+	}
+	fn.GPUs, fn.MIG, fn.MIGLayout = count, fleet.MIGStatic, layout
+	return nil
+}
+
+// migResources returns the node's nvidia.com/mig-<profile> counts.
+func migResources(alloc corev1.ResourceList) map[string]int {
+	out := map[string]int{}
+	for name, q := range alloc {
+		if p, ok := strings.CutPrefix(string(name), resourceMIGPrefix); ok && q.Value() > 0 {
+			out[p] = int(q.Value())
+		}
+	}
+	return out
+}
+
+func nodeHealth(n *corev1.Node) fleet.Health {
+	if n.Spec.Unschedulable {
+		return fleet.Cordoned
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return fleet.Healthy
+			}
+			break
+		}
+	}
+	return fleet.Unhealthy
+}
+
+// nodeTaints lists the taints that keep pods off: NoSchedule and
+// NoExecute, as key=value:effect, sorted.
+func nodeTaints(n *corev1.Node) []string {
+	var out []string
+	for _, t := range n.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+			out = append(out, taintString(t))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func taintString(t corev1.Taint) string { return t.Key + "=" + t.Value + ":" + string(t.Effect) }
+
+// quantity reads a resource as an integer (milli-units when milli).
+func quantity(l corev1.ResourceList, name corev1.ResourceName, milli bool) int64 {
+	q, ok := l[name]
+	if !ok {
+		return 0
+	}
+	if milli {
+		return q.MilliValue()
+	}
+	return q.Value()
+}

@@ -1,0 +1,83 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// PodGroupResource is the coscheduling PodGroup of the scheduler-plugins
+// project, whose CRD is deploy/crds/scheduling.x-k8s.io_podgroups.yaml.
+var PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+
+// podGroup is what the scheduler reads from a PodGroup.
+type podGroup struct {
+	Namespace, Name string
+	MinMember       int
+	Topology        []job.Constraint
+	// Phase and Scheduled are the status last written.
+	Phase     string
+	Scheduled int
+}
+
+// PodGroup phases corral writes in status.phase.
+const (
+	PhasePending   = "Pending"   // fewer than minMember pods bound
+	PhaseScheduled = "Scheduled" // at least minMember pods bound
+)
+
+func (g *podGroup) key() string { return g.Namespace + "/" + g.Name }
+
+// parsePodGroup reads spec.minMember and the topology annotations.
+func parsePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
+	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	min, found, err := unstructured.NestedInt64(obj.Object, "spec", "minMember")
+	if err != nil {
+		return nil, fmt.Errorf("pod group %s: spec.minMember: %w", g.key(), err)
+	}
+	if !found || min < 1 {
+		min = 1
+	}
+	g.MinMember = int(min)
+	g.Phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
+	scheduled, _, _ := unstructured.NestedInt64(obj.Object, "status", "scheduled")
+	g.Scheduled = int(scheduled)
+	ann := obj.GetAnnotations()
+	if l := ann[AnnotationPack]; l != "" {
+		g.Topology = append(g.Topology, job.Constraint{Level: l, Required: true})
+	}
+	if l := ann[AnnotationPackPreferred]; l != "" && l != ann[AnnotationPack] {
+		g.Topology = append(g.Topology, job.Constraint{Level: l})
+	}
+	return g, nil
+}
+
+// writeStatus sets status.phase and status.scheduled of the pod group when
+// they changed.
+func writeStatus(ctx context.Context, dyn dynamic.Interface, g *podGroup, bound int) error {
+	phase := PhasePending
+	if bound >= g.MinMember {
+		phase = PhaseScheduled
+	}
+	if phase == g.Phase && bound == g.Scheduled {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"phase": phase, "scheduled": bound}})
+	if err != nil {
+		return err
+	}
+	_, err = dyn.Resource(PodGroupResource).Namespace(g.Namespace).Patch(ctx, g.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return fmt.Errorf("pod group %s status: %w", g.key(), err)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func TestPreemptionEvictsLowerPriority(t *testing.T) {
+	e := newEnv(t)
+	e.node("pre-0", 8, nil)
+	cfg := e.config()
+	zero := int64(0)
+	cfg.PreemptionGrace = &zero
+	s, _ := e.start(cfg)
+	low, high := pod("low", 8), pod("high", 8)
+	low.Spec.PriorityClassName = e.priorityClass("low", 1)
+	high.Spec.PriorityClassName = e.priorityClass("high", 100)
+	e.create(low)
+	e.waitBound("low")
+	e.create(high)
+	got := e.waitBound("high")
+	if _, ok := got["low"]; ok {
+		t.Errorf("low still exists: %v", got)
+	}
+	if st := s.Stats(); st.Evictions != 1 {
+		t.Errorf("stats %+v, want one eviction", st)
+	}
+}
+
+func TestPreemptionHonoursDisruptionBudget(t *testing.T) {
+	e := newEnv(t)
+	e.node("pdb-0", 8, nil)
+	s, _ := e.start(e.config())
+	low, high := pod("guarded", 8), pod("high", 8)
+	low.Labels["app"] = "guarded"
+	low.Spec.PriorityClassName = e.priorityClass("low", 1)
+	high.Spec.PriorityClassName = e.priorityClass("high", 100)
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "guard"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
+	if _, err := e.c.Client.PolicyV1().PodDisruptionBudgets(e.ns).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.create(low)
+	e.waitBound("guarded")
+	e.markRunning("guarded") // the API server lets pending pods go whatever the budget
+	e.create(high)
+	e.waitUnschedulable("high", "preempting 1 lower-priority pods")
+	e.eventually(func() error {
+		if s.Stats().Refused == 0 {
+			return fmt.Errorf("no refused eviction yet: %+v", s.Stats())
+		}
+		return nil
+	})
+	if got := e.nodesOf(); got["guarded"] != "pdb-0" || got["high"] != "" {
+		t.Errorf("pods %v: the guarded pod must keep running", got)
+	}
+}
+
+func TestPreemptionWaitsOutTheGracePeriod(t *testing.T) {
+	e := newEnv(t)
+	e.node("grace-0", 8, nil)
+	cfg := e.config()
+	grace := int64(600)
+	cfg.PreemptionGrace = &grace
+	s, _ := e.start(cfg)
+	low, high := pod("slow", 8), pod("high", 8)
+	low.Spec.PriorityClassName = e.priorityClass("low", 1)
+	high.Spec.PriorityClassName = e.priorityClass("high", 100)
+	e.create(low)
+	e.waitBound("slow")
+	e.create(high)
+	// No kubelet runs: the victim stays terminating for its grace period,
+	// and the preemptor waits rather than evicting more or binding.
+	e.waitUnschedulable("high", "waiting for 1 terminating pods")
+	p, err := e.c.Client.CoreV1().Pods(e.ns).Get(context.Background(), "slow", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DeletionTimestamp == nil || p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != grace {
+		t.Errorf("victim deletion %v grace %v, want grace %d", p.DeletionTimestamp, p.DeletionGracePeriodSeconds, grace)
+	}
+	if st := s.Stats(); st.Evictions != 1 || st.Binds != 1 {
+		t.Errorf("stats %+v, want one eviction and only the victim's bind", st)
+	}
+}
+
+// markRunning sets a pod Running and Ready, as its kubelet would.
+func (e *env) markRunning(name string) {
+	e.t.Helper()
+	ctx := context.Background()
+	p, err := e.c.Client.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+	if _, err := e.c.Client.CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}

@@ -1,0 +1,97 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/queue"
+)
+
+// QueueResource is corral's Queue, whose CRD is
+// deploy/crds/corral.sh_queues.yaml. Pods name theirs with LabelQueue.
+var QueueResource = schema.GroupVersionResource{Group: "corral.sh", Version: "v1alpha1", Resource: "queues"}
+
+// LabelQueue names the Queue a pod is charged to.
+const LabelQueue = "corral.sh/queue"
+
+// anyGPU is the one flavor Queue quotas are given in: GPUs of any model.
+var anyGPU = queue.Flavor{Model: "any", Capacity: "any"}
+
+// unlimited quota, in milli-GPUs, for a Queue without spec.quota.gpus.
+const noQuota = int64(1) << 50
+
+// queueSpec is what the scheduler reads from a Queue.
+type queueSpec struct {
+	Name, Tenant string
+	GPUs         int64 // whole GPUs; -1: no limit
+}
+
+func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
+	q := &queueSpec{Name: obj.GetName(), GPUs: -1}
+	q.Tenant, _, _ = unstructured.NestedString(obj.Object, "spec", "tenant")
+	gpus, found, err := unstructured.NestedInt64(obj.Object, "spec", "quota", "gpus")
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: spec.quota.gpus: %w", q.Name, err)
+	}
+	if found {
+		q.GPUs = gpus
+	}
+	return q, nil
+}
+
+// newBook is the quota ledger of the queues, nothing admitted yet.
+func newBook(queues map[string]*queueSpec) (*queue.Book, error) {
+	names := make([]string, 0, len(queues))
+	for n := range queues {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	specs := make([]queue.Spec, 0, len(names))
+	for _, n := range names {
+		nominal := noQuota
+		if q := queues[n]; q.GPUs >= 0 {
+			nominal = q.GPUs * queue.Milli
+		}
+		specs = append(specs, queue.Spec{Name: n, Nominal: queue.Amounts{anyGPU: nominal}})
+	}
+	b, err := queue.NewBook(specs, 0)
+	if err != nil {
+		return nil, fmt.Errorf("queues: %w", err)
+	}
+	return b, nil
+}
+
+// placementMilli is how much GPU a placement holds, in milli-GPUs: whole
+// GPUs count 1000, a MIG instance its share of the GPU's memory slices, a
+// shared task its thousandths.
+func placementMilli(st *gang.State, p *gang.Placement) int64 {
+	var total int64
+	for _, t := range p.Tasks {
+		switch {
+		case t.MIG != nil:
+			total += migMilli(st.Fleet().Nodes[t.Node].GPUModel, t.MIG.Profile)
+		case t.Milli > 0:
+			total += int64(t.Milli)
+		default:
+			total += int64(len(t.GPUs)) * queue.Milli
+		}
+	}
+	return total
+}
+
+func migMilli(model, profile string) int64 {
+	m, err := gpu.Lookup(model)
+	if err != nil || m.MemorySlices == 0 {
+		return queue.Milli
+	}
+	i, err := m.ProfileIndex(profile)
+	if err != nil {
+		return queue.Milli
+	}
+	return int64(m.Profiles[i].Slices) * queue.Milli / int64(m.MemorySlices)
+}

@@ -1,0 +1,359 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Scheduler places pods with corral's core. Create it with New and run it
+// with Run, or RunElected when several replicas run.
+type Scheduler struct {
+	cfg     Config
+	client  kubernetes.Interface
+	dyn     dynamic.Interface // nil: no custom resources
+	log     *slog.Logger
+	factory informers.SharedInformerFactory
+	dynf    dynamicinformer.DynamicSharedInformerFactory // nil without a dynamic client
+	nodes   listersv1.NodeLister
+	pods    listersv1.PodLister
+	groups  cache.GenericLister // nil when the PodGroup CRD is not served
+	queues  cache.GenericLister // nil when the Queue CRD is not served
+	kick    chan struct{}
+	n       counters
+	ledger  *ledger
+	leading atomic.Bool // this replica schedules now
+
+	mu      sync.Mutex
+	assumed map[string]string // pod uid -> node, bound here but not yet seen bound
+}
+
+// New builds a scheduler. dyn may be nil, and is unused when the API server
+// does not serve PodGroups: pods of a pod group then stay pending.
+func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *slog.Logger) *Scheduler {
+	cfg = cfg.withDefaults()
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}}
+	s.ledger = newLedger(cfg.Accounting, cfg.Now)
+	s.factory = informers.NewSharedInformerFactory(client, 0)
+	s.nodes = s.factory.Core().V1().Nodes().Lister()
+	s.pods = s.factory.Core().V1().Pods().Lister()
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.wake() },
+		UpdateFunc: func(any, any) { s.wake() },
+		DeleteFunc: func(any) { s.wake() },
+	}
+	_, _ = s.factory.Core().V1().Nodes().Informer().AddEventHandler(handler)
+	_, _ = s.factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.wake() },
+		UpdateFunc: func(old, cur any) { s.podUpdated(old, cur); s.wake() },
+		DeleteFunc: func(obj any) { s.podDeleted(obj); s.wake() },
+	})
+	if dyn != nil {
+		s.dynf = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+		s.groups = s.customLister(PodGroupResource, handler)
+		s.queues = s.customLister(QueueResource, handler)
+	}
+	return s
+}
+
+// customLister watches a custom resource, or returns nil when the API
+// server does not serve it (its CRD is not installed).
+func (s *Scheduler) customLister(r schema.GroupVersionResource, h cache.ResourceEventHandler) cache.GenericLister {
+	list, err := s.client.Discovery().ServerResourcesForGroupVersion(r.GroupVersion().String())
+	if err != nil || !slices.ContainsFunc(list.APIResources, func(a metav1.APIResource) bool { return a.Name == r.Resource }) {
+		s.log.Warn("custom resource not served; install its CRD from deploy/crds", "resource", r.GroupResource())
+		return nil
+	}
+	inf := s.dynf.ForResource(r)
+	_, _ = inf.Informer().AddEventHandler(h)
+	return inf.Lister()
+}
+
+// Stats returns the counts so far.
+func (s *Scheduler) Stats() Stats { return s.n.stats() }
+
+func (s *Scheduler) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start starts the informers and waits for their caches.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.factory.Start(ctx.Done())
+	if s.dynf != nil {
+		s.dynf.Start(ctx.Done())
+	}
+	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("cache of %v did not sync", typ)
+		}
+	}
+	if s.dynf != nil {
+		for typ, ok := range s.dynf.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("cache of %v did not sync", typ)
+			}
+		}
+	}
+	return nil
+}
+
+// Run starts the informers and schedules until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	return s.loop(ctx)
+}
+
+// loop runs a cycle whenever the cluster changes, and at least every
+// Interval.
+func (s *Scheduler) loop(ctx context.Context) error {
+	s.leading.Store(true)
+	defer s.leading.Store(false)
+	tick := time.NewTicker(s.cfg.Interval)
+	defer tick.Stop()
+	for {
+		if err := s.Cycle(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Error("scheduling cycle", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.kick:
+			// let a burst of changes settle into one cycle
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(20 * time.Millisecond):
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// Cycle runs one scheduling cycle over the informer cache:
+//  1. take a snapshot: the fleet from the nodes, bound pods in place;
+//  2. group pending pods into units, in priority order;
+//  3. decide every unit with the core, preempting for those that do not fit;
+//  4. evict what preemption chose;
+//  5. bind what was placed, all pods of a unit in this cycle;
+//  6. report why the rest waits.
+func (s *Scheduler) Cycle(ctx context.Context) error {
+	nodes, err := s.nodes.List(s.cfg.NodeSelector)
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	assumed := s.refreshAssumed(pods)
+	snap, err := takeSnapshot(&s.cfg, nodes, pods, s.queueSpecs(), assumed, s.log)
+	if err != nil {
+		return err
+	}
+	if len(snap.pending) == 0 {
+		return nil
+	}
+	start := time.Now()
+	units := buildUnits(snap.pending, s.podGroups(), snap.boundInGroup)
+	d := decide(snap, units, !s.cfg.NoPreemption)
+	s.log.Debug("cycle", "nodes", snap.nodes, "pending", len(snap.pending), "units", len(units),
+		"binds", len(d.binds), "unplaced", len(d.rejects), "preemptions", len(d.preempts), "decided_in", time.Since(start))
+	s.evictAll(ctx, snap, d.preempts)
+	s.bindAll(ctx, snap, units, d.binds)
+	for _, err := range reportAll(ctx, s.client, s.cfg.SchedulerName, d.rejects, &s.n) {
+		if err != nil {
+			s.log.Warn("report unschedulable", "err", err)
+		}
+	}
+	return nil
+}
+
+// evictAll carries out the preemptions and records them.
+func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*preemption) {
+	for _, p := range preempts {
+		evicted, err := evict(ctx, s.client, p, s.cfg.PreemptionGrace, &s.n)
+		if err != nil {
+			s.log.Warn("preemption", "err", err)
+		}
+		for _, v := range evicted {
+			r := podRecord("preempted", v, s.node(v.Spec.NodeName), snap.queues, s.cfg.Now())
+			r.By = p.unit
+			s.ledger.write(r)
+		}
+	}
+}
+
+// bindAll binds the placed pods, remembering them as bound until the cache
+// shows it, and records who started.
+func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, binds []binding) {
+	s.assume(binds)
+	started := map[string][]*corev1.Pod{} // pod group -> pods bound now
+	for i, err := range bindAll(ctx, s.client, s.cfg.SchedulerName, binds, &s.n) {
+		b := binds[i]
+		if err != nil {
+			s.forget(b.pod)
+			s.log.Warn("bind", "err", err)
+			continue
+		}
+		s.ledger.started(b.pod, b.node, s.node(b.node), snap.queues)
+		if b.pod.Labels[LabelPodGroup] != "" {
+			started[b.unit] = append(started[b.unit], b.pod)
+		}
+	}
+	for _, u := range units {
+		s.ledger.groupStarted(u.name, started[u.name])
+		if u.group != nil && s.groups != nil {
+			if err := writeStatus(ctx, s.dyn, u.group, u.bound+len(started[u.name])); err != nil {
+				s.log.Warn("pod group status", "err", err)
+			}
+		}
+	}
+}
+
+// podGroups reads the PodGroups from the cache, by namespace/name.
+func (s *Scheduler) podGroups() map[string]*podGroup {
+	out := map[string]*podGroup{}
+	for _, u := range s.listCustom(s.groups) {
+		g, err := parsePodGroup(u)
+		if err != nil {
+			s.log.Warn("pod group", "err", err)
+			continue
+		}
+		out[g.key()] = g
+	}
+	return out
+}
+
+// queueSpecs reads the Queues from the cache, by name.
+func (s *Scheduler) queueSpecs() map[string]*queueSpec {
+	out := map[string]*queueSpec{}
+	for _, u := range s.listCustom(s.queues) {
+		q, err := parseQueue(u)
+		if err != nil {
+			s.log.Warn("queue", "err", err)
+			continue
+		}
+		out[q.Name] = q
+	}
+	return out
+}
+
+func (s *Scheduler) listCustom(l cache.GenericLister) []*unstructured.Unstructured {
+	if l == nil {
+		return nil
+	}
+	objs, err := l.List(labels.Everything())
+	if err != nil {
+		s.log.Warn("listing custom resources", "err", err)
+		return nil
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// refreshAssumed drops assumptions the cache has caught up with (the pod
+// shows its node, or is gone) and returns a copy of the rest.
+func (s *Scheduler) refreshAssumed(pods []*corev1.Pod) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := make(map[string]bool, len(s.assumed))
+	for _, p := range pods {
+		if _, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
+			live[string(p.UID)] = true
+		}
+	}
+	out := map[string]string{}
+	for uid, node := range s.assumed {
+		if !live[uid] {
+			delete(s.assumed, uid)
+			continue
+		}
+		out[uid] = node
+	}
+	return out
+}
+
+func (s *Scheduler) assume(binds []binding) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range binds {
+		s.assumed[string(b.pod.UID)] = b.node
+	}
+}
+
+func (s *Scheduler) forget(p *corev1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.assumed, string(p.UID))
+}
+
+// node returns the named node from the cache, or nil.
+func (s *Scheduler) node(name string) *corev1.Node {
+	n, err := s.nodes.Get(name)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// podUpdated records the end of a bound pod of this scheduler that
+// reached Succeeded or Failed.
+func (s *Scheduler) podUpdated(old, cur any) {
+	o, ok1 := old.(*corev1.Pod)
+	p, ok2 := cur.(*corev1.Pod)
+	if !ok1 || !ok2 || !s.accounts(p) || terminal(o) || !terminal(p) {
+		return
+	}
+	s.ledger.ended(p, string(p.Status.Phase), s.node(p.Spec.NodeName), s.queueSpecs())
+}
+
+// podDeleted records the end of a bound pod of this scheduler that went
+// away before finishing.
+func (s *Scheduler) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok || !s.accounts(p) || terminal(p) {
+		return
+	}
+	s.ledger.ended(p, "Deleted", s.node(p.Spec.NodeName), s.queueSpecs())
+}
+
+func (s *Scheduler) accounts(p *corev1.Pod) bool {
+	return s.leading.Load() && p.Spec.SchedulerName == s.cfg.SchedulerName && p.Spec.NodeName != ""
+}
+
+func terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}

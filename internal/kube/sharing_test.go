@@ -1,0 +1,78 @@
+package kube
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+)
+
+func resPod(name, res string, n int) *corev1.Pod {
+	return podWith(name, corev1.ResourceList{
+		corev1.ResourceCPU:       resource.MustParse("100m"),
+		corev1.ResourceName(res): *resource.NewQuantity(int64(n), resource.DecimalSI),
+	})
+}
+
+// The device plugin's mixed strategy: each A100 cut into one 3g.40gb and
+// three 1g.10gb instances, offered as nvidia.com/mig-<profile>.
+func TestMIGMixedStrategy(t *testing.T) {
+	e := newEnv(t)
+	e.nodeSpec(kubetest.Node{Name: "mig-0", Labels: map[string]string{
+		kubetest.LabelProduct: "NVIDIA-A100-SXM4-80GB", kubetest.LabelCount: "2", "nvidia.com/mig.strategy": "mixed"},
+		Resources: map[string]string{"nvidia.com/mig-3g.40gb": "2", "nvidia.com/mig-1g.10gb": "6"}})
+	e.start(e.config())
+	var small []string
+	for i := range 6 {
+		small = append(small, fmt.Sprintf("small-%d", i))
+		e.create(resPod(small[i], "nvidia.com/mig-1g.10gb", 1))
+	}
+	e.create(resPod("mid-0", "nvidia.com/mig-3g.40gb", 1), resPod("mid-1", "nvidia.com/mig-3g.40gb", 1))
+	e.waitBound(append(small, "mid-0", "mid-1")...)
+	e.create(resPod("small-6", "nvidia.com/mig-1g.10gb", 1))
+	e.waitUnschedulable("small-6", "not enough free GPU capacity")
+	e.create(resPod("whole", "nvidia.com/gpu", 1))
+	e.waitUnschedulable("whole", "GPUs are partitioned with a fixed MIG layout")
+}
+
+// The single strategy: every MIG device is offered as nvidia.com/gpu.
+func TestMIGSingleStrategy(t *testing.T) {
+	e := newEnv(t)
+	e.nodeSpec(kubetest.Node{Name: "single-0", GPUs: 7, Product: "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+		Labels: map[string]string{"nvidia.com/mig.strategy": "single"}})
+	e.start(e.config())
+	var names []string
+	for i := range 7 {
+		names = append(names, fmt.Sprintf("slice-%d", i))
+		e.create(resPod(names[i], "nvidia.com/gpu", 1))
+	}
+	e.waitBound(names...)
+	e.create(resPod("slice-7", "nvidia.com/gpu", 1))
+	e.waitUnschedulable("slice-7", "not enough free GPU capacity")
+}
+
+// Time-sliced GPUs: 2 L4s offered as 4 replicas each, renamed to
+// nvidia.com/gpu.shared. Pods taking 2 shares fill a GPU in pairs.
+func TestTimeSlicedGPUs(t *testing.T) {
+	e := newEnv(t)
+	e.nodeSpec(kubetest.Node{Name: "ts-0", Labels: map[string]string{
+		kubetest.LabelProduct: "NVIDIA-L4", kubetest.LabelCount: "2", kubetest.LabelReplicas: "4"},
+		Resources: map[string]string{"nvidia.com/gpu.shared": "8"}})
+	e.start(e.config())
+	// The node offers no whole GPUs: a pod asking for one waits.
+	e.create(resPod("whole", "nvidia.com/gpu", 1))
+	e.waitUnschedulable("whole", "")
+	var names []string
+	for i := range 4 {
+		names = append(names, fmt.Sprintf("share-%d", i))
+		e.create(resPod(names[i], "nvidia.com/gpu.shared", 2))
+	}
+	e.waitBound(names...)
+	e.create(resPod("share-4", "nvidia.com/gpu.shared", 1))
+	e.waitUnschedulable("share-4", "not enough free GPU capacity")
+	e.create(resPod("mig", "nvidia.com/mig-1g.10gb", 1))
+	e.waitUnschedulable("mig", "")
+}

@@ -1,0 +1,160 @@
+package kube
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/queue"
+)
+
+// snapshot is the cluster as one cycle sees it: the core's state with
+// every bound pod in place, and the pods still to place.
+type snapshot struct {
+	state   *gang.State
+	nodes   int              // nodes in the fleet
+	skipped map[string]error // nodes left out of the fleet, and why
+	taints  []corev1.Taint   // every taint in the cluster
+	pending []*corev1.Pod
+	// boundInGroup counts the bound pods of each pod group (namespace/name).
+	boundInGroup map[string]int
+	bound        []boundPod // in node, then pod order
+	queues       map[string]*queueSpec
+	scheduler    string      // the scheduler name: only its pods are preempted
+	book         *queue.Book // quota in use per queue
+	selectors    []selector  // the pending pods' node selectors
+}
+
+// boundPod is a pod running on a node, as the core holds it.
+type boundPod struct {
+	pod   *corev1.Pod
+	job   string // its job in the core's state
+	milli int64  // GPU it holds, in milli-GPUs
+}
+
+// takeSnapshot builds the core state from nodes and pods, unless no pod
+// waits. Pods in assumed (uid -> node) were bound by this scheduler and
+// count as bound even if the cache does not show it yet.
+func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, log *slog.Logger) (*snapshot, error) {
+	snap := &snapshot{taints: clusterTaints(nodes), boundInGroup: map[string]int{}, queues: queues, scheduler: cfg.SchedulerName}
+	byNode := map[string][]*corev1.Pod{}
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		node := p.Spec.NodeName
+		if node == "" {
+			node = assumed[string(p.UID)]
+		}
+		switch {
+		case node != "":
+			byNode[node] = append(byNode[node], p)
+			if g := p.Labels[LabelPodGroup]; g != "" {
+				snap.boundInGroup[p.Namespace+"/"+g]++
+			}
+		case p.Spec.SchedulerName == cfg.SchedulerName && p.DeletionTimestamp == nil:
+			snap.pending = append(snap.pending, p)
+		}
+	}
+	if len(snap.pending) == 0 {
+		return snap, nil // nothing to place: no state needed
+	}
+	snap.selectors = nodeSelectors(snap.pending)
+	f, skipped := buildFleet(nodes, cfg, selectorTaints(nodes, snap.selectors))
+	st, err := gang.New(f)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	book, err := newBook(queues)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	snap.state, snap.nodes, snap.skipped, snap.book = st, len(f.Nodes), skipped, book
+	snap.bound = pinBound(st, byNode, log)
+	for _, b := range snap.bound {
+		q := b.pod.Labels[LabelQueue]
+		if queues[q] == nil || b.milli == 0 {
+			continue
+		}
+		if _, err := book.Admit(q, queue.Amounts{anyGPU: b.milli}); err != nil {
+			log.Warn("bound pod over its queue's quota", "pod", b.pod.Namespace+"/"+b.pod.Name, "err", err)
+		}
+	}
+	return snap, nil
+}
+
+// pinBound places every bound pod on its node in st. The core has no
+// "place here" call, so every other node is cordoned while a node's pods
+// are placed; health is restored afterwards.
+func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, log *slog.Logger) []boundPod {
+	var out []boundPod
+	f := st.Fleet()
+	health := make([]fleet.Health, len(f.Nodes))
+	for i := range f.Nodes {
+		health[i] = f.Nodes[i].Health
+		setHealth(st, f.Nodes[i].Name, fleet.Cordoned)
+	}
+	names := make([]string, 0, len(byNode))
+	for n := range byNode {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		i, err := st.NodeIndex(name)
+		if err != nil {
+			continue // a node outside the fleet: its pods hold nothing corral places on
+		}
+		setHealth(st, name, fleet.Healthy)
+		pods := byNode[name]
+		sort.Slice(pods, func(a, b int) bool { return podKey(pods[a]) < podKey(pods[b]) })
+		for _, p := range pods {
+			pl, err := pinPod(st, &f.Nodes[i], p)
+			if err != nil {
+				log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", name, "err", err)
+				continue
+			}
+			out = append(out, boundPod{pod: p, job: pl.Job, milli: placementMilli(st, pl)})
+		}
+		setHealth(st, name, fleet.Cordoned)
+	}
+	for i := range f.Nodes {
+		setHealth(st, f.Nodes[i].Name, health[i])
+	}
+	return out
+}
+
+func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+func pinPod(st *gang.State, node *fleet.Node, p *corev1.Pod) (*gang.Placement, error) {
+	d, err := demand(p)
+	if err != nil {
+		return nil, err
+	}
+	d.Models = nil
+	j := &job.Job{
+		Name:        boundJobName(p),
+		Groups:      []job.Group{{Name: "pod", Count: 1, Task: d}},
+		Tolerations: node.Taints,
+	}
+	pl, unfit := st.Place(j)
+	if unfit != nil {
+		return nil, unfit
+	}
+	return pl, nil
+}
+
+func boundJobName(p *corev1.Pod) string { return "bound " + string(p.UID) }
+
+func setHealth(st *gang.State, node string, h fleet.Health) {
+	if h == "" {
+		h = fleet.Healthy
+	}
+	if err := st.SetHealth(node, h); err != nil {
+		panic(err) // the node comes from st's own fleet
+	}
+}

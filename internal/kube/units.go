@@ -1,0 +1,95 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// unit is what one decision places: a single pod, or the pending pods of
+// one pod group.
+type unit struct {
+	name     string        // namespace/pod or namespace/group
+	job      string        // its job's name in the core: "pod NAME" or "group NAME"
+	pods     []*corev1.Pod // pending, in name order
+	group    *podGroup     // nil for a single pod
+	bound    int           // pods of the group already bound
+	priority int32         // the highest of its pods
+	created  time.Time     // the earliest of its pods
+	blocked  string        // why it cannot be placed at all, or ""
+}
+
+// buildUnits groups pending pods into units and orders them: higher
+// priority first, then older, then by name.
+func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, boundInGroup map[string]int) []*unit {
+	byName := map[string]*unit{}
+	var units []*unit
+	for _, p := range pending {
+		name, key, group := p.Namespace+"/"+p.Name, "pod ", (*podGroup)(nil)
+		if g := p.Labels[LabelPodGroup]; g != "" {
+			name, key = p.Namespace+"/"+g, "group "
+			group = groups[name]
+		}
+		u := byName[key+name]
+		if u == nil {
+			u = &unit{name: name, job: key + name, group: group, priority: podPriority(p), created: p.CreationTimestamp.Time}
+			byName[key+name] = u
+			units = append(units, u)
+		}
+		u.pods = append(u.pods, p)
+		u.priority = max(u.priority, podPriority(p))
+		if p.CreationTimestamp.Time.Before(u.created) {
+			u.created = p.CreationTimestamp.Time
+		}
+	}
+	for _, u := range units {
+		sort.Slice(u.pods, func(a, b int) bool { return u.pods[a].Name < u.pods[b].Name })
+		u.blocked = blockedReason(u, boundInGroup)
+		if u.group != nil {
+			u.bound = boundInGroup[u.name]
+		}
+	}
+	sort.SliceStable(units, func(a, b int) bool { return unitLess(units[a], units[b]) })
+	return units
+}
+
+func unitLess(a, b *unit) bool {
+	if a.priority != b.priority {
+		return a.priority > b.priority
+	}
+	if !a.created.Equal(b.created) {
+		return a.created.Before(b.created)
+	}
+	return a.name < b.name
+}
+
+// blockedReason says why a pod group cannot be placed whatever the nodes:
+// its PodGroup does not exist, or it has fewer pods than minMember.
+func blockedReason(u *unit, boundInGroup map[string]int) string {
+	label := u.pods[0].Labels[LabelPodGroup]
+	switch {
+	case label == "":
+		return ""
+	case u.group == nil:
+		return fmt.Sprintf("pod group %q does not exist: create a PodGroup (%s) named %s in namespace %s",
+			label, PodGroupResource.GroupResource(), label, u.pods[0].Namespace)
+	}
+	have := len(u.pods) + boundInGroup[u.name]
+	if have < u.group.MinMember {
+		return fmt.Sprintf("pod group %s has %d of its minMember %d pods; waiting for the rest before any starts",
+			u.group.Name, have, u.group.MinMember)
+	}
+	return ""
+}
+
+func podPriority(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+// queue is the Queue the unit is charged to: its first pod's.
+func (u *unit) queue() string { return u.pods[0].Labels[LabelQueue] }
