@@ -188,7 +188,7 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	jobFile := filepath.Join(dir, "job.yaml")
 	os.WriteFile(jobFile, []byte("name: fromfile\ncommand: [sh, -c, 'echo from file; sleep 1']\ngpus: 1\ntime: 1m\n"), 0o600)
-	if out := cli("submit", "--gpus", "2", "--name", "first", "--", "sh", "-c", "echo cli works; sleep 1"); !strings.Contains(out, "Submitted job j000001") {
+	if out := cli("submit", "--gpus", "2", "--name", "first", "--", "sh", "-c", "echo cli works; sleep 3"); !strings.Contains(out, "Submitted job j000001") {
 		t.Fatalf("submit: %q", out)
 	}
 	if out := cli("submit", "-f", jobFile, "--priority", "-1"); !strings.Contains(out, "Submitted job j000002") {
@@ -196,8 +196,15 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	c := &client.Client{Server: srv.url, Token: srv.token}
 	waitJob(t, c, "j000001", func(j api.Job) bool { return j.State == "running" })
-	if out := cli("queue"); !strings.Contains(out, "j000001  first") || !strings.Contains(out, "waiting for GPUs") {
-		t.Fatalf("queue:\n%s", out)
+	// The reason is set by the first cycle that looks at the job after it arrives.
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out := cli("queue")
+		if strings.Contains(out, "j000001  first") && strings.Contains(out, "waiting for GPUs") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue:\n%s", out)
+		}
 	}
 	if out := cli("gpus"); !strings.Contains(out, "A100-80GB") || !strings.Contains(out, "j000001/0(admin)") {
 		t.Fatalf("gpus:\n%s", out)
