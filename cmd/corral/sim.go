@@ -65,7 +65,7 @@ type simOptions struct {
 	backfill                                                         string
 	reservations                                                     int
 	pricesPath, reservedTerm, htmlPath                               string
-	tco                                                              bool
+	tco, priorityPreempt                                             bool
 	platformsPath                                                    string
 }
 
@@ -98,7 +98,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	for _, p := range policies {
 		start := time.Now()
 		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour,
-			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
+			PriorityPreemption: o.priorityPreempt,
+			Autoscale:          scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
 			Backfill: o.backfill, Reservations: o.reservations})
 		if err != nil {
 			return err
@@ -177,6 +178,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
 	fs.DurationVar(&o.preemptGrace, "preempt-grace", 2*time.Minute, "notice a job stopped to give quota back gets: it checkpoints in it, and its preemptor starts after it")
+	fs.BoolVar(&o.priorityPreempt, "priority-preemption", false, "corral: a job whose quota has room may stop preemptible jobs of lower priority when only placement keeps it waiting")
 	fs.IntVar(&o.maxPreemptPerHour, "max-preemptions-per-hour", 0, "bound on stops to give quota back in any hour (0: unbounded)")
 	fs.StringVar(&o.autoscale, "autoscale", "", "MIN:MAX nodes per pool (MAX empty: all of the pool's nodes); nodes join when waiting work needs them and leave when idle, e.g. 0: for scale to zero")
 	fs.DurationVar(&o.provisionDelay, "provision-delay", 5*time.Minute, "with --autoscale: time for a new node to join")

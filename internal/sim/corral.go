@@ -65,7 +65,7 @@ func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, q
 			continue
 		}
 		first := len(heads) == 0
-		if !s.placeAdmitted(p, j, quota) && !(quota && first && (s.shrinkElastic(p, j, quota) || s.reclaim(p, j) || s.defragment(p, j))) {
+		if !s.placeAdmitted(p, j, quota) && !(quota && first && (s.shrinkElastic(p, j, quota) || s.reclaim(p, j) || s.preemptLower(p, j) || s.defragment(p, j))) {
 			s.whyWaiting(p, j, quota)
 			if quota {
 				s.wakeLater(p)

@@ -35,8 +35,12 @@ type Options struct {
 	// for the first job that does not fit) or "conservative" (reservations
 	// for the first Reservations jobs that do not fit, none of which a
 	// backfilled job may delay).
-	Backfill     string
-	Reservations int // conservative: jobs holding reservations (0: 8)
+	// PriorityPreemption lets a job whose quota has room stop running
+	// preemptible jobs of lower priority when only placement keeps it
+	// waiting.
+	PriorityPreemption bool
+	Backfill           string
+	Reservations       int // conservative: jobs holding reservations (0: 8)
 }
 
 // Backfill modes.

@@ -113,3 +113,31 @@ func TestPreemptionsPerHourAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// With priority preemption a job of higher priority stops a cheaper
+// preemptible job of lower priority at once; without it, it waits for its
+// patience to run out and reclaims its quota.
+func TestPriorityPreemption(t *testing.T) {
+	build := func() []workload.Arrival {
+		l1 := checkpointing(arrival("l1", 0, 1, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+		l2 := checkpointing(arrival("l2", 10*time.Minute, 1, 8, 10*time.Hour, 10*time.Hour), time.Hour)
+		h := arrival("h", 90*time.Minute, 1, 8, 20*time.Hour, 20*time.Hour)
+		l1.Job.Tenant, l2.Job.Tenant, h.Job.Tenant = "low", "low", "high"
+		l1.Job.Preemptible, l2.Job.Preemptible = true, true
+		h.Job.Priority = 5
+		return []workload.Arrival{l1, l2, h}
+	}
+	for _, c := range []struct {
+		on    bool
+		start time.Duration
+	}{{false, 150*time.Minute + time.Minute}, {true, 90*time.Minute + time.Minute}} {
+		res := runWith(t, 2, Options{PriorityPreemption: c.on, PreemptGrace: time.Minute}, build()...)
+		if h := record(t, res, "h"); h.Start != c.start {
+			t.Errorf("priority preemption %v: h starts at %v, want %v", c.on, h.Start, c.start)
+		}
+		// l2 loses least (20 minutes since its checkpoint against 30) and checkpoints in its grace.
+		if l2 := record(t, res, "l2"); l2.Preemptions != 1 || l2.LostGPUHours != 0 {
+			t.Errorf("priority preemption %v: l2 preempted %d times, lost %.2f GPU-h; want 1 and 0", c.on, l2.Preemptions, l2.LostGPUHours)
+		}
+	}
+}

@@ -53,6 +53,7 @@ type Sim struct {
 	grown     map[string]bool // running elastic jobs that grew: they give back first
 	growTried int             // version (+1) of the last attempt to grow them
 	noShrink  map[string]int  // jobs whose last attempt to shrink others failed, version (+1)
+	noPreempt map[string]int  // likewise for preempting lower priorities
 	// Defragmentation: jobs whose last attempt failed (version + 1), the
 	// times of recent moves, and the GPU-hours gained net of work lost.
 	noDefrag       map[string]int
@@ -125,7 +126,7 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
 		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: map[string]int{}, resvs: map[string]reservationCache{},
-		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: map[string]int{}}
+		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: map[string]int{}, noPreempt: map[string]int{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)

@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"sort"
+
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// preemptLower starts p (shaped j) by stopping running preemptible jobs of
+// lower priority, those that lose the least work first (then the lowest
+// priority, then name), when p stays within its tenant's quota (what it
+// lent comes back as borrowers stop) and within the hourly bound on
+// preemptions. Victims get the
+// grace period to checkpoint and go back to the queue. It changes nothing
+// and reports false when no such set of victims makes room.
+func (s *Sim) preemptLower(p *pendingJob, j *job.Job) bool {
+	if !s.opt.PriorityPreemption || s.noPreempt[p.a.Job.Name] == s.version+1 {
+		return false
+	}
+	s.noPreempt[p.a.Job.Name] = s.version + 1
+	if s.book.CanAdmit(tenantOf(p.a), need(p.a)) != nil && !s.withinNominal(p) {
+		return false // its tenant's quota, not room, keeps it waiting
+	}
+	var victims []string
+	for name, r := range s.running {
+		if r.a.Job.Preemptible && r.a.Job.Priority < p.a.Job.Priority && s.records[s.byName[name]].Preemptions < maxPreemptions {
+			victims = append(victims, name)
+		}
+	}
+	if len(victims) == 0 {
+		return false
+	}
+	cost := func(name string) float64 { return s.stopCost(s.running[name]) }
+	sort.Slice(victims, func(a, b int) bool {
+		ca, cb := cost(victims[a]), cost(victims[b])
+		if ca != cb {
+			return ca < cb
+		}
+		pa, pb := s.running[victims[a]].a.Job.Priority, s.running[victims[b]].a.Job.Priority
+		if pa != pb {
+			return pa < pb
+		}
+		return victims[a] < victims[b]
+	})
+	var parts []string
+	for i, v := range victims {
+		parts = append(parts, s.running[v].parts...)
+		if !s.state.WhatIf(parts, j) {
+			continue
+		}
+		chosen := victims[:i+1]
+		if !s.preemptionBudget(p, len(chosen)) {
+			return false
+		}
+		for _, name := range chosen {
+			s.interrupt(name, s.opt.PreemptGrace > 0, "preempted by higher-priority "+p.a.Job.Name)
+			s.records[s.byName[name]].Preemptions++
+			s.preempted = append(s.preempted, s.now)
+		}
+		p.startDelay = s.opt.PreemptGrace
+		return s.placeAdmitted(p, j, true)
+	}
+	return false
+}
