@@ -97,10 +97,12 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	var results []*sim.Result
 	for _, p := range policies {
 		start := time.Now()
+		bar := newProgress(stderr, false, p.Name())
 		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour,
-			PriorityPreemption: o.priorityPreempt,
-			Autoscale:          scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
+			PriorityPreemption: o.priorityPreempt, Progress: bar.update,
+			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
 			Backfill: o.backfill, Reservations: o.reservations})
+		bar.finish()
 		if err != nil {
 			return err
 		}
@@ -140,7 +142,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\nhourly card demand per policy written to %s/<policy>.csv (input of corral plan --demand)\n", o.demandDir)
 	}
 	if o.htmlPath != "" {
-		if err := writeSimHTML(o.htmlPath, label, results, costs, platforms); err != nil {
+		if err := writeSimHTML(o.htmlPath, label, results, costs, platforms, cat); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nreport written to %s\n", o.htmlPath)

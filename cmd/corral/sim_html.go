@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/plan"
+	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/report/html"
 	"github.com/corral-sched/corral/internal/sim"
@@ -17,15 +19,17 @@ import (
 // time, and the summary and bill tables. The page embeds the same
 // document as --json (without per-job records and hourly samples), and
 // every number in its tables points into it.
-func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row) error {
+func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row, cat *price.Catalog) error {
 	r := html.Report{
 		Title: "corral sim: " + label,
 		Intro: []string{
-			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs. Costs use the built-in price catalog unless --prices was given.",
+			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs. The dotted line is the 1-year commitment corral plan recommends for the occupied cards, where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
 		},
 	}
 	for _, res := range results {
-		r.Timelines = append(r.Timelines, simTimeline(res))
+		t := simTimeline(res)
+		t.Committed = committedFloor(res, cat)
+		r.Timelines = append(r.Timelines, t)
 		r.Waits = append(r.Waits, html.Waits{Policy: res.Policy, Hours: waitHours(res)})
 		r.Fragmentation = append(r.Fragmentation, fragmentationLine(res))
 		if c := costs[res.Policy]; c != nil {
@@ -56,6 +60,37 @@ func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*s
 		return err
 	}
 	return f.Close()
+}
+
+// committedFloor is the 1-year commitment the planner recommends for the
+// cards a policy occupied, summed over GPU models (0 when no model has a
+// commitment price): the floor drawn on its timeline.
+func committedFloor(res *sim.Result, cat *price.Catalog) float64 {
+	byModel := map[string][]float64{}
+	for i, h := range res.Hours {
+		for _, g := range h.Groups {
+			s := byModel[g.GPUModel]
+			if s == nil {
+				s = make([]float64, len(res.Hours))
+				byModel[g.GPUModel] = s
+			}
+			s[i] += float64(g.Occupied)
+		}
+	}
+	d := &plan.Demand{Hours: len(res.Hours)}
+	for m, s := range byModel {
+		d.Series = append(d.Series, plan.Series{Model: m, GPUs: s})
+	}
+	sort.Slice(d.Series, func(i, j int) bool { return d.Series[i].Model < d.Series[j].Model })
+	p, err := plan.Build(d, cat, plan.Options{Term: price.Reserved1y})
+	if err != nil {
+		return 0
+	}
+	floor := 0
+	for _, m := range p.Models {
+		floor += m.Committed
+	}
+	return float64(floor)
 }
 
 // stripped copies results without per-job records and hourly samples.

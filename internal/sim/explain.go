@@ -35,6 +35,9 @@ type Options struct {
 	// for the first job that does not fit) or "conservative" (reservations
 	// for the first Reservations jobs that do not fit, none of which a
 	// backfilled job may delay).
+	// Progress, when set, is told from time to time how many of the
+	// workload's jobs have arrived (done of total); it must not block.
+	Progress func(done, total int)
 	// PriorityPreemption lets a job whose quota has room stop running
 	// preemptible jobs of lower priority when only placement keeps it
 	// waiting.

@@ -78,3 +78,30 @@ func TestHourlySeriesStaysConsistent(t *testing.T) {
 		}
 	}
 }
+
+// Progress is reported as jobs arrive, never backwards, ending at all of
+// them.
+func TestProgressReachesEveryJob(t *testing.T) {
+	f := smallFleet(16, 8)
+	spec, err := workload.DefaultFourTenants(48*time.Hour).ForLoad(f.GPUs(), 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Generate(spec, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen [][2]int
+	p, _ := NewPolicy("corral")
+	if _, err := RunWith(f, w, p, Options{Progress: func(done, total int) { seen = append(seen, [2]int{done, total}) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 || seen[len(seen)-1] != [2]int{len(w.Arrivals), len(w.Arrivals)} {
+		t.Fatalf("progress %v, want it to end at %d of %d", seen, len(w.Arrivals), len(w.Arrivals))
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i][0] < seen[i-1][0] {
+			t.Fatalf("progress went back: %v", seen)
+		}
+	}
+}

@@ -144,8 +144,14 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	for i := range w.Faults {
 		s.schedule(event{at: w.Faults[i].At, arrival: -1, fault: i + 1})
 	}
-	for s.events.Len() > 0 {
+	for steps := 0; s.events.Len() > 0; steps++ {
 		s.step(p)
+		if opt.Progress != nil && steps%1024 == 0 {
+			opt.Progress(len(s.records), len(w.Arrivals))
+		}
+	}
+	if opt.Progress != nil {
+		opt.Progress(len(w.Arrivals), len(w.Arrivals))
 	}
 	s.series.sampleBefore(max(s.now, w.Horizon)+1, s.state)
 	res := s.result(p.Name(), w.Horizon)
