@@ -31,8 +31,12 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	until := fs.String("until", "", "records that ended before this time or this long ago")
 	period := fs.String("period", "", "sum per period of this length, such as 24h")
 	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
+	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler (JSON lines) instead of asking a server")
 	if err := parseFlags(fs, acctUsage, args); err != nil {
 		return err
+	}
+	if *kubeLog != "" {
+		return kubeAcct(*kubeLog, *csv, *asJSON, *demand, stdout)
 	}
 	c, err := cf.client()
 	if err != nil {
