@@ -29,6 +29,10 @@ Workloads:
                        services and notebooks, sized to --load of the fleet
   openb                the Alibaba openb pod trace with its creation and
                        deletion times (--openb-pods, --openb-nodes)
+  kube                 a snapshot of a live Kubernetes cluster (--kubeconfig):
+                       its GPU nodes, the GPU pods running and waiting; the
+                       "pending at snapshot" class says how long today's
+                       queue would wait under each policy
 
 Policies (models of other systems are labelled as models):
 %s
@@ -66,6 +70,8 @@ type simOptions struct {
 	reservations                                                     int
 	pricesPath, reservedTerm, htmlPath                               string
 	tco, priorityPreempt                                             bool
+	kubeconfig                                                       string
+	snapshotRuntime                                                  time.Duration
 	platformsPath                                                    string
 }
 
@@ -164,7 +170,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.fleetPath, "fleet", "", "fleet file (YAML); default a synthetic fleet of --nodes nodes")
 	fs.IntVar(&o.nodes, "nodes", 256, "nodes of 8 H100 GPUs (dynamic MIG) in the synthetic fleet")
-	fs.StringVar(&o.workloadKind, "workload", "generated", "generated or openb")
+	fs.StringVar(&o.workloadKind, "workload", "generated", "generated, openb, or kube (a snapshot of a live cluster: --kubeconfig)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kube workload: the cluster to snapshot (empty: in-cluster)")
+	fs.DurationVar(&o.snapshotRuntime, "snapshot-runtime", 24*time.Hour, "kube workload: run time of a pod without a corral.sh/runtime annotation")
 	fs.Float64Var(&o.days, "days", 14, "generated workload: days of arrivals")
 	fs.Float64Var(&o.load, "load", 0.8, "generated workload: offered GPU load as a share of the fleet")
 	fs.Float64Var(&o.speedup, "openb-speedup", 1, "openb workload: arrivals this many times faster (durations kept)")
@@ -243,8 +251,10 @@ func simInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
 		return generatedInput(o)
 	case "openb":
 		return openbInput(o)
+	case "kube":
+		return kubeInput(o)
 	}
-	return nil, workload.Workload{}, "", fmt.Errorf("unknown --workload %q (want generated or openb)", o.workloadKind)
+	return nil, workload.Workload{}, "", fmt.Errorf("unknown --workload %q (want generated, openb or kube)", o.workloadKind)
 }
 
 func generatedInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
