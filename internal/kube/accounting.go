@@ -67,7 +67,7 @@ func (l *ledger) write(r Record) {
 // podRecord fills the fields every record of pod p has.
 func podRecord(event string, p *corev1.Pod, node *corev1.Node, queues map[string]*queueSpec, at time.Time) Record {
 	r := Record{Event: event, Time: at.UTC(), Pod: podKey(p), Queue: p.Labels[LabelQueue], Tenant: p.Namespace, Node: p.Spec.NodeName}
-	if g := p.Labels[LabelPodGroup]; g != "" {
+	if g := GroupName(p); g != "" {
 		r.Group = p.Namespace + "/" + g
 	}
 	if q := queues[r.Queue]; q != nil && q.Tenant != "" {

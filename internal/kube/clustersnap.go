@@ -77,7 +77,7 @@ func TakeSnapshot(ctx context.Context, cs kubernetes.Interface, cfg Config) (*Sn
 			s.Running = append(s.Running, snapshotJob(podKey(p), []*corev1.Pod{p}, []job.Demand{d}, s.Taken))
 			continue
 		}
-		g := p.Labels[LabelPodGroup]
+		g := GroupName(p)
 		if g == "" {
 			s.Pending = append(s.Pending, snapshotJob(podKey(p), []*corev1.Pod{p}, []job.Demand{d}, s.Taken))
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -19,6 +20,47 @@ import (
 // project, whose CRD is deploy/crds/scheduling.x-k8s.io_podgroups.yaml.
 var PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 
+// NativePodGroupResource is Kubernetes' own PodGroup (alpha in 1.37, with
+// the GenericWorkload feature): pods name it in spec.schedulingGroup, and
+// spec.schedulingPolicy.gang.minCount makes it all or nothing. It is read
+// where the cluster serves it.
+var NativePodGroupResource = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "podgroups"}
+
+// GroupName is the pod group a pod belongs to: the coscheduling label, or
+// Kubernetes' own spec.schedulingGroup; "" for none.
+func GroupName(p *corev1.Pod) string {
+	if g := p.Labels[LabelPodGroup]; g != "" {
+		return g
+	}
+	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil {
+		return *sg.PodGroupName
+	}
+	return ""
+}
+
+// parseNativePodGroup reads a Kubernetes PodGroup: a gang policy's
+// minCount, and corral's topology annotations. A group with the basic
+// policy is no gang: its pods are placed one by one, and nil is returned.
+func parseNativePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
+	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName(), Native: true}
+	min, found, err := unstructured.NestedInt64(obj.Object, "spec", "schedulingPolicy", "gang", "minCount")
+	if err != nil {
+		return nil, fmt.Errorf("pod group %s: spec.schedulingPolicy.gang.minCount: %w", g.key(), err)
+	}
+	if !found {
+		return nil, nil
+	}
+	g.MinMember = max(int(min), 1)
+	ann := obj.GetAnnotations()
+	if l := ann[AnnotationPack]; l != "" {
+		g.Topology = append(g.Topology, job.Constraint{Level: l, Required: true})
+	}
+	if l := ann[AnnotationPackPreferred]; l != "" && l != ann[AnnotationPack] {
+		g.Topology = append(g.Topology, job.Constraint{Level: l})
+	}
+	return g, nil
+}
+
 // podGroup is what the scheduler reads from a PodGroup.
 type podGroup struct {
 	Namespace, Name string
@@ -27,6 +69,9 @@ type podGroup struct {
 	// Phase and Scheduled are the status last written.
 	Phase     string
 	Scheduled int
+	// Native: Kubernetes' own PodGroup, whose status corral leaves to
+	// Kubernetes.
+	Native bool
 }
 
 // PodGroup phases corral writes in status.phase.
@@ -64,6 +109,9 @@ func parsePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
 // writeStatus sets status.phase and status.scheduled of the pod group when
 // they changed.
 func writeStatus(ctx context.Context, dyn dynamic.Interface, g *podGroup, bound int) error {
+	if g.Native {
+		return nil
+	}
 	phase := PhasePending
 	if bound >= g.MinMember {
 		phase = PhaseScheduled

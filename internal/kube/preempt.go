@@ -73,7 +73,7 @@ func victimSets(snap *snapshot, prio int32) []victimSet {
 			continue
 		}
 		name := "pod " + podKey(p)
-		if g := p.Labels[LabelPodGroup]; g != "" {
+		if g := GroupName(p); g != "" {
 			name = "group " + p.Namespace + "/" + g
 		}
 		v := byName[name]

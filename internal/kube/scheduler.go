@@ -35,6 +35,7 @@ type Scheduler struct {
 	nodes   listersv1.NodeLister
 	pods    listersv1.PodLister
 	groups  cache.GenericLister // nil when the PodGroup CRD is not served
+	native  cache.GenericLister // Kubernetes' own PodGroups; nil when not served
 	queues  cache.GenericLister // nil when the Queue CRD is not served
 	kick    chan struct{}
 	n       counters
@@ -71,6 +72,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if dyn != nil {
 		s.dynf = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 		s.groups = s.customLister(PodGroupResource, handler)
+		s.native = s.customLister(NativePodGroupResource, handler)
 		s.queues = s.customLister(QueueResource, handler)
 	}
 	return s
@@ -81,7 +83,11 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 func (s *Scheduler) customLister(r schema.GroupVersionResource, h cache.ResourceEventHandler) cache.GenericLister {
 	list, err := s.client.Discovery().ServerResourcesForGroupVersion(r.GroupVersion().String())
 	if err != nil || !slices.ContainsFunc(list.APIResources, func(a metav1.APIResource) bool { return a.Name == r.Resource }) {
-		s.log.Warn("custom resource not served; install its CRD from deploy/crds", "resource", r.GroupResource())
+		if r == NativePodGroupResource {
+			s.log.Info("Kubernetes' own PodGroup API is not served by this cluster (scheduling.k8s.io/v1alpha3, feature GenericWorkload)")
+		} else {
+			s.log.Warn("custom resource not served; install its CRD from deploy/crds", "resource", r.GroupResource())
+		}
 		return nil
 	}
 	inf := s.dynf.ForResource(r)
@@ -221,7 +227,7 @@ func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, 
 			continue
 		}
 		s.ledger.started(b.pod, b.node, s.node(b.node), snap.queues)
-		if b.pod.Labels[LabelPodGroup] != "" {
+		if GroupName(b.pod) != "" {
 			started[b.unit] = append(started[b.unit], b.pod)
 		}
 	}
@@ -238,7 +244,17 @@ func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, 
 // podGroups reads the PodGroups from the cache, by namespace/name.
 func (s *Scheduler) podGroups() map[string]*podGroup {
 	out := map[string]*podGroup{}
-	for _, u := range s.listCustom(s.groups) {
+	for _, u := range s.listCustom(s.native) {
+		g, err := parseNativePodGroup(u)
+		if err != nil {
+			s.log.Warn("pod group", "err", err)
+			continue
+		}
+		if g != nil {
+			out[g.key()] = g
+		}
+	}
+	for _, u := range s.listCustom(s.groups) { // the coscheduling one wins a name both use
 		g, err := parsePodGroup(u)
 		if err != nil {
 			s.log.Warn("pod group", "err", err)

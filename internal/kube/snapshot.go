@@ -54,7 +54,7 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 		switch {
 		case node != "":
 			byNode[node] = append(byNode[node], p)
-			if g := p.Labels[LabelPodGroup]; g != "" {
+			if g := GroupName(p); g != "" {
 				snap.boundInGroup[p.Namespace+"/"+g]++
 			}
 		case p.Spec.SchedulerName == cfg.SchedulerName && p.DeletionTimestamp == nil:

@@ -28,7 +28,7 @@ func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, boundInGroup
 	var units []*unit
 	for _, p := range pending {
 		name, key, group := p.Namespace+"/"+p.Name, "pod ", (*podGroup)(nil)
-		if g := p.Labels[LabelPodGroup]; g != "" {
+		if g := GroupName(p); g != "" {
 			name, key = p.Namespace+"/"+g, "group "
 			group = groups[name]
 		}
@@ -68,18 +68,26 @@ func unitLess(a, b *unit) bool {
 // blockedReason says why a pod group cannot be placed whatever the nodes:
 // its PodGroup does not exist, or it has fewer pods than minMember.
 func blockedReason(u *unit, boundInGroup map[string]int) string {
-	label := u.pods[0].Labels[LabelPodGroup]
+	label := GroupName(u.pods[0])
 	switch {
 	case label == "":
 		return ""
 	case u.group == nil:
+		kind := PodGroupResource.GroupResource()
+		if u.pods[0].Labels[LabelPodGroup] == "" {
+			kind = NativePodGroupResource.GroupResource() // named in spec.schedulingGroup
+		}
 		return fmt.Sprintf("pod group %q does not exist: create a PodGroup (%s) named %s in namespace %s",
-			label, PodGroupResource.GroupResource(), label, u.pods[0].Namespace)
+			label, kind, label, u.pods[0].Namespace)
 	}
 	have := len(u.pods) + boundInGroup[u.name]
 	if have < u.group.MinMember {
-		return fmt.Sprintf("pod group %s has %d of its minMember %d pods; waiting for the rest before any starts",
-			u.group.Name, have, u.group.MinMember)
+		field := "minMember"
+		if u.group.Native {
+			field = "minCount"
+		}
+		return fmt.Sprintf("pod group %s has %d of its %s %d pods; waiting for the rest before any starts",
+			u.group.Name, have, field, u.group.MinMember)
 	}
 	return ""
 }

@@ -84,6 +84,10 @@ func (c *Cluster) start(ctx context.Context, bins binaries) error {
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
+		// Kubernetes' own gang API (scheduling.k8s.io/v1alpha3 PodGroup,
+		// pod spec.schedulingGroup), alpha in 1.37.
+		"--runtime-config=scheduling.k8s.io/v1alpha3=true",
+		"--feature-gates=GenericWorkload=true",
 	)
 	if err != nil {
 		return err
