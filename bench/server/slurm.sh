@@ -72,6 +72,12 @@ for _ in $(seq 60); do
 	sleep 1
 done
 sinfo -h -o '%T' | grep -qE '^(idle|mixed)' || { cat "$work/slurmctld.log" "$work/slurmd.log" >&2; exit 1; }
+if [ "${SLURM_GEN:-}" = mixed ]; then # the mixed stream of mixed.sh
+	go build -o "$work/mixed" ./bench/server/mixed
+	mkdir -p "$work/stamps"
+	(cd "$work" && ./mixed -target slurm -dir "$work/stamps")
+	exit 0
+fi
 go build -o "$work/slurmgen" ./bench/server/slurmgen
 echo "| Slurm $(sinfo -V | cut -d' ' -f2) load test | $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs |"
 echo "|---|---|"
