@@ -214,7 +214,11 @@ func machineGPUs(declared string, mig bool) ([]server.GPU, error) {
 			unknown = append(unknown, d.Product)
 			continue
 		}
-		gpus = append(gpus, server.GPU{Index: d.Index, UUID: d.UUID, Model: d.Model, MemoryMiB: d.MemoryMiB, MIG: d.MIG || (mig && d.Fake)})
+		g := server.GPU{Index: d.Index, UUID: d.UUID, Model: d.Model, MemoryMiB: d.MemoryMiB, MIG: d.MIG || (mig && d.Fake)}
+		for _, in := range d.MIGInstances {
+			g.MIGInstances = append(g.MIGInstances, server.MIGInstance{UUID: in.UUID, Profile: in.Profile})
+		}
+		gpus = append(gpus, g)
 	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("GPUs not in corral's catalog: %s", strings.Join(unknown, ", "))

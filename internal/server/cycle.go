@@ -240,8 +240,45 @@ func (s *Server) placementGPUs(p *gang.Placement) []store.Task {
 		}
 		if t.MIG != nil {
 			st.MIG, st.MIGStart = t.MIG.Profile, t.MIG.Start
+			if uuid := s.freeMIGInstance(st.GPUs[0], t.MIG.Profile, tasks[:i]); uuid != "" {
+				st.Devices = []string{uuid}
+			}
 		}
 		tasks[i] = st
 	}
 	return tasks
+}
+
+// freeMIGInstance returns the UUID of an existing MIG instance of profile
+// on physical GPU phys that no running task (nor one of also, being
+// placed) has, in the order NVML listed them; "" if there is none.
+func (s *Server) freeMIGInstance(phys int, profile string, also []store.Task) string {
+	var instances []MIGInstance
+	for _, g := range s.gpus {
+		if g.Index == phys {
+			instances = g.MIGInstances
+		}
+	}
+	if len(instances) == 0 {
+		return ""
+	}
+	taken := map[string]bool{}
+	for _, r := range s.runs {
+		for _, t := range r.job.Tasks {
+			for _, d := range t.Devices {
+				taken[d] = true
+			}
+		}
+	}
+	for _, t := range also {
+		for _, d := range t.Devices {
+			taken[d] = true
+		}
+	}
+	for _, in := range instances {
+		if in.Profile == profile && !taken[in.UUID] {
+			return in.UUID
+		}
+	}
+	return ""
 }

@@ -18,6 +18,17 @@ type GPU struct {
 	Model     string `json:"model"` // corral GPU catalog name
 	MemoryMiB int64  `json:"memory_mib"`
 	MIG       bool   `json:"mig"` // MIG mode is on
+	// MIGInstances are the MIG instances that exist on the GPU (found
+	// through NVML). A task placed on a MIG slice of a profile gets the UUID
+	// of a free instance of that profile in CUDA_VISIBLE_DEVICES; without
+	// one (declared GPUs) it gets the GPU index and CORRAL_MIG_PROFILE.
+	MIGInstances []MIGInstance `json:"mig_instances,omitempty"`
+}
+
+// MIGInstance is one existing MIG instance of a GPU.
+type MIGInstance struct {
+	UUID    string `json:"uuid"`
+	Profile string `json:"profile"`
 }
 
 // nodeName is the name of the machine in its one-node fleet.

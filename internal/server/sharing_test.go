@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,6 +76,48 @@ func TestMIGSlicesOnMIGMachine(t *testing.T) {
 	}
 	if _, err := c.Submit(context.Background(), api.JobRequest{MIG: "9g.99gb", Command: []string{"true"}}); err == nil {
 		t.Fatal("an unknown MIG profile was accepted")
+	}
+}
+
+// On a GPU whose MIG instances exist (as NVML reports them), each MIG
+// task sees exactly one instance: a free one of its profile, by UUID, in
+// CUDA_VISIBLE_DEVICES; a task of a profile with no instance left waits.
+func TestMIGTasksSeeTheirInstanceUUID(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "corral.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := fakeGPUs(1)
+	gpus[0].MIG = true
+	for i := range 3 {
+		gpus[0].MIGInstances = append(gpus[0].MIGInstances, MIGInstance{UUID: fmt.Sprintf("MIG-test-%d", i), Profile: "1g.10gb"})
+	}
+	gpus[0].MIGInstances = append(gpus[0].MIGInstances, MIGInstance{UUID: "MIG-test-big", Profile: "3g.40gb"})
+	srv, err := New(Config{Store: st, GPUs: gpus, StateDir: filepath.Join(dir, "tasks"), Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, srv, st)
+	c := h.tenant("team", 0)
+	seen := map[string]bool{}
+	for range 3 {
+		j := h.submit(c, api.JobRequest{MIG: "1g.10gb", Command: sh(`echo "devices=$CUDA_VISIBLE_DEVICES"; sleep 60`)})
+		h.waitState(c, j.ID, store.Running, 20*time.Second)
+		out := ""
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out, "devices=") && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			out = h.logs(c, j.ID, 0)
+		}
+		dev := strings.TrimSpace(strings.TrimPrefix(out, "devices="))
+		if !strings.HasPrefix(dev, "MIG-test-") || dev == "MIG-test-big" || seen[dev] {
+			t.Fatalf("task sees %q (seen %v): want a 1g.10gb instance of its own", dev, seen)
+		}
+		seen[dev] = true
+	}
+	big := h.submit(c, api.JobRequest{MIG: "3g.40gb", Command: sh(`echo "devices=$CUDA_VISIBLE_DEVICES"`)})
+	h.waitState(c, big.ID, store.Succeeded, 20*time.Second)
+	if out := h.logs(c, big.ID, 0); strings.TrimSpace(out) != "devices=MIG-test-big" {
+		t.Errorf("3g.40gb task: %q", out)
 	}
 }
 
