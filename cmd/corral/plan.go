@@ -277,8 +277,12 @@ func writePlanJSON(path string, v any) error {
 }
 
 func writePlanHTML(o planOptions, out *planRun) error {
-	r := html.PlanReport(&out.Output, out.demand, out.unpackedDemand)
-	f, err := os.Create(o.htmlPath)
+	return writeHTMLFile(o.htmlPath, html.PlanReport(&out.Output, out.demand, out.unpackedDemand))
+}
+
+// writeHTMLFile writes a report to a file.
+func writeHTMLFile(path string, r html.Report) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write html: %w", err)
 	}

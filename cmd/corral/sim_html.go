@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -51,15 +50,7 @@ func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*s
 	}
 	doc := simDoc(label, stripped(results), costs, platforms)
 	r.Data = doc
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write html: %w", err)
-	}
-	if err := html.Write(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeHTMLFile(path, r)
 }
 
 // committedFloor is the 1-year commitment the planner recommends for the

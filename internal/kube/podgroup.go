@@ -51,13 +51,7 @@ func parseNativePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
 		return nil, nil
 	}
 	g.MinMember = max(int(min), 1)
-	ann := obj.GetAnnotations()
-	if l := ann[AnnotationPack]; l != "" {
-		g.Topology = append(g.Topology, job.Constraint{Level: l, Required: true})
-	}
-	if l := ann[AnnotationPackPreferred]; l != "" && l != ann[AnnotationPack] {
-		g.Topology = append(g.Topology, job.Constraint{Level: l})
-	}
+	g.Topology = packConstraints(obj.GetAnnotations())
 	return g, nil
 }
 
@@ -96,14 +90,20 @@ func parsePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
 	g.Phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
 	scheduled, _, _ := unstructured.NestedInt64(obj.Object, "status", "scheduled")
 	g.Scheduled = int(scheduled)
-	ann := obj.GetAnnotations()
+	g.Topology = packConstraints(obj.GetAnnotations())
+	return g, nil
+}
+
+// packConstraints reads corral's pack annotations of a pod group.
+func packConstraints(ann map[string]string) []job.Constraint {
+	var out []job.Constraint
 	if l := ann[AnnotationPack]; l != "" {
-		g.Topology = append(g.Topology, job.Constraint{Level: l, Required: true})
+		out = append(out, job.Constraint{Level: l, Required: true})
 	}
 	if l := ann[AnnotationPackPreferred]; l != "" && l != ann[AnnotationPack] {
-		g.Topology = append(g.Topology, job.Constraint{Level: l})
+		out = append(out, job.Constraint{Level: l})
 	}
-	return g, nil
+	return out
 }
 
 // writeStatus sets status.phase and status.scheduled of the pod group when

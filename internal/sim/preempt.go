@@ -125,6 +125,13 @@ func (s *Sim) borrowingVictims(t string) []string {
 			names = append(names, name)
 		}
 	}
+	s.cheapestFirst(names)
+	return names
+}
+
+// cheapestFirst orders running jobs as victims: those that lose the fewest
+// GPU-hours if stopped now first, then the lowest priority, then by name.
+func (s *Sim) cheapestFirst(names []string) {
 	lost := func(name string) float64 { return s.stopCost(s.running[name]) }
 	sort.Slice(names, func(i, j int) bool {
 		li, lj := lost(names[i]), lost(names[j])
@@ -137,7 +144,6 @@ func (s *Sim) borrowingVictims(t string) []string {
 		}
 		return names[i] < names[j]
 	})
-	return names
 }
 
 // restartCost is what stopping a job costs beyond its lost work: loading

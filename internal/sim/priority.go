@@ -1,10 +1,6 @@
 package sim
 
-import (
-	"sort"
-
-	"github.com/corral-sched/corral/internal/job"
-)
+import "github.com/corral-sched/corral/internal/job"
 
 // preemptLower starts p (shaped j) by stopping running preemptible jobs of
 // lower priority, those that lose the least work first (then the lowest
@@ -30,18 +26,7 @@ func (s *Sim) preemptLower(p *pendingJob, j *job.Job) bool {
 	if len(victims) == 0 {
 		return false
 	}
-	cost := func(name string) float64 { return s.stopCost(s.running[name]) }
-	sort.Slice(victims, func(a, b int) bool {
-		ca, cb := cost(victims[a]), cost(victims[b])
-		if ca != cb {
-			return ca < cb
-		}
-		pa, pb := s.running[victims[a]].a.Job.Priority, s.running[victims[b]].a.Job.Priority
-		if pa != pb {
-			return pa < pb
-		}
-		return victims[a] < victims[b]
-	})
+	s.cheapestFirst(victims)
 	var parts []string
 	for i, v := range victims {
 		parts = append(parts, s.running[v].parts...)
