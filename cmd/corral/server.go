@@ -57,6 +57,7 @@ type serverFlags struct {
 	mig                    bool
 	slices                 int
 	newAdminToken, verbose bool
+	containerRuntime       string
 }
 
 func runServer(args []string, stdout, stderr io.Writer) error {
@@ -78,6 +79,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.admin, "admin", "admin", "name of the admin tenant")
 	fs.BoolVar(&f.newAdminToken, "new-admin-token", false, "print a new admin token at start")
 	fs.BoolVar(&f.verbose, "v", false, "log every request")
+	fs.StringVar(&f.containerRuntime, "container-runtime", "", "Docker-compatible `CLI` (docker, podman) that runs jobs submitted with --image")
 	if err := parseFlags(fs, serverUsage, args); err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger}
+	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger, ContainerRuntime: f.containerRuntime}
 	if f.gpus == "" {
 		cfg.Health = gpuHealth
 	}

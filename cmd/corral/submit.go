@@ -62,6 +62,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&r.Time, "time", "", "time limit, such as 90m or 2h")
 	fs.IntVar(&r.Priority, "priority", 0, "priority; higher runs first and may preempt lower")
 	fs.StringVar(&r.Queue, "queue", "", "queue `name`")
+	fs.StringVar(&r.Image, "image", "", "run the command in a container of this `image` (the server needs --container-runtime)")
 	fs.StringVar(&r.CheckpointEvery, "checkpoint-every", "", "how often the job checkpoints, such as 30m")
 	fs.StringVar(&r.Grace, "grace", "", "SIGTERM to SIGKILL delay when the job is stopped (default 10s)")
 	fs.StringVar(&r.WorkDir, "workdir", "", "working `directory` (absolute; default the current one)")
@@ -152,6 +153,8 @@ func overrideSet(fs *flag.FlagSet, req *api.JobRequest, flags api.JobRequest) {
 			req.Priority = flags.Priority
 		case "queue":
 			req.Queue = flags.Queue
+		case "image":
+			req.Image = flags.Image
 		case "checkpoint-every":
 			req.CheckpointEvery = flags.CheckpointEvery
 		case "grace":

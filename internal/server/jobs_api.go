@@ -91,7 +91,10 @@ func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
 		GPUs: req.GPUs, MIG: req.MIG, GPUMilli: int(req.Share*1000 + 0.5),
 		CPUMilli: int64(req.CPU * 1000), MemoryMiB: req.MemoryMiB, Tasks: max(req.Tasks, 1),
 		TimeLimit: d.Time, Priority: req.Priority, Queue: req.Queue,
-		CheckpointEvery: d.CheckpointEvery, Grace: d.Grace, Requeue: req.Requeue,
+		CheckpointEvery: d.CheckpointEvery, Grace: d.Grace, Requeue: req.Requeue, Image: req.Image,
+	}
+	if spec.Image != "" && s.cfg.ContainerRuntime == "" {
+		return store.Spec{}, fmt.Errorf("image %q: this server runs no containers (start it with --container-runtime docker or podman)", spec.Image)
 	}
 	if req.Share > 0 && spec.GPUMilli == 0 {
 		spec.GPUMilli = 1

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,7 +68,39 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		spec.WorldSize, spec.Rank, spec.LocalRank = j.Spec.Tasks, i, i
 		spec.MasterAddr, spec.MasterPort = "127.0.0.1", j.Port
 	}
+	if j.Spec.Image != "" {
+		spec.Command = s.containerCommand(j, i, spec)
+	}
 	return spec
+}
+
+// containerCommand wraps rank i's command in the container runtime: the
+// assigned GPUs (or MIG instance) through --gpus, the job's and corral's
+// variables passed in by name from the task's environment, the host
+// network (gang ranks reach MASTER_ADDR), and the work directory mounted
+// and used when there is one. The runtime forwards SIGTERM to the
+// container, so the grace period holds.
+func (s *Server) containerCommand(j *store.Job, i int, spec executor.Spec) []string {
+	args := []string{s.cfg.ContainerRuntime, "run", "--rm", "--init", "--network=host",
+		"--name", "corral-" + j.Name() + "-" + strconv.Itoa(i) + "-a" + strconv.Itoa(j.Attempts)}
+	if len(spec.Devices) > 0 {
+		args = append(args, "--gpus", `"device=`+strings.Join(spec.Devices, ",")+`"`)
+	}
+	pass := []string{"CORRAL_JOB_ID", "CORRAL_TENANT", "CORRAL_MIG_PROFILE", "CORRAL_CHECKPOINT_EVERY"}
+	if j.Spec.Tasks > 1 {
+		pass = append(pass, "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+	}
+	for _, kv := range j.Spec.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		pass = append(pass, k)
+	}
+	for _, k := range pass {
+		args = append(args, "-e", k)
+	}
+	if wd := j.Spec.WorkDir; wd != "" {
+		args = append(args, "-v", wd+":"+wd, "-w", wd)
+	}
+	return append(append(args, j.Spec.Image), j.Spec.Command...)
 }
 
 // start persists the decision to run j where p says, then starts its

@@ -42,6 +42,9 @@ type Config struct {
 	Logger         *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ContainerRuntime, when set, is a Docker-compatible CLI (docker,
+	// podman) that runs the tasks of jobs that name an image.
+	ContainerRuntime string
 }
 
 // DefaultDepth is the default of Config.Depth.

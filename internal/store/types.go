@@ -52,6 +52,8 @@ type Spec struct {
 	// Requeue puts the job back in the queue when it is lost (its
 	// process vanished across a server restart) or its GPU fails.
 	Requeue bool `json:"requeue,omitempty"`
+	// Image: run the command in a container of this image.
+	Image string `json:"image,omitempty"`
 }
 
 // GPUsPerTask is the number of GPUs (whole, or the one a slice lives on)

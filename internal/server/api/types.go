@@ -21,6 +21,9 @@ type JobRequest struct {
 	CheckpointEvery string   `json:"checkpoint_every,omitempty" yaml:"checkpoint_every"`
 	Grace           string   `json:"grace,omitempty" yaml:"grace"`
 	Requeue         bool     `json:"requeue,omitempty" yaml:"requeue"`
+	// Image runs the command in a container of this image, when the
+	// server has a container runtime (--container-runtime).
+	Image string `json:"image,omitempty" yaml:"image"`
 }
 
 // Task is one task of a job as the API shows it.

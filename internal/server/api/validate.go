@@ -70,6 +70,10 @@ func (r *JobRequest) Validate() (Durations, error) {
 	return d, errors.Join(errs...)
 }
 
+// imageRE accepts image references: registry, path, tag and digest, and
+// nothing a shell or a runtime's flag parser could take for more.
+var imageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._/:@+-]{0,254}$`)
+
 func (r *JobRequest) validateCommand(add func(string, ...any)) {
 	switch {
 	case len(r.Command) == 0:
@@ -86,6 +90,9 @@ func (r *JobRequest) validateCommand(add func(string, ...any)) {
 	}
 	if r.WorkDir != "" && (!filepath.IsAbs(r.WorkDir) || filepath.Clean(r.WorkDir) != r.WorkDir || strings.ContainsRune(r.WorkDir, 0)) {
 		add("workdir %q: want a clean absolute path", r.WorkDir)
+	}
+	if r.Image != "" && !imageRE.MatchString(r.Image) {
+		add("image %q: want a container image reference such as registry/name:tag", truncate(r.Image, 60))
 	}
 	if len(r.Env) > MaxEnv {
 		add("env: %d entries, at most %d", len(r.Env), MaxEnv)
