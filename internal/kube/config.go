@@ -55,6 +55,12 @@ const (
 	// for it as best effort.
 	AnnotationPack          = "corral.sh/pack"
 	AnnotationPackPreferred = "corral.sh/pack-preferred"
+	// AnnotationSpread asks for a pod group's pods to be spread across the
+	// domains of the named level, at most AnnotationSpreadMax (default 1)
+	// per domain; AnnotationSpreadPreferred asks for it as best effort.
+	AnnotationSpread          = "corral.sh/spread"
+	AnnotationSpreadPreferred = "corral.sh/spread-preferred"
+	AnnotationSpreadMax       = "corral.sh/spread-max"
 )
 
 // DefaultLevels are the topology labels read when none are configured.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,7 +95,10 @@ func parsePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
 	return g, nil
 }
 
-// packConstraints reads corral's pack annotations of a pod group.
+// packConstraints reads corral's topology annotations of a pod group:
+// pack into one domain of a level, or spread across domains (at most
+// AnnotationSpreadMax pods per domain, default 1), each required or
+// preferred.
 func packConstraints(ann map[string]string) []job.Constraint {
 	var out []job.Constraint
 	if l := ann[AnnotationPack]; l != "" {
@@ -102,6 +106,12 @@ func packConstraints(ann map[string]string) []job.Constraint {
 	}
 	if l := ann[AnnotationPackPreferred]; l != "" && l != ann[AnnotationPack] {
 		out = append(out, job.Constraint{Level: l})
+	}
+	perDomain, _ := strconv.Atoi(ann[AnnotationSpreadMax])
+	if l := ann[AnnotationSpread]; l != "" {
+		out = append(out, job.Constraint{Level: l, Spread: true, Required: true, MaxPerDomain: max(perDomain, 0)})
+	} else if l := ann[AnnotationSpreadPreferred]; l != "" {
+		out = append(out, job.Constraint{Level: l, Spread: true, MaxPerDomain: max(perDomain, 0)})
 	}
 	return out
 }

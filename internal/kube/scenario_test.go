@@ -35,7 +35,7 @@ import (
 var replayed = []struct {
 	name  string
 	steps int
-}{{"allreduce-topology", 0}, {"two-large-gangs", 0}, {"gang-all-or-nothing", 0}, {"six-single-gpu-jobs", 0}, {"spot-taints", 0}, {"half-gpu-pods", 1}, {"inference-sharing", 1}}
+}{{"allreduce-topology", 0}, {"two-large-gangs", 0}, {"gang-all-or-nothing", 0}, {"six-single-gpu-jobs", 0}, {"spot-taints", 0}, {"half-gpu-pods", 1}, {"inference-sharing", 1}, {"spread-inference", 0}}
 
 type replayScenario struct {
 	Fleet string `yaml:"fleet"`
@@ -173,14 +173,19 @@ func (e *env) createJob(j *job.Job) {
 	if !isLone(j) {
 		ann := map[string]string{}
 		for _, c := range j.Topology {
-			if c.Spread {
-				e.t.Fatalf("job %s: spread constraints are not replayed", j.Name)
-			}
 			key := AnnotationPackPreferred
-			if c.Required {
+			switch {
+			case c.Spread && c.Required:
+				key = AnnotationSpread
+			case c.Spread:
+				key = AnnotationSpreadPreferred
+			case c.Required:
 				key = AnnotationPack
 			}
 			ann[key] = c.Level
+			if c.Spread && c.MaxPerDomain > 0 {
+				ann[AnnotationSpreadMax] = fmt.Sprint(c.MaxPerDomain)
+			}
 		}
 		e.podGroup(j.Name, j.MinTasks(), ann)
 	}
