@@ -232,3 +232,27 @@ func TestDecideNodeSelector(t *testing.T) {
 		t.Errorf("binds %v rejects %v, want %v", binds, rejects, want)
 	}
 }
+
+// Queues of a cohort lend each other what they do not use, within each
+// borrower's limit.
+func TestDecideCohortBorrowing(t *testing.T) {
+	queues := map[string]*queueSpec{
+		"a": {Name: "a", GPUs: 8, Cohort: "lab", Borrow: -1},
+		"b": {Name: "b", GPUs: 0, Cohort: "lab", Borrow: 4},
+		"c": {Name: "c", GPUs: 0, Borrow: -1}, // no cohort: nothing to borrow
+	}
+	inQueue := func(p *corev1.Pod, q string) *corev1.Pod { p.Labels[LabelQueue] = q; return p }
+	pods := []*corev1.Pod{
+		inQueue(fakePod("b1", 4, 0), "b"), // borrows 4 of a's 8
+		inQueue(fakePod("b2", 4, 1), "b"), // would borrow 8: over b's limit
+		inQueue(fakePod("a1", 4, 2), "a"), // a's own 4 left
+		inQueue(fakePod("c1", 1, 3), "c"), // no quota, no cohort
+	}
+	binds, rejects := runDecideQueues(t, h100Nodes(3), pods, nil, queues)
+	if len(binds) != 2 || !strings.HasPrefix(binds[0], "b1->") || !strings.HasPrefix(binds[1], "a1->") {
+		t.Errorf("binds %v, want b1 (borrowing) and a1", binds)
+	}
+	if len(rejects) != 2 || !strings.Contains(rejects[0], "b2: over quota") || !strings.Contains(rejects[1], "c1: over quota") {
+		t.Errorf("rejects %v", rejects)
+	}
+}

@@ -55,3 +55,28 @@ func TestQueueQuotaAtAdmission(t *testing.T) {
 	e.create(c)
 	e.waitBound("c")
 }
+
+// The API server checks a Queue's cohort fields against the CRD's schema,
+// and the scheduler reads them.
+func TestQueueCohortFields(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	bad := queueObject(e.ns+"-badborrow", 4)
+	bad.Object["spec"].(map[string]any)["cohort"] = "lab"
+	bad.Object["spec"].(map[string]any)["borrowingLimit"] = map[string]any{"gpus": int64(-2)}
+	if _, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, bad, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.borrowingLimit.gpus") {
+		t.Fatalf("negative borrowing limit: %v, want the API server to reject it", err)
+	}
+	good := queueObject(e.ns+"-lab", 4)
+	good.Object["spec"].(map[string]any)["cohort"] = "lab"
+	good.Object["spec"].(map[string]any)["borrowingLimit"] = map[string]any{"gpus": int64(2)}
+	created, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, good, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Dynamic.Resource(QueueResource).Delete(ctx, created.GetName(), metav1.DeleteOptions{}) })
+	q, err := parseQueue(created)
+	if err != nil || q.Cohort != "lab" || q.Borrow != 2 || q.GPUs != 4 {
+		t.Errorf("parsed %+v, %v", q, err)
+	}
+}

@@ -29,6 +29,10 @@ const noQuota = int64(1) << 50
 type queueSpec struct {
 	Name, Tenant string
 	GPUs         int64 // whole GPUs; -1: no limit
+	// Cohort lends and borrows unused quota among its queues; Borrow caps
+	// what this queue borrows (-1: no cap).
+	Cohort string
+	Borrow int64
 }
 
 func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
@@ -40,6 +44,15 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	}
 	if found {
 		q.GPUs = gpus
+	}
+	q.Cohort, _, _ = unstructured.NestedString(obj.Object, "spec", "cohort")
+	q.Borrow = -1
+	borrow, found, err := unstructured.NestedInt64(obj.Object, "spec", "borrowingLimit", "gpus")
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: spec.borrowingLimit.gpus: %w", q.Name, err)
+	}
+	if found {
+		q.Borrow = borrow
 	}
 	return q, nil
 }
@@ -57,7 +70,11 @@ func newBook(queues map[string]*queueSpec) (*queue.Book, error) {
 		if q := queues[n]; q.GPUs >= 0 {
 			nominal = q.GPUs * queue.Milli
 		}
-		specs = append(specs, queue.Spec{Name: n, Nominal: queue.Amounts{anyGPU: nominal}})
+		spec := queue.Spec{Name: n, Cohort: queues[n].Cohort, Nominal: queue.Amounts{anyGPU: nominal}}
+		if b := queues[n].Borrow; b >= 0 && spec.Cohort != "" {
+			spec.BorrowingLimit = queue.Amounts{anyGPU: b * queue.Milli}
+		}
+		specs = append(specs, spec)
 	}
 	b, err := queue.NewBook(specs, 0)
 	if err != nil {
