@@ -70,8 +70,16 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 			rejects = append(rejects, rejection{u.pods, msg})
 			continue
 		}
+		need := placementMilli(snap.state, p)
 		if err := admit(snap, u, p); err != nil {
-			rejects = append(rejects, rejection{u.pods, err.Error()})
+			msg := err.Error()
+			if preempting {
+				if pr := reclaim(snap, u, need); pr != nil {
+					preempts = append(preempts, pr)
+					msg += "; " + pr.reason
+				}
+			}
+			rejects = append(rejects, rejection{u.pods, msg})
 			continue
 		}
 		placed, left := assignPods(p, byGroup)

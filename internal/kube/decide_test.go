@@ -256,3 +256,53 @@ func TestDecideCohortBorrowing(t *testing.T) {
 		t.Errorf("rejects %v", rejects)
 	}
 }
+
+// A queue within its own quota takes back what its cohort borrowed: the
+// youngest borrowing pods are evicted, just enough of them; a queue asking
+// beyond its own quota takes nothing.
+func TestDecideReclaimsLentQuota(t *testing.T) {
+	queues := map[string]*queueSpec{
+		"owner":    {Name: "owner", GPUs: 8, Cohort: "lab", Borrow: -1},
+		"borrower": {Name: "borrower", GPUs: 8, Cohort: "lab", Borrow: -1},
+	}
+	inQueue := func(p *corev1.Pod, q, node string) *corev1.Pod {
+		p.Labels[LabelQueue] = q
+		p.Spec.NodeName = node
+		return p
+	}
+	pods := []*corev1.Pod{
+		// borrower holds 16: its own 8 and the owner's 8.
+		inQueue(fakePod("old", 8, 0), "borrower", "n0"),
+		inQueue(fakePod("young-a", 4, 5), "borrower", "n1"),
+		inQueue(fakePod("young-b", 4, 6), "borrower", "n1"),
+		inQueue(fakePod("mine", 4, 10), "owner", ""),
+	}
+	cfg := (&Config{}).withDefaults()
+	snap, err := takeSnapshot(&cfg, h100Nodes(3), pods, queues, nil, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decide(snap, buildUnits(snap.pending, nil, snap.boundInGroup), true)
+	if len(d.preempts) != 1 || len(d.preempts[0].pods) != 1 || d.preempts[0].pods[0].Name != "young-b" {
+		t.Fatalf("preemptions %+v, want young-b alone (the youngest borrowing pod, enough for 4 GPUs)", d.preempts)
+	}
+	if len(d.rejects) != 1 || !strings.Contains(d.rejects[0].message, "reclaiming the quota queue owner lent to cohort lab") {
+		t.Errorf("rejects %+v", d.rejects)
+	}
+	// Beyond its own 8 (6 running, 4 more asked), the owner reclaims
+	// nothing from a borrower of 2, though there is room to place it.
+	pods = []*corev1.Pod{
+		inQueue(fakePod("old", 8, 0), "borrower", "n0"),
+		inQueue(fakePod("young-a", 2, 5), "borrower", "n1"),
+		inQueue(fakePod("running", 6, 1), "owner", "n2"),
+		inQueue(fakePod("greedy", 4, 10), "owner", ""),
+	}
+	snap, err = takeSnapshot(&cfg, h100Nodes(4), pods, queues, nil, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = decide(snap, buildUnits(snap.pending, nil, snap.boundInGroup), true)
+	if len(d.preempts) != 0 || len(d.rejects) != 1 || !strings.Contains(d.rejects[0].message, "over quota") {
+		t.Errorf("a queue asking beyond its quota: preemptions %+v, rejects %+v", d.preempts, d.rejects)
+	}
+}
