@@ -58,10 +58,12 @@ func startHarness(t *testing.T, srv *Server, st *store.Store) *harness {
 	}
 	h := &harness{t: t, srv: srv, st: st, url: ts.URL, admin: &client.Client{Server: ts.URL, Token: tok}}
 	t.Cleanup(func() {
-		h.killAll()
+		// Stop scheduling first: killing the tasks frees GPUs, and a cycle
+		// still running would start waiting jobs into the removed TempDir.
 		cancel()
 		srv.Close()
 		srv.Wait()
+		h.killAll()
 		ts.Close()
 		st.Close()
 	})
