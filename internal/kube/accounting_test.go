@@ -65,6 +65,20 @@ func TestAccountingRecords(t *testing.T) {
 	a, b := inGroup(pod("pair-0", 4), "pair"), inGroup(pod("pair-1", 4), "pair")
 	e.create(a, b)
 	e.waitBound("pair-0", "pair-1")
+	// The bindings show before the scheduler writes their start records:
+	// wait for those before moving the clock.
+	e.eventually(func() error {
+		starts := 0
+		for _, r := range out.records(t) {
+			if r.Event == "start" {
+				starts++
+			}
+		}
+		if starts < 2 {
+			return errorString("waiting for two start records")
+		}
+		return nil
+	})
 	clock.Add(100 * time.Second)
 	ctx := context.Background()
 	zero := int64(0)
