@@ -58,28 +58,3 @@ func writeAutoscaling(w io.Writer, f *fleet.Fleet, results []*sim.Result) {
 		fmt.Fprintf(w, "  %-13s %10.0f GPU-h bought, %5.1f%% of %.0f; %d nodes joined, %d left\n", r.Policy, s.BoughtGPUHours, share, fixed, s.ScaleUps, s.ScaleDowns)
 	}
 }
-
-// writeDefrag says what defragmentation did under each policy (only
-// corral moves jobs).
-func writeDefrag(w io.Writer, results []*sim.Result) {
-	fmt.Fprintln(w, "\ndefragmentation: small checkpointing jobs moved for gangs kept waiting by scattered free GPUs")
-	for _, r := range results {
-		s := r.Summary
-		fmt.Fprintf(w, "  %-13s %6d jobs moved, %8.0f GPU-h gained net of work lost\n", r.Policy, s.Moves, s.DefragGainGPUH)
-	}
-}
-
-// writeEstimates says how good the start estimates given to the jobs first
-// in line were.
-func writeEstimates(w io.Writer, results []*sim.Result) {
-	fmt.Fprintln(w, "\nstart estimates given to jobs first in line (running jobs assumed to end at their estimates):")
-	for _, r := range results {
-		s := r.Summary
-		if s.Estimates == 0 {
-			fmt.Fprintf(w, "  %-13s none (no job waited behind a reservation)\n", r.Policy)
-			continue
-		}
-		fmt.Fprintf(w, "  %-13s %6d jobs, mean |start - estimate| %6.2fh, %3.0f%% started no later than estimated\n",
-			r.Policy, s.Estimates, s.EstimateErrH, 100*s.EstimateEarly)
-	}
-}

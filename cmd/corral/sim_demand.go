@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
+	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/sim"
 )
 
@@ -33,18 +35,10 @@ func writeDemandCSV(path string, hours []sim.Hour) error {
 	}
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "hour,gpu_model,gpus")
-	for _, h := range hours {
-		byModel := map[string]int{}
-		for _, g := range h.Groups {
-			byModel[g.GPUModel] += g.Occupied
-		}
-		models := make([]string, 0, len(byModel))
-		for m := range byModel {
-			models = append(models, m)
-		}
-		sort.Strings(models)
-		for _, m := range models {
-			fmt.Fprintf(w, "%d,%s,%d\n", h.Hour, m, byModel[m])
+	d := cardDemand(hours)
+	for i, h := range hours {
+		for _, s := range d.Series {
+			fmt.Fprintf(w, "%d,%s,%d\n", h.Hour, s.Model, int(s.GPUs[i]))
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -55,4 +49,25 @@ func writeDemandCSV(path string, hours []sim.Hour) error {
 		return fmt.Errorf("demand CSV %s: %w", path, err)
 	}
 	return nil
+}
+
+// cardDemand is the cards occupied at every hour boundary per GPU model:
+// the demand a commitment is sized against, series in model order.
+func cardDemand(hours []sim.Hour) *plan.Demand {
+	byModel := map[string][]float64{}
+	for i, h := range hours {
+		for _, g := range h.Groups {
+			s := byModel[g.GPUModel]
+			if s == nil {
+				s = make([]float64, len(hours))
+				byModel[g.GPUModel] = s
+			}
+			s[i] += float64(g.Occupied)
+		}
+	}
+	d := &plan.Demand{Hours: len(hours)}
+	for _, m := range slices.Sorted(maps.Keys(byModel)) {
+		d.Series = append(d.Series, plan.Series{Model: m, GPUs: byModel[m]})
+	}
+	return d
 }

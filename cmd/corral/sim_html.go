@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
@@ -57,22 +56,7 @@ func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*s
 // cards a policy occupied, summed over GPU models (0 when no model has a
 // commitment price): the floor drawn on its timeline.
 func committedFloor(res *sim.Result, cat *price.Catalog) float64 {
-	byModel := map[string][]float64{}
-	for i, h := range res.Hours {
-		for _, g := range h.Groups {
-			s := byModel[g.GPUModel]
-			if s == nil {
-				s = make([]float64, len(res.Hours))
-				byModel[g.GPUModel] = s
-			}
-			s[i] += float64(g.Occupied)
-		}
-	}
-	d := &plan.Demand{Hours: len(res.Hours)}
-	for m, s := range byModel {
-		d.Series = append(d.Series, plan.Series{Model: m, GPUs: s})
-	}
-	sort.Slice(d.Series, func(i, j int) bool { return d.Series[i].Model < d.Series[j].Model })
+	d := cardDemand(res.Hours)
 	p, err := plan.Build(d, cat, plan.Options{Term: price.Reserved1y})
 	if err != nil {
 		return 0
@@ -129,7 +113,7 @@ func fragmentationLine(res *sim.Result) html.Line {
 }
 
 func waitHours(res *sim.Result) []float64 {
-	end := time.Duration(res.Summary.MakespanH * float64(time.Hour)) // waits of jobs never started run to the end
+	end := durationOfHours(res.Summary.MakespanH) // waits of jobs never started run to the end
 	out := make([]float64, 0, len(res.Jobs))
 	for _, j := range res.Jobs {
 		out = append(out, j.Wait(end).Hours())

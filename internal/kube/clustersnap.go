@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -55,7 +57,7 @@ func TakeSnapshot(ctx context.Context, cs kubernetes.Interface, cfg Config) (*Sn
 	}
 	f, skipped := buildFleet(nodes, &c, nil)
 	s := &Snapshot{Taken: c.Now(), Fleet: f}
-	for _, name := range sortedKeys(skipped) {
+	for _, name := range slices.Sorted(maps.Keys(skipped)) {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("node %s: %v", name, skipped[name]))
 	}
 	groups := map[string][]*corev1.Pod{}
@@ -135,13 +137,4 @@ func snapshotJob(name string, pods []*corev1.Pod, ds []job.Demand, now time.Time
 		}
 	}
 	return sj
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

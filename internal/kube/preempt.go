@@ -65,11 +65,29 @@ func preempt(snap *snapshot, u *unit, j *job.Job) (*preemption, string) {
 // victimSets lists the running units of lower priority than prio placed by
 // this scheduler: lowest priority first, then the youngest, then by name.
 func victimSets(snap *snapshot, prio int32) []victimSet {
+	sets := runningUnits(snap, func(p *corev1.Pod) bool { return podPriority(p) < prio })
+	sort.Slice(sets, func(a, b int) bool {
+		x, y := sets[a], sets[b]
+		if x.priority != y.priority {
+			return x.priority < y.priority
+		}
+		return youngerFirst(x, y)
+	})
+	if len(sets) > maxVictimSets {
+		sets = sets[:maxVictimSets]
+	}
+	return sets
+}
+
+// runningUnits groups the bound pods this scheduler placed, not
+// terminating, that keep accepts into the units preemption stops whole:
+// one pod, or every bound pod of a pod group; in the order first seen.
+func runningUnits(snap *snapshot, keep func(*corev1.Pod) bool) []victimSet {
 	byName := map[string]*victimSet{}
 	var names []string
 	for _, b := range snap.bound {
 		p := b.pod
-		if p.Spec.SchedulerName != snap.scheduler || p.DeletionTimestamp != nil || podPriority(p) >= prio {
+		if p.Spec.SchedulerName != snap.scheduler || p.DeletionTimestamp != nil || !keep(p) {
 			continue
 		}
 		name := "pod " + podKey(p)
@@ -89,20 +107,15 @@ func victimSets(snap *snapshot, prio int32) []victimSet {
 	for _, n := range names {
 		sets = append(sets, *byName[n])
 	}
-	sort.Slice(sets, func(a, b int) bool {
-		x, y := sets[a], sets[b]
-		if x.priority != y.priority {
-			return x.priority < y.priority
-		}
-		if !x.created.Equal(&y.created) {
-			return y.created.Before(&x.created)
-		}
-		return x.name < y.name
-	})
-	if len(sets) > maxVictimSets {
-		sets = sets[:maxVictimSets]
-	}
 	return sets
+}
+
+// youngerFirst orders units by creation, the youngest first, then by name.
+func youngerFirst(x, y victimSet) bool {
+	if !x.created.Equal(&y.created) {
+		return y.created.Before(&x.created)
+	}
+	return x.name < y.name
 }
 
 func (v victimSet) jobs() []string {

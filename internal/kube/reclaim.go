@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/corral-sched/corral/internal/queue"
 )
 
@@ -24,9 +26,9 @@ func reclaim(snap *snapshot, u *unit, need int64) *preemption {
 		return nil // only what is its own is reclaimed
 	}
 	short := need - snap.book.Headroom(q, anyGPU)
-	for _, b := range snap.bound { // borrowers already on their way out
-		if b.pod.DeletionTimestamp != nil && snap.queues[b.pod.Labels[LabelQueue]] != nil &&
-			snap.queues[b.pod.Labels[LabelQueue]].Cohort == spec.Cohort && b.pod.Labels[LabelQueue] != q {
+	for _, b := range snap.bound { // pods of the cohort already on their way out
+		other := snap.queues[b.pod.Labels[LabelQueue]]
+		if b.pod.DeletionTimestamp != nil && other != nil && other != spec && other.Cohort == spec.Cohort {
 			short -= b.milli
 		}
 	}
@@ -63,35 +65,7 @@ func borrowerSets(snap *snapshot, q, cohort string) []victimSet {
 			borrowing[name] = true
 		}
 	}
-	byName := map[string]*victimSet{}
-	var names []string
-	for _, b := range snap.bound {
-		p := b.pod
-		if p.Spec.SchedulerName != snap.scheduler || p.DeletionTimestamp != nil || !borrowing[p.Labels[LabelQueue]] {
-			continue
-		}
-		name := "pod " + podKey(p)
-		if g := GroupName(p); g != "" {
-			name = "group " + p.Namespace + "/" + g
-		}
-		v := byName[name]
-		if v == nil {
-			v = &victimSet{name: name, priority: podPriority(p), created: p.CreationTimestamp}
-			byName[name] = v
-			names = append(names, name)
-		}
-		v.pods = append(v.pods, b)
-	}
-	sets := make([]victimSet, 0, len(names))
-	for _, n := range names {
-		sets = append(sets, *byName[n])
-	}
-	sort.Slice(sets, func(a, b int) bool {
-		x, y := sets[a], sets[b]
-		if !x.created.Equal(&y.created) {
-			return y.created.Before(&x.created)
-		}
-		return x.name < y.name
-	})
+	sets := runningUnits(snap, func(p *corev1.Pod) bool { return borrowing[p.Labels[LabelQueue]] })
+	sort.Slice(sets, func(a, b int) bool { return youngerFirst(sets[a], sets[b]) })
 	return sets
 }

@@ -1,9 +1,10 @@
 package server
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,23 +48,14 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	for _, r := range extraRoutes {
 		served[r] = true
 	}
-	for _, r := range sortedKeys(served) {
+	for _, r := range slices.Sorted(maps.Keys(served)) {
 		if !documented[r] {
 			t.Errorf("%s is served but not in api/openapi.yaml", r)
 		}
 	}
-	for _, r := range sortedKeys(documented) {
+	for _, r := range slices.Sorted(maps.Keys(documented)) {
 		if !served[r] {
 			t.Errorf("%s is in api/openapi.yaml but not served", r)
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"sort"
-	"time"
 
 	"github.com/corral-sched/corral/internal/job"
 )
@@ -38,10 +37,10 @@ func (s *Sim) defragment(p *pendingJob, j *job.Job) bool {
 	if !s.opt.Defrag.Enabled || s.acct.capacity-s.acct.allocated < demandGPUs(p.a)-1e-9 {
 		return false // off, or GPUs are short, not scattered
 	}
-	if s.noDefrag[p.a.Job.Name] == s.version+1 {
+	if s.noDefrag.same(p.a.Job.Name, s.version) {
 		return false
 	}
-	s.noDefrag[p.a.Job.Name] = s.version + 1
+	s.noDefrag.note(p.a.Job.Name, s.version)
 	at, _ := s.reservation(j)
 	if at == forever {
 		return false // no estimate of what waiting costs
@@ -54,19 +53,15 @@ func (s *Sim) defragment(p *pendingJob, j *job.Job) bool {
 		}
 		return false
 	}
-	if !s.moveBudget(len(victims)) {
+	if s.moved.count(s.now)+len(victims) > s.opt.Defrag.movesPerHour() {
 		return false
-	}
-	for _, v := range victims {
-		s.interrupt(v, s.opt.PreemptGrace > 0, "moved to make room for "+p.a.Job.Name)
-		s.records[s.byName[v]].Moves++
-		s.moved = append(s.moved, s.now)
-		s.schedule(event{at: s.now, arrival: -1, wake: v}) // placed again in the room left, this moment
 	}
 	s.defragGainGPUH += gain - lost
 	s.note(p.a.Job.Name, "%d small jobs moved out of its way: gains %.1f GPU-h, they lose %.1f", len(victims), gain, lost)
-	p.startDelay = s.opt.PreemptGrace
-	return s.placeAdmitted(p, j, true)
+	return s.stopFor(p, j, victims, "moved to make room for", &s.moved, func(name string) {
+		s.records[s.byName[name]].Moves++
+		s.schedule(event{at: s.now, arrival: -1, wake: name}) // placed again in the room left, this moment
+	})
 }
 
 // movablePlan picks the nodes whose movable jobs, once gone, let j fit:
@@ -169,14 +164,4 @@ func (s *Sim) moveCost(r *runningJob) float64 {
 		return r.gpus * restartCost.Hours()
 	}
 	return s.stopCost(r)
-}
-
-// moveBudget reports whether n more moves stay within the hourly bound.
-func (s *Sim) moveBudget(n int) bool {
-	i := 0
-	for i < len(s.moved) && s.moved[i] <= s.now-time.Hour {
-		i++
-	}
-	s.moved = s.moved[i:]
-	return len(s.moved)+n <= s.opt.Defrag.movesPerHour()
 }

@@ -71,10 +71,10 @@ func (s *Sim) growElastic() {
 // it changes nothing and reports false if giving all of them back would
 // not make room.
 func (s *Sim) shrinkElastic(p *pendingJob, j *job.Job, quota bool) bool {
-	if len(s.grown) == 0 || s.noShrink[p.a.Job.Name] == s.version+1 {
+	if len(s.grown) == 0 || s.noShrink.same(p.a.Job.Name, s.version) {
 		return false
 	}
-	s.noShrink[p.a.Job.Name] = s.version + 1
+	s.noShrink.note(p.a.Job.Name, s.version)
 	var parts []string
 	names := make([]string, 0, len(s.grown))
 	for name := range s.grown {

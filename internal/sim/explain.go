@@ -73,7 +73,7 @@ func (o Options) check() error {
 // note adds a line to the story of the explained job, skipping a line
 // that repeats the one before.
 func (s *Sim) note(name, format string, args ...any) {
-	if name != s.explain || name == "" {
+	if name != s.opt.Explain || name == "" {
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
@@ -86,7 +86,7 @@ func (s *Sim) note(name, format string, args ...any) {
 // whyWaiting notes why p could not start now.
 func (s *Sim) whyWaiting(p *pendingJob, j *job.Job, quota bool) {
 	name := p.a.Job.Name
-	if name != s.explain {
+	if name != s.opt.Explain {
 		return
 	}
 	if quota && !p.admitted {

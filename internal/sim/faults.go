@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/workload"
@@ -87,22 +88,32 @@ func (s *Sim) ownerOf(part string) string {
 // checkpoint.
 func (s *Sim) interrupt(name string, notice bool, cause string) {
 	r := s.stop(name)
-	elapsed := max(s.now-r.start, 0) // a job stopped while still held for its start did no work
+	kept := s.chargeStop(r, notice, "stopped ("+cause+")")
+	p := r.pending
+	p.done, p.held, p.admitted, p.fresh = r.done+kept, nil, false, true
+	s.pending = append(s.pending, p)
+	s.sortPending()
+}
+
+// chargeStop records on a running job's record that its run stops now, and
+// returns the work of the run it keeps: all of it after a notice to
+// checkpoint, else up to its last periodic checkpoint; nothing if it does
+// not checkpoint. A job stopped while still held for its start did no work.
+func (s *Sim) chargeStop(r *runningJob, notice bool, what string) time.Duration {
+	elapsed := max(s.now-r.start, 0)
 	kept := elapsed
 	if every := r.a.Job.CheckpointEvery; every <= 0 {
 		kept = 0
 	} else if !notice {
 		kept = elapsed / every * every
 	}
-	s.note(name, "stopped (%s): keeps %v of work, loses %.1f GPU-hours", cause, r.done+kept, r.gpus*(elapsed-kept).Hours())
-	rec := &s.records[s.byName[name]]
+	lost := r.gpus * (elapsed - kept).Hours()
+	s.note(r.a.Job.Name, "%s: keeps %v of work, loses %.1f GPU-hours", what, r.done+kept, lost)
+	rec := &s.records[s.byName[r.a.Job.Name]]
 	rec.Interruptions++
 	rec.GPUHours += s.ran(r)
-	rec.LostGPUHours += r.gpus * (elapsed - kept).Hours()
-	p := r.pending
-	p.done, p.held, p.admitted, p.fresh = r.done+kept, nil, false, true
-	s.pending = append(s.pending, p)
-	s.sortPending()
+	rec.LostGPUHours += lost
+	return kept
 }
 
 // dropHeld frees the pods a waiting job holds, so that they are placed

@@ -25,7 +25,7 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 	if s.now-p.a.At < reclaimPatience {
 		return false // room often appears by itself: wait a while first
 	}
-	if s.noReclaim[p.a.Job.Name] == s.version+1 {
+	if s.noReclaim.same(p.a.Job.Name, s.version) {
 		return false // nothing changed since the last attempt failed
 	}
 	victims := s.borrowingVictims(t)
@@ -45,21 +45,16 @@ func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
 			if !s.preemptionBudget(p, len(chosen)) {
 				return false
 			}
-			for _, name := range chosen {
-				v := s.running[name].pending
-				s.interrupt(name, s.opt.PreemptGrace > 0, "preempted for "+p.a.Job.Name)
-				s.preempted = append(s.preempted, s.now)
+			return s.stopFor(p, j, chosen, "preempted for", &s.preempted, func(name string) {
 				rec := &s.records[s.byName[name]]
 				rec.Preemptions++
 				// It may not borrow again for a while, doubling each time:
 				// no preempt-requeue loop.
-				v.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
-			}
-			p.startDelay = s.opt.PreemptGrace
-			return s.placeAdmitted(p, j, true)
+				s.running[name].pending.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
+			})
 		}
 	}
-	s.noReclaim[p.a.Job.Name] = s.version + 1
+	s.noReclaim.note(p.a.Job.Name, s.version)
 	return false
 }
 
@@ -71,19 +66,45 @@ func (s *Sim) preemptionBudget(p *pendingJob, n int) bool {
 	if limit <= 0 {
 		return true
 	}
-	i := 0
-	for i < len(s.preempted) && s.preempted[i] <= s.now-time.Hour {
-		i++
-	}
-	s.preempted = s.preempted[i:]
-	if len(s.preempted)+n <= limit {
+	used := s.preempted.count(s.now)
+	if used+n <= limit {
 		return true
 	}
-	s.note(p.a.Job.Name, "waits: reclaiming its quota needs %d preemptions; %d of at most %d per hour are used", n, len(s.preempted), limit)
-	if n <= limit && len(s.preempted) > 0 {
+	s.note(p.a.Job.Name, "waits: reclaiming its quota needs %d preemptions; %d of at most %d per hour are used", n, used, limit)
+	if n <= limit && used > 0 {
 		s.schedule(event{at: s.preempted[0] + time.Hour, arrival: -1, wake: p.a.Job.Name})
 	}
 	return false
+}
+
+// stopFor stops running jobs so that p (shaped j) starts: each is counted
+// (record runs first, while the job still runs) and noted in window, then
+// stopped with the grace period to checkpoint in. p is placed now and starts
+// when the grace runs out, on the capacity held for it.
+func (s *Sim) stopFor(p *pendingJob, j *job.Job, victims []string, cause string, window *hourWindow, record func(name string)) bool {
+	for _, name := range victims {
+		record(name)
+		window.add(s.now)
+		s.interrupt(name, s.opt.PreemptGrace > 0, cause+" "+p.a.Job.Name)
+	}
+	p.startDelay = s.opt.PreemptGrace
+	return s.placeAdmitted(p, j, true)
+}
+
+// hourWindow holds the times of recent events, oldest first, for bounds
+// per hour.
+type hourWindow []time.Duration
+
+func (w *hourWindow) add(at time.Duration) { *w = append(*w, at) }
+
+// count forgets the events an hour old or more at now and counts the rest.
+func (w *hourWindow) count(now time.Duration) int {
+	i := 0
+	for i < len(*w) && (*w)[i] <= now-time.Hour {
+		i++
+	}
+	*w = (*w)[i:]
+	return len(*w)
 }
 
 // reclaimPatience is how long a job within its tenant's quota waits for

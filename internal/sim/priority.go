@@ -10,10 +10,10 @@ import "github.com/corral-sched/corral/internal/job"
 // grace period to checkpoint and go back to the queue. It changes nothing
 // and reports false when no such set of victims makes room.
 func (s *Sim) preemptLower(p *pendingJob, j *job.Job) bool {
-	if !s.opt.PriorityPreemption || s.noPreempt[p.a.Job.Name] == s.version+1 {
+	if !s.opt.PriorityPreemption || s.noPreempt.same(p.a.Job.Name, s.version) {
 		return false
 	}
-	s.noPreempt[p.a.Job.Name] = s.version + 1
+	s.noPreempt.note(p.a.Job.Name, s.version)
 	if s.book.CanAdmit(tenantOf(p.a), need(p.a)) != nil && !s.withinNominal(p) {
 		return false // its tenant's quota, not room, keeps it waiting
 	}
@@ -37,13 +37,9 @@ func (s *Sim) preemptLower(p *pendingJob, j *job.Job) bool {
 		if !s.preemptionBudget(p, len(chosen)) {
 			return false
 		}
-		for _, name := range chosen {
-			s.interrupt(name, s.opt.PreemptGrace > 0, "preempted by higher-priority "+p.a.Job.Name)
+		return s.stopFor(p, j, chosen, "preempted by higher-priority", &s.preempted, func(name string) {
 			s.records[s.byName[name]].Preemptions++
-			s.preempted = append(s.preempted, s.now)
-		}
-		p.startDelay = s.opt.PreemptGrace
-		return s.placeAdmitted(p, j, true)
+		})
 	}
 	return false
 }

@@ -1,7 +1,8 @@
 package sim
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/corral-sched/corral/internal/queue"
@@ -172,7 +173,7 @@ func (s *Sim) tenantSummaries(end time.Duration) ([]TenantSummary, float64) {
 	}
 	var out []TenantSummary
 	received, entitled := map[string]float64{}, map[string]float64{}
-	for _, t := range sortedKeys(waits) {
+	for _, t := range slices.Sorted(maps.Keys(waits)) {
 		w := sortedFloats(waits[t])
 		ts := TenantSummary{Tenant: t, Jobs: len(w), MeanWaitH: mean(w), P99WaitH: percentile(w, 0.99),
 			GPUHours: got[t], Entitled: s.entitled[t]}
@@ -185,15 +186,6 @@ func (s *Sim) tenantSummaries(end time.Duration) ([]TenantSummary, float64) {
 	return out, queue.Jain(queue.Ratios(received, entitled))
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // classSummaries condenses the records per workload class, in name order.
 func (s *Sim) classSummaries(end time.Duration) []ClassSummary {
 	waits, jcts := map[string][]float64{}, map[string][]float64{}
@@ -204,7 +196,7 @@ func (s *Sim) classSummaries(end time.Duration) []ClassSummary {
 		}
 	}
 	var out []ClassSummary
-	for _, c := range sortedKeys(waits) {
+	for _, c := range slices.Sorted(maps.Keys(waits)) {
 		w := sortedFloats(waits[c])
 		out = append(out, ClassSummary{Class: c, Jobs: len(w), MeanWaitH: mean(w), P99WaitH: percentile(w, 0.99), MeanJCTH: mean(jcts[c])})
 	}

@@ -15,22 +15,20 @@ import (
 
 // Sim is one replay of a workload under one policy.
 type Sim struct {
-	now     time.Duration
-	fleet   *fleet.Fleet
-	state   *gang.State
-	arr     []workload.Arrival
-	pending []*pendingJob // in arrival order
-	running map[string]*runningJob
-	events  eventQueue
-	seq     int
-	acct    accounting
-	faults  []workload.Fault
-	owner   map[string]string // placement name -> job name, for running jobs
-	// noReclaim: jobs whose reclaim failed, with the version (+1) then
-	noReclaim map[string]int
-	explain   string   // the job whose story is told
-	story     []string // its story
-	runs      int      // counts runs started, to tell completions apart
+	now       time.Duration
+	fleet     *fleet.Fleet
+	state     *gang.State
+	arr       []workload.Arrival
+	pending   []*pendingJob // in arrival order
+	running   map[string]*runningJob
+	events    eventQueue
+	seq       int
+	acct      accounting
+	faults    []workload.Fault
+	owner     map[string]string // placement name -> job name, for running jobs
+	noReclaim failedAt          // jobs whose reclaim failed
+	story     []string          // the story of opt.Explain's job
+	runs      int               // counts runs started, to tell completions apart
 	records   []JobRecord
 	byName    map[string]int              // job name -> index into records
 	book      *queue.Book                 // tenants' quotas and fair share
@@ -45,19 +43,19 @@ type Sim struct {
 	opt      Options
 	// preempted holds the times of recent stops to give quota back, oldest
 	// first, for the hourly bound.
-	preempted []time.Duration
+	preempted hourWindow
 	spares    []string                   // hot spare nodes
 	gone      map[string]*gang.Placement // placements the core removed (evicted from a spare), until the sim lets go of them
 	scale     autoscaling
 	growable  map[string]bool // running elastic jobs below their full size
 	grown     map[string]bool // running elastic jobs that grew: they give back first
 	growTried int             // version (+1) of the last attempt to grow them
-	noShrink  map[string]int  // jobs whose last attempt to shrink others failed, version (+1)
-	noPreempt map[string]int  // likewise for preempting lower priorities
+	noShrink  failedAt        // jobs whose last attempt to shrink others failed
+	noPreempt failedAt        // likewise for preempting lower priorities
 	// Defragmentation: jobs whose last attempt failed (version + 1), the
 	// times of recent moves, and the GPU-hours gained net of work lost.
-	noDefrag       map[string]int
-	moved          []time.Duration
+	noDefrag       failedAt
+	moved          hourWindow
 	defragGainGPUH float64
 }
 
@@ -123,10 +121,10 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: map[string]int{},
-		explain: opt.Explain, opt: opt, gone: map[string]*gang.Placement{},
-		noDefrag: map[string]int{}, resvs: map[string]reservationCache{},
-		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: map[string]int{}, noPreempt: map[string]int{}}
+		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: failedAt{},
+		opt: opt, gone: map[string]*gang.Placement{},
+		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
+		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{}, noPreempt: failedAt{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
@@ -301,6 +299,14 @@ func (s *Sim) release(name string) {
 	}
 	s.releasedFrom(p)
 }
+
+// failedAt remembers, per job, the version of the state (+1) at which an
+// attempt for it last failed: while the version stays, trying again would
+// fail the same way.
+type failedAt map[string]int
+
+func (f failedAt) same(name string, version int) bool { return f[name] == version+1 }
+func (f failedAt) note(name string, version int)      { f[name] = version + 1 }
 
 // placements looks up placements by name.
 func (s *Sim) placements(names []string) []*gang.Placement {

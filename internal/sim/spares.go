@@ -50,18 +50,7 @@ func (s *Sim) replaceOnSpare(name, node string) bool {
 // checkpoint: the work since is lost, the job does not wait.
 func (s *Sim) restartInPlace(r *runningJob, why string) {
 	name := r.a.Job.Name
-	elapsed := max(s.now-r.start, 0)
-	kept := elapsed
-	if every := r.a.Job.CheckpointEvery; every <= 0 {
-		kept = 0
-	} else {
-		kept = elapsed / every * every
-	}
-	rec := &s.records[s.byName[name]]
-	rec.Interruptions++
-	rec.GPUHours += s.ran(r)
-	rec.LostGPUHours += r.gpus * (elapsed - kept).Hours()
-	s.note(name, "restarts in place (%s): keeps %v of work, loses %.1f GPU-hours", why, r.done+kept, r.gpus*(elapsed-kept).Hours())
+	kept := s.chargeStop(r, false, "restarts in place ("+why+")")
 	s.trackEnd(r, false)
 	r.done += kept
 	r.start, r.gpuH, r.seg = s.now, 0, 0

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -141,7 +142,12 @@ func (c *Client) Logs(ctx context.Context, id string, rank int, stream string, f
 	if follow {
 		q.Set("follow", "true")
 	}
-	resp, err := c.Do(ctx, "GET", "/v1/jobs/"+url.PathEscape(id)+"/logs", q, nil)
+	return c.copyTo(ctx, "/v1/jobs/"+url.PathEscape(id)+"/logs", q, w)
+}
+
+// copyTo copies the body of a GET to w as it arrives.
+func (c *Client) copyTo(ctx context.Context, path string, q url.Values, w io.Writer) error {
+	resp, err := c.Do(ctx, "GET", path, q, nil)
 	if err != nil {
 		return err
 	}
@@ -166,17 +172,9 @@ func (c *Client) Acct(ctx context.Context, query url.Values) (api.Acct, error) {
 // AcctCSV copies accounting records as CSV to w.
 func (c *Client) AcctCSV(ctx context.Context, query url.Values, w io.Writer) error {
 	q := url.Values{}
-	for k, v := range query {
-		q[k] = v
-	}
+	maps.Copy(q, query)
 	q.Set("format", "csv")
-	resp, err := c.Do(ctx, "GET", "/v1/acct", q, nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(w, resp.Body)
-	return err
+	return c.copyTo(ctx, "/v1/acct", q, w)
 }
 
 // Whoami says whose the token is.

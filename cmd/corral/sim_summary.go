@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/corral-sched/corral/internal/sim"
+)
+
+// writeDefrag says what defragmentation did under each policy (only
+// corral moves jobs).
+func writeDefrag(w io.Writer, results []*sim.Result) {
+	fmt.Fprintln(w, "\ndefragmentation: small checkpointing jobs moved for gangs kept waiting by scattered free GPUs")
+	for _, r := range results {
+		s := r.Summary
+		fmt.Fprintf(w, "  %-13s %6d jobs moved, %8.0f GPU-h gained net of work lost\n", r.Policy, s.Moves, s.DefragGainGPUH)
+	}
+}
+
+// writeEstimates says how good the start estimates given to the jobs first
+// in line were.
+func writeEstimates(w io.Writer, results []*sim.Result) {
+	fmt.Fprintln(w, "\nstart estimates given to jobs first in line (running jobs assumed to end at their estimates):")
+	for _, r := range results {
+		s := r.Summary
+		if s.Estimates == 0 {
+			fmt.Fprintf(w, "  %-13s none (no job waited behind a reservation)\n", r.Policy)
+			continue
+		}
+		fmt.Fprintf(w, "  %-13s %6d jobs, mean |start - estimate| %6.2fh, %3.0f%% started no later than estimated\n",
+			r.Policy, s.Estimates, s.EstimateErrH, 100*s.EstimateEarly)
+	}
+}
