@@ -35,6 +35,10 @@ const (
 // takes the GPU with the least increase (lowest index on ties); a whole-GPU
 // pod the lowest-index free GPUs.
 //
+// Before that, a hostGuard (guard.go) sets aside the nodes where the pod
+// would end the last hosts of a pod shape that is running out of them, as
+// long as another feasible node remains.
+//
 // NewCorral is given the mix of the whole workload in advance, like FGD;
 // NewCorralOnline learns it from the pods that have arrived.
 type Corral struct {
@@ -43,13 +47,15 @@ type Corral struct {
 	learner *mixLearner // nil when the mix is given
 	renewed int         // arrivals seen at the last renewal of the mix
 	cache   scoreCache
-	scores  []float64
+	all     Mix // every shape seen, weighted by arrivals, for the guard
+	guard   hostGuard
+	renew   bool // the guard must start over from all
 }
 
 // NewCorral returns corral's policy, measuring against the typical mix of
 // the given workload.
 func NewCorral(pods []model.Pod) *Corral {
-	return &Corral{name: "corral", mix: TypicalMix(pods, 95)}
+	return &Corral{name: "corral", mix: TypicalMix(pods, 95), all: groupPods(pods), renew: true}
 }
 
 // NewCorralOnline returns corral's policy that knows nothing in advance and
@@ -69,27 +75,42 @@ func (p *Corral) Observe(pod *model.Pod) {
 	if seen := p.learner.seen; seen == 1 || seen-p.renewed >= max(onlineRefresh, seen/10) {
 		p.renewed = seen
 		p.mix = p.learner.mix()
+		p.all = p.learner.all()
+		p.renew = true
 		p.cache = scoreCache{} // scores depend on the mix
 	}
 }
 
 func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	class := p.cache.class(pod)
-	p.scores = p.scores[:0]
+	score := func(n int) float64 {
+		return p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) }).score
+	}
+	gpus := func(n int) []int {
+		if pod.IsShare() {
+			score(n) // a sharing pod's GPU comes with its score
+		}
+		return p.cache.gpus(c, n, class, pod)
+	}
+	if p.renew {
+		p.guard.reset(c, p.all)
+		p.renew = false
+	}
+	if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
+		feasible = kept
+	}
 	best := math.Inf(-1)
 	for _, n := range feasible {
-		s := p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) }).score
-		p.scores = append(p.scores, s)
-		best = max(best, s)
+		best = max(best, score(n))
 	}
 	n := feasible[0]
-	for i, s := range p.scores {
-		if s >= best-corralWindow {
-			n = feasible[i]
+	for _, m := range feasible {
+		if score(m) >= best-corralWindow {
+			n = m
 			break
 		}
 	}
-	return Choice{Node: n, GPUs: p.cache.gpus(c, n, class, pod)}
+	return Choice{Node: n, GPUs: gpus(n)}
 }
 
 // frag is the fragmentation corral minimises.

@@ -10,7 +10,8 @@
 // packing, bestfit, fgd) are ported score for score, including their integer
 // truncation; spread is what a default Kubernetes scheduler does; corral and
 // corral-online are corral's own. Fragmentation (frag.go) is measured against
-// a Mix of typical pods.
+// a Mix of typical pods; corral also keeps hosts for pod shapes that are
+// running out of them (guard.go), which the typical mix cannot see.
 //
 // This package performs no I/O and imports only model. Start with
 // cluster.go, then policy.go.

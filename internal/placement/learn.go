@@ -46,12 +46,10 @@ func (l *mixLearner) observe(p *model.Pod) {
 // mix is the current estimate: the most popular shapes covering percent of
 // the decayed weight, renormalised.
 func (l *mixLearner) mix() Mix {
-	all := make(Mix, len(l.groups))
+	all := l.all()
 	total := 0.0
-	for i, g := range l.groups {
-		all[i] = g.t
-		all[i].Weight = g.weight
-		total += g.weight
+	for _, t := range all {
+		total += t.Weight
 	}
 	sort.SliceStable(all, func(i, j int) bool { return moreTypical(all[i], all[j]) })
 	var mix Mix
@@ -67,4 +65,14 @@ func (l *mixLearner) mix() Mix {
 		mix[i].Weight /= cum
 	}
 	return mix
+}
+
+// all is every shape seen with its decayed weight.
+func (l *mixLearner) all() Mix {
+	all := make(Mix, len(l.groups))
+	for i, g := range l.groups {
+		all[i] = g.t
+		all[i].Weight = g.weight
+	}
+	return all
 }
