@@ -13,9 +13,10 @@ type Cluster struct {
 	MemLeft []int64
 	GPULeft [][]int64 // milli-GPU left on each GPU of each node, 0..1000
 
-	gen  []uint32 // bumped on every change to a node; keys policy caches
-	tags [][]int  // per node: pods by GPU tag (0 = sharing, k = k whole GPUs)
-	used int64    // milli-GPU allocated in the whole cluster
+	gen     []uint32 // bumped on every change to a node; keys policy caches
+	tags    [][]int  // per node: pods by GPU tag (0 = sharing, k = k whole GPUs)
+	used    int64    // milli-GPU allocated in the whole cluster
+	cpuLeft int64    // milli-CPU left in the whole cluster
 }
 
 // NewCluster returns an empty cluster of the given nodes.
@@ -30,6 +31,7 @@ func NewCluster(nodes []model.Node) *Cluster {
 	}
 	for i, n := range nodes {
 		c.CPULeft[i] = n.CPUMilli
+		c.cpuLeft += n.CPUMilli
 		c.MemLeft[i] = n.MemoryMiB
 		c.GPULeft[i] = make([]int64, n.GPUs)
 		for g := range c.GPULeft[i] {
@@ -54,6 +56,7 @@ func (c *Cluster) Bind(pod model.Pod, ch Choice) {
 		panic(fmt.Sprintf("placement: bind %s on %s does not fit", pod.Name, c.Nodes[n].Name))
 	}
 	c.CPULeft[n] -= pod.CPUMilli
+	c.cpuLeft -= pod.CPUMilli
 	c.MemLeft[n] -= pod.MemoryMiB
 	for _, g := range ch.GPUs {
 		if c.GPULeft[n][g] < pod.GPUMilli {
@@ -71,6 +74,9 @@ func (c *Cluster) Bind(pod model.Pod, ch Choice) {
 
 // UsedGPUMilli is the milli-GPU allocated across the cluster.
 func (c *Cluster) UsedGPUMilli() int64 { return c.used }
+
+// CPULeftMilli is the milli-CPU left across the cluster.
+func (c *Cluster) CPULeftMilli() int64 { return c.cpuLeft }
 
 // IdleMilli is the milli-GPU left on node n.
 func (c *Cluster) IdleMilli(n int) int64 {

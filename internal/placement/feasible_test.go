@@ -78,6 +78,9 @@ func TestBindUpdatesState(t *testing.T) {
 	if c.CPULeft[0] != 5000 || c.GPULeft[0][1] != 750 || c.UsedGPUMilli() != 250 || c.IdleMilli(0) != 1750 {
 		t.Fatalf("after bind: cpu %d, gpus %v, used %d", c.CPULeft[0], c.GPULeft[0], c.UsedGPUMilli())
 	}
+	if c.CPULeftMilli() != 5000 {
+		t.Errorf("cluster CPU left %d, want 5000", c.CPULeftMilli())
+	}
 	if c.Generation(0) == gen {
 		t.Error("bind did not change the node's generation")
 	}

@@ -201,11 +201,7 @@ func (g *hostGuard) refresh(c *Cluster) {
 // shortFor marks the shapes other than pod's own that are short of hosts;
 // false if there are none.
 func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) bool {
-	var cpuLeft int64
-	for _, l := range c.CPULeft {
-		cpuLeft += l
-	}
-	arrivals := min(float64(g.capacity-c.UsedGPUMilli())/g.meanGPU, float64(cpuLeft)/g.meanCPU)
+	arrivals := min(float64(g.capacity-c.UsedGPUMilli())/g.meanGPU, float64(c.CPULeftMilli())/g.meanCPU)
 	own, known := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]
 	clear(g.short)
 	any := false
