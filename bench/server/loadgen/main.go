@@ -10,11 +10,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"sort"
-	"sync"
 	"time"
 
+	"github.com/corral-sched/corral/bench/server/burst"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
 )
@@ -35,33 +34,13 @@ func main() {
 func run(server, token string, n, conc, gpus int) error {
 	c := &client.Client{Server: server, Token: token}
 	ctx := context.Background()
-	lat := make([]time.Duration, n)
-	ids := make([]string, n)
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
 	begin := time.Now()
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := time.Now()
-				j, err := c.Submit(ctx, api.JobRequest{Name: fmt.Sprintf("load-%d", i), GPUs: gpus, Command: []string{"true"}})
-				lat[i], ids[i], errs[i] = time.Since(t), j.ID, err
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	submitWall := time.Since(begin)
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("submit %d: %w", i, err)
-		}
+	sent, err := burst.Run(n, conc, func(i int) (string, error) {
+		j, err := c.Submit(ctx, api.JobRequest{Name: fmt.Sprintf("load-%d", i), GPUs: gpus, Command: []string{"true"}})
+		return j.ID, err
+	})
+	if err != nil {
+		return fmt.Errorf("submit %w", err)
 	}
 	if err := waitIdle(ctx, c); err != nil {
 		return err
@@ -75,7 +54,7 @@ func run(server, token string, n, conc, gpus int) error {
 	if err != nil {
 		return err
 	}
-	report(n, conc, lat, submitWall, total, ids, jobs, acct)
+	report(conc, sent, total, jobs, acct)
 	return nil
 }
 
@@ -96,9 +75,8 @@ func waitIdle(ctx context.Context, c *client.Client) error {
 	return fmt.Errorf("jobs still not done after 30 minutes")
 }
 
-func report(n, conc int, lat []time.Duration, submitWall, total time.Duration, ids []string, jobs []api.Job, acct api.Acct) {
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+func report(conc int, b burst.Result, total time.Duration, jobs []api.Job, acct api.Acct) {
+	n, ids := len(b.IDs), b.IDs
 	var starts []time.Time
 	states := map[string]int{}
 	seen := map[string]int{}
@@ -133,8 +111,7 @@ func report(n, conc int, lat []time.Duration, submitWall, total time.Duration, i
 	}
 	span := starts[len(starts)-1].Sub(starts[0])
 	fmt.Printf("| jobs submitted | %d (%d concurrent clients) |\n", n, conc)
-	fmt.Printf("| submit wall time | %s (%.0f submits/s) |\n", submitWall.Round(time.Millisecond), float64(n)/submitWall.Seconds())
-	fmt.Printf("| submit latency p50 / p99 / max | %s / %s / %s |\n", pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
+	b.PrintSubmitRows(os.Stdout)
 	fmt.Printf("| jobs started | %d in %s: %.1f starts/s |\n", len(starts), span.Round(time.Millisecond), float64(len(starts)-1)/span.Seconds())
 	fmt.Printf("| all done after | %s |\n", total.Round(time.Millisecond))
 	fmt.Printf("| final states | %v |\n", states)

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/corral-sched/corral/bench/server/burst"
 )
 
 func main() {
@@ -26,37 +26,17 @@ func main() {
 }
 
 func run(n, conc int, gres string) error {
-	lat := make([]time.Duration, n)
-	ids := make([]string, n)
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
 	begin := time.Now()
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := time.Now()
-				out, err := exec.Command("sbatch", "--parsable", "--gres="+gres, "--output=/dev/null",
-					fmt.Sprintf("--job-name=load-%d", i), "--wrap=true").CombinedOutput()
-				lat[i], ids[i] = time.Since(t), strings.TrimSpace(string(out))
-				if err != nil {
-					errs[i] = fmt.Errorf("%v: %s", err, out)
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	submitWall := time.Since(begin)
-	for i, err := range errs {
+	sent, err := burst.Run(n, conc, func(i int) (string, error) {
+		out, err := exec.Command("sbatch", "--parsable", "--gres="+gres, "--output=/dev/null",
+			fmt.Sprintf("--job-name=load-%d", i), "--wrap=true").CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("sbatch %d: %w", i, err)
+			return "", fmt.Errorf("%v: %s", err, out)
 		}
+		return strings.TrimSpace(string(out)), nil
+	})
+	if err != nil {
+		return fmt.Errorf("sbatch %w", err)
 	}
 	for {
 		out, err := exec.Command("squeue", "-h", "-t", "PD,R,CG,CF", "-o", "%i").Output()
@@ -72,19 +52,16 @@ func run(n, conc int, gres string) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	total := time.Since(begin)
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
 	seen := map[string]bool{}
 	dup := 0
-	for _, id := range ids {
+	for _, id := range sent.IDs {
 		if seen[id] {
 			dup++
 		}
 		seen[id] = true
 	}
 	fmt.Printf("| jobs submitted | %d (%d concurrent sbatch) |\n", n, conc)
-	fmt.Printf("| submit wall time | %s (%.0f submits/s) |\n", submitWall.Round(time.Millisecond), float64(n)/submitWall.Seconds())
-	fmt.Printf("| submit latency p50 / p99 / max | %s / %s / %s |\n", pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
+	sent.PrintSubmitRows(os.Stdout)
 	fmt.Printf("| all done after | %s: %.1f jobs/s end to end |\n", total.Round(time.Millisecond), float64(n)/total.Seconds())
 	fmt.Printf("| duplicate job IDs | %d |\n", dup)
 	return nil
