@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -21,9 +20,7 @@ Flags:
 `
 
 func runAcct(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("acct", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("acct", stderr)
 	csv := fs.Bool("csv", false, "print the records as CSV")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tenant := fs.String("tenant", "", "only this tenant (admins)")

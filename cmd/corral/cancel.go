@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -17,9 +16,7 @@ Flags:
 `
 
 func runCancel(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cancel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("cancel", stderr)
 	if err := parseFlags(fs, cancelUsage, args); err != nil {
 		return err
 	}

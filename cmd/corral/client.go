@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -23,11 +24,15 @@ The server is --server, else $CORRAL_SERVER, else ` + client.DefaultServer + `;
 the token is --token, else $CORRAL_TOKEN. 'corral server --dev' prints both.
 `
 
-func addClientFlags(fs *flag.FlagSet) *clientFlags {
+// clientFlagSet is a client subcommand's flag set: errors and help go to
+// stderr, and it takes the --server and --token flags.
+func clientFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *clientFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	c := &clientFlags{}
 	fs.StringVar(&c.server, "server", "", "server URL (default $CORRAL_SERVER or "+client.DefaultServer+")")
 	fs.StringVar(&c.token, "token", "", "API token (default $CORRAL_TOKEN)")
-	return c
+	return fs, c
 }
 
 // client builds the API client from the flags and the environment.

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -19,9 +18,7 @@ Flags:
 `
 
 func runExplain(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("explain", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, explainUsage, args); err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,9 +18,7 @@ Flags:
 `
 
 func runGPUs(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("gpus", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, gpusUsage, args); err != nil {
 		return err

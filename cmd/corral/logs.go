@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"io"
 )
 
@@ -15,9 +14,7 @@ Flags:
 `
 
 func runLogs(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("logs", stderr)
 	follow := fs.Bool("f", false, "follow: keep printing until the job ends")
 	rank := fs.Int("rank", 0, "which task of a gang")
 	errStream := fs.Bool("stderr", false, "print standard error instead of standard output")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -23,9 +22,7 @@ Flags:
 `
 
 func runQueue(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("queue", stderr)
 	all := fs.Bool("all", false, "include jobs that have ended")
 	state := fs.String("state", "", "only jobs in these `states` (comma-separated: pending,running,...)")
 	tenant := fs.String("tenant", "", "only this tenant's jobs (admins)")

@@ -259,9 +259,7 @@ Flags:
 `
 
 func runTenant(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("server tenant", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("server tenant", stderr)
 	quota := fs.Float64("quota", 0, "GPU quota of a new tenant (0: none)")
 	admin := fs.Bool("admin", false, "make the new tenant an admin")
 	if len(args) == 0 {

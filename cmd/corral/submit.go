@@ -47,9 +47,7 @@ Flags:
 `
 
 func runSubmit(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cf := addClientFlags(fs)
+	fs, cf := clientFlagSet("submit", stderr)
 	file := fs.String("f", "", "read the job from this YAML `file`")
 	var r api.JobRequest
 	fs.StringVar(&r.Name, "name", "", "job `name` (letters, digits, '.', '_', '-')")
