@@ -17,6 +17,7 @@ type Cluster struct {
 	tags    [][]int  // per node: pods by GPU tag (0 = sharing, k = k whole GPUs)
 	used    int64    // milli-GPU allocated in the whole cluster
 	cpuLeft int64    // milli-CPU left in the whole cluster
+	changes changeLog
 }
 
 // NewCluster returns an empty cluster of the given nodes.
@@ -69,7 +70,62 @@ func (c *Cluster) Bind(pod model.Pod, ch Choice) {
 	if t := tag(pod); t >= 0 {
 		c.tags[n][t]++
 	}
+	c.touched(n)
+}
+
+// Set overwrites what is left on node n, for a caller that keeps the
+// allocation in its own state and mirrors it here (gang.State does). The
+// pods on the node are not known then, so the clustering baseline, which
+// counts them, does not apply to a mirrored cluster.
+func (c *Cluster) Set(n int, cpuLeft, memLeft int64, gpuLeft []int64) {
+	if len(gpuLeft) != len(c.GPULeft[n]) {
+		panic(fmt.Sprintf("placement: set %s with %d GPUs, node has %d", c.Nodes[n].Name, len(gpuLeft), len(c.GPULeft[n])))
+	}
+	c.cpuLeft += cpuLeft - c.CPULeft[n]
+	c.CPULeft[n], c.MemLeft[n] = cpuLeft, memLeft
+	for g, l := range gpuLeft {
+		c.used -= l - c.GPULeft[n][g]
+		c.GPULeft[n][g] = l
+	}
+	c.touched(n)
+}
+
+// touched records a change to node n.
+func (c *Cluster) touched(n int) {
 	c.gen[n]++
+	c.changes.add(n, len(c.Nodes))
+}
+
+// ChangedSince lists the nodes changed since position pos of the change
+// log (a node may appear more than once) and the position to ask from
+// next time. ok is false when the log no longer reaches back to pos: the
+// caller must then look at every node. Position 0 is before any change.
+func (c *Cluster) ChangedSince(pos int) (nodes []int, next int, ok bool) {
+	return c.changes.since(pos)
+}
+
+// changeLog lists changed nodes in order, forgetting its oldest entries
+// once it outgrows the cluster, so that readers catch up in O(changes)
+// instead of scanning every node.
+type changeLog struct {
+	base  int // position of nodes[0]
+	nodes []int
+}
+
+func (l *changeLog) add(n, clusterSize int) {
+	if len(l.nodes) >= 2*clusterSize+1024 {
+		l.base += len(l.nodes)
+		l.nodes = l.nodes[:0]
+	}
+	l.nodes = append(l.nodes, n)
+}
+
+func (l *changeLog) since(pos int) ([]int, int, bool) {
+	end := l.base + len(l.nodes)
+	if pos < l.base {
+		return nil, end, false
+	}
+	return l.nodes[pos-l.base:], end, true
 }
 
 // UsedGPUMilli is the milli-GPU allocated across the cluster.

@@ -42,14 +42,15 @@ const (
 // NewCorral is given the mix of the whole workload in advance, like FGD;
 // NewCorralOnline learns it from the pods that have arrived.
 type Corral struct {
-	name    string
-	mix     Mix
-	learner *mixLearner // nil when the mix is given
-	renewed int         // arrivals seen at the last renewal of the mix
-	cache   scoreCache
-	all     Mix // every shape seen, weighted by arrivals, for the guard
-	guard   hostGuard
-	renew   bool // the guard must start over from all
+	name        string
+	mix         Mix
+	learner     *Learner // nil when the mix is given
+	ownsLearner bool     // Observe feeds the learner
+	version     int      // the learner's renewal the policy follows
+	cache       scoreCache
+	all         Mix // every shape seen, weighted by arrivals, for the guard
+	guard       hostGuard
+	renew       bool // the guard must start over from all
 }
 
 // NewCorral returns corral's policy, measuring against the typical mix of
@@ -61,27 +62,40 @@ func NewCorral(pods []model.Pod) *Corral {
 // NewCorralOnline returns corral's policy that knows nothing in advance and
 // learns the mix from arriving pods, recent ones weighing more.
 func NewCorralOnline() *Corral {
-	return &Corral{name: "corral-online", learner: newMixLearner(onlineHalfLife, 95)}
+	return &Corral{name: "corral-online", learner: NewLearner(), ownsLearner: true}
+}
+
+// NewCorralLearning returns corral's policy following a learner that its
+// owner feeds: the policy's Observe does nothing, and the estimate of the
+// mix is whatever the learner's latest renewal says.
+func NewCorralLearning(l *Learner) *Corral {
+	return &Corral{name: "corral-online", learner: l}
 }
 
 func (p *Corral) Name() string { return p.name }
 
-// Observe learns from an arriving pod (corral-online only).
+// Observe learns from an arriving pod (corral-online with its own
+// learner only).
 func (p *Corral) Observe(pod *model.Pod) {
-	if p.learner == nil {
-		return
-	}
-	p.learner.observe(pod)
-	if seen := p.learner.seen; seen == 1 || seen-p.renewed >= max(onlineRefresh, seen/10) {
-		p.renewed = seen
-		p.mix = p.learner.mix()
-		p.all = p.learner.all()
-		p.renew = true
-		p.cache = scoreCache{} // scores depend on the mix
+	if p.ownsLearner {
+		p.learner.Observe(pod)
 	}
 }
 
+// follow takes up the learner's latest renewal of the mix, if it is new.
+func (p *Corral) follow() {
+	if p.learner == nil || p.learner.version == p.version {
+		return
+	}
+	p.version = p.learner.version
+	p.mix = p.learner.mix
+	p.all = p.learner.all
+	p.renew = true
+	p.cache = scoreCache{} // scores depend on the mix
+}
+
 func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+	p.follow()
 	class := p.cache.class(pod)
 	score := func(n int) float64 {
 		return p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) }).score
@@ -96,8 +110,10 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		p.guard.reset(c, p.all)
 		p.renew = false
 	}
-	if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
-		feasible = kept
+	if len(p.all) > 0 { // with nothing observed, no shape needs its hosts kept
+		if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
+			feasible = kept
+		}
 	}
 	best := math.Inf(-1)
 	for _, n := range feasible {

@@ -35,6 +35,7 @@ type hostGuard struct {
 	hosts      []int      // per shape: nodes that can take a copy now
 	canHost    []shapeSet // per node
 	gen        []uint32   // per node: generation + 1 when canHost was computed
+	logPos     int        // position in the cluster's change log refresh has read to; -1: read every node
 	losses     [][]cachedLoss
 	short      shapeSet
 	kept       []int
@@ -86,6 +87,7 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	g.hosts = make([]int, len(g.shapes))
 	g.canHost = make([]shapeSet, len(c.Nodes))
 	g.gen = make([]uint32, len(c.Nodes))
+	g.logPos = -1
 	g.short = newShapeSet(len(g.shapes))
 }
 
@@ -170,32 +172,47 @@ func (t Typical) fitsOn(cpuLeft int64, left []int64) bool {
 	return cpuLeft >= t.CPUMilli && countFitting(left, t.GPUMilli) >= t.NumGPU
 }
 
-// refresh recounts the hosts on the nodes that changed.
+// refresh recounts the hosts on the nodes that changed, from the
+// cluster's change log when it reaches back far enough.
 func (g *hostGuard) refresh(c *Cluster) {
-	for n := range c.Nodes {
-		gen := c.Generation(n) + 1
-		if g.gen[n] == gen {
-			continue
+	changed, next, ok := c.ChangedSince(g.logPos)
+	g.logPos = next
+	if !ok {
+		for n := range c.Nodes {
+			g.recount(c, n)
 		}
-		g.gen[n] = gen
-		now := newShapeSet(len(g.shapes))
-		shapes := g.typeShapes[g.typeOf[n]]
-		for _, s := range shapes {
-			if g.shapes[s].fitsOn(c.CPULeft[n], c.GPULeft[n]) {
-				now.add(s)
-			}
-		}
-		was := g.canHost[n]
-		for _, s := range shapes {
-			switch {
-			case now.has(s) && (was == nil || !was.has(s)):
-				g.hosts[s]++
-			case !now.has(s) && was != nil && was.has(s):
-				g.hosts[s]--
-			}
-		}
-		g.canHost[n] = now
+		return
 	}
+	for _, n := range changed {
+		g.recount(c, n)
+	}
+}
+
+// recount recounts the shapes node n can host, if it changed since the
+// last count.
+func (g *hostGuard) recount(c *Cluster, n int) {
+	gen := c.Generation(n) + 1
+	if g.gen[n] == gen {
+		return
+	}
+	g.gen[n] = gen
+	now := newShapeSet(len(g.shapes))
+	shapes := g.typeShapes[g.typeOf[n]]
+	for _, s := range shapes {
+		if g.shapes[s].fitsOn(c.CPULeft[n], c.GPULeft[n]) {
+			now.add(s)
+		}
+	}
+	was := g.canHost[n]
+	for _, s := range shapes {
+		switch {
+		case now.has(s) && (was == nil || !was.has(s)):
+			g.hosts[s]++
+		case !now.has(s) && was != nil && was.has(s):
+			g.hosts[s]--
+		}
+	}
+	g.canHost[n] = now
 }
 
 // shortFor marks the shapes other than pod's own that are short of hosts;

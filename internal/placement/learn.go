@@ -7,6 +7,39 @@ import (
 	"github.com/corral-sched/corral/internal/model"
 )
 
+// Learner estimates the workload mix from arriving pods for corral's
+// policy when the mix is not known in advance: a pod's weight halves every
+// onlineHalfLife arrivals, and the estimate is renewed after onlineRefresh
+// arrivals or a tenth of all arrivals so far, whichever is more. Whoever
+// sees arrivals (a benchmark, the simulator, a face) calls Observe once per
+// arrival; any number of Corral policies built on it follow its renewals.
+type Learner struct {
+	est     *mixLearner
+	renewed int // arrivals seen at the last renewal
+	version int // bumped at every renewal
+	mix     Mix
+	all     Mix
+}
+
+// NewLearner returns a learner that has seen nothing.
+func NewLearner() *Learner {
+	return &Learner{est: newMixLearner(onlineHalfLife, 95)}
+}
+
+// Observe learns from one arriving pod, placed or not.
+func (l *Learner) Observe(pod *model.Pod) {
+	l.est.observe(pod)
+	if seen := l.est.seen; seen == 1 || seen-l.renewed >= max(onlineRefresh, seen/10) {
+		l.renewed = seen
+		l.mix = l.est.mix()
+		l.all = l.est.all()
+		l.version++
+	}
+}
+
+// Seen is the number of arrivals observed.
+func (l *Learner) Seen() int { return l.est.seen }
+
 // mixLearner estimates the workload mix from the pods seen so far, giving
 // recent pods more weight: each pod's weight halves every halfLife arrivals.
 type mixLearner struct {
