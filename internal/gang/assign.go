@@ -32,7 +32,11 @@ type MIGSlot struct {
 
 // assign places k tasks of r on node n and returns them. The caller has
 // checked that they fit.
-func (s *State) assign(n int, r *request, k int) []Task {
+func (s *State) assign(n int, r *request, k int) []Task { return s.assignOn(n, r, k, -1) }
+
+// assignOn is assign with shares put on GPU shareGPU when it is not -1
+// (the packing policy's choice).
+func (s *State) assignOn(n int, r *request, k, shareGPU int) []Task {
 	s.touch(n)
 	tasks := make([]Task, 0, k)
 	for range k {
@@ -48,7 +52,7 @@ func (s *State) assign(n int, r *request, k int) []Task {
 			t.GPUs, t.MIG = s.takeMIG(n, r.profile[s.nodes[n].class])
 		case job.Shared:
 			t.Milli = r.milli[s.nodes[n].class]
-			t.GPUs = []int{s.takeShare(n, t.Milli)}
+			t.GPUs = []int{s.takeShare(n, t.Milli, shareGPU)}
 		}
 		s.nodes[n].cpu -= t.CPUMilli
 		s.nodes[n].mem -= t.MemoryMiB
@@ -145,11 +149,16 @@ func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
 	return []int{best}, slot
 }
 
-// takeShare puts a share of m thousandths on the GPU of node n where it
-// grows fragmentation least against the running mix (bestShareGPU); a
-// fresh GPU is chosen like a whole one, to keep islands intact.
-func (s *State) takeShare(n, m int) int {
+// takeShare puts a share of m thousandths on GPU g of node n, or when g is
+// -1 on the GPU where it grows fragmentation least against the running mix
+// (bestShareGPU); a fresh GPU is chosen like a whole one, to keep islands
+// intact.
+func (s *State) takeShare(n, m, g int) int {
 	ns := &s.nodes[n]
+	if g >= 0 {
+		ns.gpus[g].milli += m
+		return g
+	}
 	best, key := s.bestShareGPU(n, m)
 	if key.fresh {
 		gpus, _ := s.takeWhole(n, 1)

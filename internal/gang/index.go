@@ -83,6 +83,7 @@ func (s *State) openProfiles(c class, st *gpuState) uint32 {
 
 // reindex recomputes node n's summary and updates every vertex on its path.
 func (s *State) reindex(n int) {
+	s.mirror(n)
 	old, now := s.nodes[n].sum, s.summarise(n)
 	s.nodes[n].sum = now
 	if old == now {

@@ -48,6 +48,7 @@ func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
 	if err != nil {
 		return nil, &Unfit{Job: j.Name, Reasons: []string{err.Error()}}
 	}
+	s.observe(j)
 	s.savepoint()
 	tasks, unfit := s.placePlan(pl)
 	for unfit != nil && pl.spread != nil && !pl.spread.Required && pl.lim.spreadMax < j.Tasks() {
@@ -59,6 +60,7 @@ func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
 		return nil, unfit
 	}
 	s.commit()
+	delete(s.packer.observed, j.Name)
 	p := &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}
 	s.jobs[j.Name] = p
 	s.countShares(p, 1)
@@ -131,6 +133,12 @@ func (s *State) placePlan(pl *plan) ([]Task, *Unfit) {
 // the job's count and no fewer than its minimum, in the best domain.
 func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
 	r, lo, hi := pl.reqs[0], pl.job.MinTasks(), pl.job.Tasks()
+	if hi == 1 && pl.lim.spreadDepth < 0 && !r.spares && s.packs(r) {
+		if tasks, ok := s.packSingle(r); ok {
+			return tasks, nil
+		}
+		return nil, s.explain(pl, r, lo)
+	}
 	if hi == 1 && pl.lim.spreadDepth < 0 && !r.spares {
 		switch n, res := s.fastNode(r); res {
 		case fastFound:

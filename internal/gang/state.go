@@ -25,6 +25,7 @@ type State struct {
 	opt     Options
 	quiet   bool     // TryPlace: no explanations
 	shares  shareMix // running shared tasks by size
+	packer  *packer  // the packing policy for single tasks
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
 	// for comparison in tests.
 	shareBestFit bool
@@ -99,6 +100,7 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 		}
 	}
 	s.index = newIndex(s)
+	s.packer = newPacker(f, s.classes, s.nodes)
 	for n := range s.nodes {
 		s.reindex(n)
 	}
