@@ -14,7 +14,6 @@ import (
 	"github.com/corral-sched/corral/internal/example"
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/packbench"
-	"github.com/corral-sched/corral/internal/placement"
 	"github.com/corral-sched/corral/internal/report"
 )
 
@@ -31,7 +30,7 @@ func (o *fgdOptions) flags(stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.nodes, "nodes", "", "node list CSV (sn,cpu_milli,memory_mib,gpu,model); empty: the built-in example cluster")
 	fs.StringVar(&o.pods, "pods", "", "pod list CSV(s), comma-separated, 11- or 5-column openb form; empty: the built-in example workload")
-	fs.StringVar(&o.policies, "policies", strings.Join(placement.Names(), ","), "policies to compare, comma-separated")
+	fs.StringVar(&o.policies, "policies", strings.Join(packbench.Policies(), ","), "policies to compare, comma-separated")
 	fs.StringVar(&o.seeds, "seeds", "42-51", "seeds: a range 42-51, a list 42,43, or both 42-45,50")
 	fs.StringVar(&o.jsonPath, "json", "", "write every run as JSON to this file")
 	fs.StringVar(&o.svgPath, "svg", "", "draw unallocated GPU % vs arrived % per trace (median, 50% band) to this SVG file")
@@ -55,8 +54,8 @@ Example:
 
 Policies:
 `)
-		for _, p := range placement.Names() {
-			fmt.Fprintf(stderr, "  %-14s %s\n", p, placement.Describe(p))
+		for _, p := range packbench.Policies() {
+			fmt.Fprintf(stderr, "  %-14s %s\n", p, packbench.DescribePolicy(p))
 		}
 		fmt.Fprint(stderr, "\nFlags:\n")
 		fs.PrintDefaults()
@@ -100,7 +99,7 @@ func runBenchFGD(args []string, stdout, stderr io.Writer) error {
 func (o *fgdOptions) specs() ([]packbench.Spec, error) {
 	policies := splitList(o.policies)
 	for _, p := range policies {
-		if _, err := placement.New(p, placement.Env{}); err != nil {
+		if err := packbench.CheckPolicy(p); err != nil {
 			return nil, err
 		}
 	}

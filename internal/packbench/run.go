@@ -1,6 +1,8 @@
 package packbench
 
 import (
+	"math/rand"
+
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
@@ -39,19 +41,36 @@ func Run(spec Spec) (*Trace, error) {
 	}
 	nodes, order := nodeOrder(spec.Nodes, rng)
 	mix := placement.TypicalMix(spec.Pods, TypicalPercent)
-	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: mix, Pods: spec.Pods})
+	r := newReplay(placement.NewCluster(nodes), order, mix)
+	place, err := r.placer(spec, rng)
 	if err != nil {
 		return nil, err
 	}
-	r := newReplay(placement.NewCluster(nodes), order, mix)
 	records := make([]Record, len(pods))
 	var arrived int64
 	for i := range pods {
 		arrived += pods[i].TotalGPUMilli()
-		placed := r.place(policy, &pods[i])
+		placed := place(&pods[i])
 		records[i] = Record{Arrived: arrived, Used: r.cluster.UsedGPUMilli(), Frag: r.frag, Failed: !placed}
 	}
 	return &Trace{Spec: spec, Capacity: capacity, Records: records}, nil
+}
+
+// placer returns how the run places one pod: through the live path for
+// LivePolicy, through the named placement policy otherwise.
+func (r *replay) placer(spec Spec, rng *rand.Rand) (func(*model.Pod) bool, error) {
+	if spec.Policy == LivePolicy {
+		live, err := newLive(r.cluster.Nodes, r.order)
+		if err != nil {
+			return nil, err
+		}
+		return func(pod *model.Pod) bool { return r.placeLive(live, pod) }, nil
+	}
+	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: r.mix, Pods: spec.Pods})
+	if err != nil {
+		return nil, err
+	}
+	return func(pod *model.Pod) bool { return r.place(policy, pod) }, nil
 }
 
 // replay is the cluster under one policy, with its fragmentation kept up to
@@ -88,10 +107,14 @@ func (r *replay) place(policy placement.Policy, pod *model.Pod) bool {
 	if len(r.feasible) == 0 {
 		return false
 	}
-	ch := policy.Place(r.cluster, pod, r.feasible)
+	r.bind(pod, policy.Place(r.cluster, pod, r.feasible))
+	return true
+}
+
+// bind applies a choice and updates the fragmentation of its node.
+func (r *replay) bind(pod *model.Pod, ch placement.Choice) {
 	r.cluster.Bind(*pod, ch)
 	f := r.mix.NodeFrag(r.cluster, ch.Node)
 	r.frag += f - r.nodeFrag[ch.Node]
 	r.nodeFrag[ch.Node] = f
-	return true
 }
