@@ -20,8 +20,9 @@ import (
 const planUsage = `Usage: corral plan --demand DEMAND.csv [flags]
 
 Sizes GPU commitments. For each GPU model in DEMAND.csv (rows
-hour,gpu_model,gpus; hours from 0, missing hours are zero demand; corral sim
---demand-dir writes such files) it finds the number of GPUs to commit for the
+hour,gpu_model,gpus, or the columns a header line names in any order; hours
+from 0, missing hours are zero demand; at most 1,000,000 GPUs of a model in
+an hour; corral sim --demand-dir writes such files) it finds the number of GPUs to commit for the
 term that makes the demand cheapest: committed GPUs cost the committed rate
 every hour, demand above them runs on demand (or, with --spot-share, partly
 on spot). A committed GPU pays for itself when it is busy in more than
@@ -40,6 +41,7 @@ plans are compared: committing at the unpacked run rate locks in waste.
 OUT.json (--json) is for other tools: version; plan.models[] with gpu_model,
 recommended_committed_gpus, prices.{committed,on_demand,spot} (usd_per_gpu_hour,
 source, seen, how), break_even_utilisation, quantile, expected_cost_usd,
+all_on_demand_cost_usd (no spot), no_commitment_cost_usd (the spot share kept),
 cost_by_committed_level[] (committed_gpus, cost_usd) and sensitivity[]
 (growth, best_level, kept_cost_usd, regret_usd); plan.skipped[] (gpu_model,
 reason); with --unpacked also unpacked and differences[].
@@ -212,14 +214,16 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "gpu model\toffer\tcommitted $/GPU-h\ton-demand $/GPU-h\tbreak-even\tpeak\tcommit\tcost $\tall on-demand $\tsaving\t+10%: best, regret $\t-10%: best, regret $\t")
+	fmt.Fprintln(tw, "gpu model\toffer\tcommitted $/GPU-h\ton-demand $/GPU-h\tbreak-even\tpeak\tcommit\tcost $\tall on-demand $\tno commitment $\tsaving\t+10%: best, regret $\t-10%: best, regret $\t")
 	for _, m := range p.Models {
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.0f%%\t%g\t%d\t%s\t%s\t%.1f%%\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.0f%%\t%g\t%d\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t\n",
 			m.Model, m.Prices.OnDemand.Instance, m.Prices.Committed.USDPerGPUHour, m.Prices.OnDemand.USDPerGPUHour,
-			100*m.BreakEven, m.PeakGPUs, m.Committed, planMoney(m.CostUSD), planMoney(m.AllOnDemandUSD),
+			100*m.BreakEven, m.PeakGPUs, m.Committed, planMoney(m.CostUSD), planMoney(m.AllOnDemandUSD), planMoney(m.NoCommitmentUSD),
 			100*m.SavingUSD/max(m.AllOnDemandUSD, 1e-12), planSens(m, 0), planSens(m, 1))
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "  all on-demand: every GPU-hour at the on-demand price; no commitment: nothing committed, the spot share kept;")
+	fmt.Fprintln(w, "  saving: of the plan against all on-demand.")
 	for _, m := range p.Models {
 		fmt.Fprintf(w, "  %s: a committed GPU pays for itself when busy in more than %.1f%% of hours; %d GPUs are (the %.1f%% quantile of hourly demand is %g GPUs)\n",
 			m.Model, 100*m.BreakEven, m.Committed, 100*m.Quantile, m.DemandAtQuantile)

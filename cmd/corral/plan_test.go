@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,11 @@ func TestPlanCommandBadInput(t *testing.T) {
 	dir := planFiles(t)
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("hour,gpu_model,gpus\n0,A10G,1\n1,A10G,lots\n"), 0o644)
+	// 1e8 GPUs once made a cost curve of 1e8 points (memory ran out);
+	// 1e300 planned a cost of +Inf and exited 0.
+	huge, inf := filepath.Join(dir, "huge.csv"), filepath.Join(dir, "inf.csv")
+	os.WriteFile(huge, []byte("hour,gpu_model,gpus\n0,A10G,1\n1,A10G,1e8\n"), 0o644)
+	os.WriteFile(inf, []byte("0,A10G,1\n1,A10G,1e300\n"), 0o644)
 	badPrices := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(badPrices, []byte("offers:\n  - provider: aws\n    instance: g5.xlarge\n    region: us-east-1\n    prices:\n      reserved-1y: {usd_per_hour: 1, seen: 2026-01-01}\n"), 0o644)
 	tests := []struct {
@@ -133,11 +139,74 @@ func TestPlanCommandBadInput(t *testing.T) {
 		{[]string{"--demand", filepath.Join(dir, "packed.csv"), "--prices", badPrices}, "bad.yaml:6:"},
 		{[]string{"--demand", filepath.Join(dir, "packed.csv"), "--family", "H999=x"}, "unknown GPU model"},
 		{[]string{"--demand", filepath.Join(dir, "none.csv")}, "read demand"},
+		{[]string{"--demand", huge, "--prices", filepath.Join(dir, "prices.yaml")}, "huge.csv:3: gpus \"1e8\": want a number from 0 to 1000000"},
+		{[]string{"--demand", inf, "--prices", filepath.Join(dir, "prices.yaml")}, "inf.csv:2: gpus \"1e300\""},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCLI(t, append([]string{"plan"}, tt.args...)...)
 		if code == 0 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+// Columns in another order are read by their header names: the plan is
+// the same as for the file in the usual order.
+func TestPlanCommandColumnsByName(t *testing.T) {
+	dir := planFiles(t)
+	swapped := filepath.Join(dir, "swapped.csv")
+	os.WriteFile(swapped, []byte("gpu_model,gpus,hour\nA10G,3,0\nA10G,2,1\nA10G,2,2\nA10G,2,3\nT4,1,0\nT4,1,1\nT4,1,2\nT4,1,3\n"), 0o644)
+	prices := filepath.Join(dir, "prices.yaml")
+	want, errOut, code := runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"), "--prices", prices)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, errOut, code := runCLI(t, "plan", "--demand", swapped, "--prices", prices)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Replace(want, "packed.csv", "swapped.csv", 1) != got {
+		t.Errorf("plan of swapped columns differs:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// With --spot-share, the all-on-demand column is every GPU-hour at the
+// catalog's on-demand price, not the on-demand and spot mix.
+func TestPlanCommandAllOnDemandWithSpotShare(t *testing.T) {
+	dir := planFiles(t)
+	jsonPath := filepath.Join(dir, "plan.json")
+	_, errOut, code := runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"), "--prices", filepath.Join(dir, "prices.yaml"),
+		"--spot-share", "0.5", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Plan struct {
+			Models []struct {
+				Model        string  `json:"gpu_model"`
+				GPUHours     float64 `json:"demand_gpu_hours"`
+				AllOnDemand  float64 `json:"all_on_demand_cost_usd"`
+				NoCommitment float64 `json:"no_commitment_cost_usd"`
+				Prices       struct {
+					OnDemand struct {
+						USD float64 `json:"usd_per_gpu_hour"`
+					} `json:"on_demand"`
+				} `json:"prices"`
+			} `json:"models"`
+		} `json:"plan"`
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range doc.Plan.Models {
+		want := m.GPUHours * m.Prices.OnDemand.USD
+		if math.Abs(m.AllOnDemand-want) > 1e-6 || m.NoCommitment >= m.AllOnDemand {
+			t.Errorf("%s: all on demand %g, want %g GPU-h x %g = %g; no commitment %g, want less (spot)",
+				m.Model, m.AllOnDemand, m.GPUHours, m.Prices.OnDemand.USD, want, m.NoCommitment)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,9 +38,18 @@ func (d *Demand) Model(name string) *Series {
 // maxHour bounds the hour column: ten years of hours.
 const maxHour = 10 * 366 * 24
 
-// ReadDemand reads "hour,gpu_model,gpus" rows (a header line is optional).
-// Hours are integers from 0; hours with no row for a model are zero demand
-// for it; the demand spans hour 0 to the last hour of any model. Errors name
+// MaxGPUs bounds the gpus column: GPUs of one model in one hour. It is far
+// above any fleet, and keeps the cost curve (one point per level up to
+// the peak) small enough to compute.
+const MaxGPUs = 1_000_000
+
+// columns are the demand file's columns, in their default order.
+var columns = []string{"hour", "gpu_model", "gpus"}
+
+// ReadDemand reads "hour,gpu_model,gpus" rows. A header line is optional;
+// when there is one, columns are read by its names, in any order. Hours
+// are integers from 0; hours with no row for a model are zero demand for
+// it; the demand spans hour 0 to the last hour of any model. Errors name
 // source and line.
 func ReadDemand(r io.Reader, source string) (*Demand, error) {
 	cr := csv.NewReader(r)
@@ -50,8 +58,9 @@ func ReadDemand(r io.Reader, source string) (*Demand, error) {
 	cr.Comment = '#'
 	byModel := map[string]map[int]float64{}
 	firstLine := map[string]int{} // "model/hour" -> line
+	order := []int{0, 1, 2}       // field of each of columns
 	hours := 0
-	for {
+	for first := true; ; first = false {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -60,10 +69,13 @@ func ReadDemand(r io.Reader, source string) (*Demand, error) {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(rec) > 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "hour") {
-			continue // header
+		if first && isHeader(rec) {
+			if order, err = headerOrder(rec); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", source, line, err)
+			}
+			continue
 		}
-		h, model, n, err := parseRow(rec)
+		h, model, n, err := parseRow(rec, order)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", source, line, err)
 		}
@@ -84,24 +96,61 @@ func ReadDemand(r io.Reader, source string) (*Demand, error) {
 	return assemble(byModel, hours), nil
 }
 
-// parseRow checks one row.
-func parseRow(rec []string) (hour int, model string, gpus float64, err error) {
-	if len(rec) != 3 {
+// isHeader tells a header line: one that names the hour column.
+func isHeader(rec []string) bool {
+	return slices.ContainsFunc(rec, func(f string) bool { return strings.EqualFold(strings.TrimSpace(f), "hour") })
+}
+
+// headerOrder finds each of columns in a header line.
+func headerOrder(rec []string) ([]int, error) {
+	if len(rec) != len(columns) {
+		return nil, fmt.Errorf("header %q: want the 3 columns hour, gpu_model, gpus in any order", strings.Join(rec, ","))
+	}
+	order := make([]int, len(columns))
+	for i, name := range columns {
+		order[i] = slices.IndexFunc(rec, func(f string) bool { return strings.EqualFold(strings.TrimSpace(f), name) })
+		if order[i] < 0 {
+			return nil, fmt.Errorf("header %q: no column %q (want hour, gpu_model, gpus in any order)", strings.Join(rec, ","), name)
+		}
+	}
+	return order, nil
+}
+
+// parseRow checks one row whose columns hour, gpu_model and gpus are the
+// fields order names.
+func parseRow(rec []string, order []int) (hour int, model string, gpus float64, err error) {
+	if len(rec) != len(columns) {
 		return 0, "", 0, fmt.Errorf("want 3 fields hour,gpu_model,gpus, got %d", len(rec))
 	}
-	hour, err = strconv.Atoi(strings.TrimSpace(rec[0]))
+	hourField, modelField, gpusField := rec[order[0]], rec[order[1]], rec[order[2]]
+	hour, err = strconv.Atoi(strings.TrimSpace(hourField))
 	if err != nil || hour < 0 || hour >= maxHour {
-		return 0, "", 0, fmt.Errorf("hour %q: want an integer from 0 to %d", rec[0], maxHour-1)
+		return 0, "", 0, fmt.Errorf("hour %q: want an integer from 0 to %d", hourField, maxHour-1)
 	}
-	m, err := gpu.Lookup(strings.TrimSpace(rec[1]))
+	m, err := gpu.Lookup(strings.TrimSpace(modelField))
 	if err != nil {
 		return 0, "", 0, err
 	}
-	gpus, err = strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
-	if err != nil || gpus < 0 || math.IsInf(gpus, 0) || math.IsNaN(gpus) {
-		return 0, "", 0, fmt.Errorf("gpus %q: want a number >= 0", rec[2])
+	gpus, err = strconv.ParseFloat(strings.TrimSpace(gpusField), 64)
+	if err != nil || !validGPUs(gpus) {
+		return 0, "", 0, fmt.Errorf("gpus %q: want a number from 0 to %d (GPUs of one model in one hour)", gpusField, MaxGPUs)
 	}
 	return hour, m.Name, gpus, nil
+}
+
+// validGPUs tells whether v is a demand the planner takes: 0 to MaxGPUs.
+func validGPUs(v float64) bool { return v >= 0 && v <= MaxGPUs }
+
+// check reports the first hour of d outside 0 to MaxGPUs, NaN included.
+func (d *Demand) check() error {
+	for _, s := range d.Series {
+		for h, v := range s.GPUs {
+			if !validGPUs(v) {
+				return fmt.Errorf("demand for %s in hour %d is %g GPUs: want 0 to %d", s.Model, h, v, MaxGPUs)
+			}
+		}
+	}
+	return nil
 }
 
 func assemble(byModel map[string]map[int]float64, hours int) *Demand {

@@ -49,7 +49,8 @@ type ModelPlan struct {
 	CommittedCostUSD float64       `json:"committed_cost_usd"` // CostUSD split by capacity type
 	OnDemandCostUSD  float64       `json:"on_demand_cost_usd"`
 	SpotCostUSD      float64       `json:"spot_cost_usd"`
-	AllOnDemandUSD   float64       `json:"all_on_demand_cost_usd"`
+	AllOnDemandUSD   float64       `json:"all_on_demand_cost_usd"` // every GPU-hour on demand, no spot
+	NoCommitmentUSD  float64       `json:"no_commitment_cost_usd"` // nothing committed, the spot share kept
 	SavingUSD        float64       `json:"saving_vs_all_on_demand_usd"`
 	CommittedUsed    float64       `json:"committed_utilisation"` // busy share of committed GPU-hours
 	Curve            []Point       `json:"cost_by_committed_level"`
@@ -80,6 +81,9 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	}
 	if o.SpotShare < 0 || o.SpotShare > 1 {
 		return nil, fmt.Errorf("spot share %g: want 0..1", o.SpotShare)
+	}
+	if err := d.check(); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
 	}
 	growth := o.Growth
 	if growth == nil {
@@ -156,7 +160,8 @@ func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
 		mp.SpotCostUSD = overflow * r.SpotShare * r.Spot / r.Overflow()
 		mp.OnDemandCostUSD = overflow - mp.SpotCostUSD
 	}
-	mp.AllOnDemandUSD = Cost(s.GPUs, 0, r)
+	mp.AllOnDemandUSD = mp.GPUHours * r.OnDemand
+	mp.NoCommitmentUSD = Cost(s.GPUs, 0, r)
 	mp.SavingUSD = mp.AllOnDemandUSD - mp.CostUSD
 	for _, g := range growth {
 		mp.Sensitivity = append(mp.Sensitivity, sensitivity(s.GPUs, r, opt.Level, g))

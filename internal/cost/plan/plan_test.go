@@ -136,6 +136,18 @@ func TestReadDemand(t *testing.T) {
 	}
 }
 
+// A header names the columns: they are read by name, in any order.
+func TestReadDemandColumnsByHeaderName(t *testing.T) {
+	d, err := ReadDemand(strings.NewReader("gpus, hour ,GPU_MODEL\n8,0,H100\n4,2,H100\n"), "d.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := d.Model("H100-80GB")
+	if d.Hours != 3 || h == nil || h.GPUs[0] != 8 || h.GPUs[2] != 4 {
+		t.Fatalf("got %+v", d)
+	}
+}
+
 func TestReadDemandErrors(t *testing.T) {
 	tests := []struct{ name, csv, want string }{
 		{"bad hour", "hour,gpu_model,gpus\n0,H100,1\nx,H100,1\n", "d.csv:3: hour"},
@@ -145,6 +157,12 @@ func TestReadDemandErrors(t *testing.T) {
 		{"fields", "0,H100\n", "d.csv:1: want 3 fields"},
 		{"duplicate", "0,H100,1\n1,L4,1\n0,H100-80GB,2\n", "d.csv:3: hour 0 of H100-80GB given twice (first at line 1)"},
 		{"empty", "hour,gpu_model,gpus\n", "no demand rows"},
+		{"too many gpus", "hour,gpu_model,gpus\n0,H100,1e8\n", "d.csv:2: gpus \"1e8\": want a number from 0 to 1000000"},
+		{"gpus overflow", "0,H100,1e300\n", "d.csv:1: gpus \"1e300\""},
+		{"gpus not a number", "0,H100,NaN\n", "d.csv:1: gpus"},
+		{"gpus infinite", "0,H100,+Inf\n", "d.csv:1: gpus"},
+		{"header without gpus", "hour,gpu_model,gpu\n0,H100,1\n", "d.csv:1: header \"hour,gpu_model,gpu\": no column \"gpus\""},
+		{"short header", "hour,gpus\n0,1\n", "d.csv:1: header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +227,42 @@ func TestBuildUsesCatalogPricesAndSkipsUnknown(t *testing.T) {
 	// 4 hours, 0.4 < 0.6: level 2 is still best and keeping it costs nothing extra.
 	if s := m.Sensitivity[0]; s.Growth != 0.1 || s.BestLevel != 2 || !near(s.RegretUSD+1, 1) {
 		t.Errorf("sensitivity +10%%: %+v", s)
+	}
+}
+
+// With a spot share, "all on demand" is every GPU-hour at the on-demand
+// price; the cost without a commitment, the spot share kept, is apart.
+func TestAllOnDemandLeavesSpotOut(t *testing.T) {
+	d, err := ReadDemand(strings.NewReader("0,A10G,3\n1,A10G,2\n2,A10G,2\n3,A10G,2\n"), "d.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(d, testCatalog(t), Options{Term: price.Reserved1y, SpotShare: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Models[0]
+	od, spot := m.Prices.OnDemand.USDPerGPUHour, m.Prices.Spot.USDPerGPUHour
+	if want := 9 * od; !near(m.AllOnDemandUSD, want) {
+		t.Errorf("all on demand %g, want 9 GPU-h x %g = %g", m.AllOnDemandUSD, od, want)
+	}
+	if want := 9 * (od + spot) / 2; !near(m.NoCommitmentUSD, want) {
+		t.Errorf("no commitment %g, want %g", m.NoCommitmentUSD, want)
+	}
+	if !near(m.SavingUSD, m.AllOnDemandUSD-m.CostUSD) {
+		t.Errorf("saving %g, want all on demand - cost = %g", m.SavingUSD, m.AllOnDemandUSD-m.CostUSD)
+	}
+}
+
+// A demand built in code is checked like one read from a file: a huge or
+// infinite hour is an error, not a curve that exhausts memory or +Inf.
+func TestBuildRefusesDemandOutOfBounds(t *testing.T) {
+	for _, v := range []float64{1e8, 1e300, math.Inf(1), math.NaN(), -1} {
+		d := &Demand{Hours: 2, Series: []Series{{Model: "A10G", GPUs: []float64{1, v}}}}
+		_, err := Build(d, testCatalog(t), Options{Term: price.Reserved1y})
+		if err == nil || !strings.Contains(err.Error(), "demand for A10G in hour 1") {
+			t.Errorf("%g: got %v", v, err)
+		}
 	}
 }
 

@@ -73,12 +73,13 @@ func curveOf(m plan.ModelPlan) Curve {
 
 func planTable(id, title, key string, p *plan.Plan) Table {
 	t := Table{ID: id, Title: title, Columns: []string{"GPU model", "peak GPUs", "break-even", "commit GPUs",
-		"committed used", "cost (USD)", "all on demand (USD)", "saving (USD)", "+10%: best level", "+10%: regret (USD)", "-10%: best level", "-10%: regret (USD)"}}
+		"committed used", "cost (USD)", "all on demand (USD)", "no commitment (USD)", "saving (USD)", "+10%: best level", "+10%: regret (USD)", "-10%: best level", "-10%: regret (USD)"}}
 	for i, m := range p.Models {
 		at := fmt.Sprintf("%s.models.%d.", key, i)
 		row := []Cell{Text(m.Model), Num(m.PeakGPUs, 1, at+"peak_gpus"), Pct(m.BreakEven, 1, at+"break_even_utilisation"),
 			Num(float64(m.Committed), 0, at+"recommended_committed_gpus"), Pct(m.CommittedUsed, 1, at+"committed_utilisation"),
-			Num(m.CostUSD, 0, at+"expected_cost_usd"), Num(m.AllOnDemandUSD, 0, at+"all_on_demand_cost_usd"), Num(m.SavingUSD, 0, at+"saving_vs_all_on_demand_usd")}
+			Num(m.CostUSD, 0, at+"expected_cost_usd"), Num(m.AllOnDemandUSD, 0, at+"all_on_demand_cost_usd"),
+			Num(m.NoCommitmentUSD, 0, at+"no_commitment_cost_usd"), Num(m.SavingUSD, 0, at+"saving_vs_all_on_demand_usd")}
 		for j, s := range m.Sensitivity {
 			sp := fmt.Sprintf("%ssensitivity.%d.", at, j)
 			row = append(row, Num(float64(s.BestLevel), 0, sp+"best_level"), Num(s.RegretUSD, 0, sp+"regret_usd"))
