@@ -126,6 +126,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	writeSimTable(stdout, results)
+	writeRefused(stdout, results)
 	writeSimCosts(stdout, results, costs)
 	var platforms []tco.Row
 	if o.tco {
@@ -342,7 +343,8 @@ func writeSimTable(w io.Writer, results []*sim.Result) {
 	fmt.Fprintln(w, "idle GPU-h: held but unused (whole nodes, pods waiting for siblings); deadlock: jobs left")
 	fmt.Fprintln(w, "holding part of their GPUs at the end. Jain: fairness of GPU-hours received against each")
 	fmt.Fprintln(w, "tenant's share of the work (1 is fair). stops: jobs interrupted by spot notices, node")
-	fmt.Fprintln(w, "failures and preemptions; lost GPU-h: their work since the last checkpoint.")
+	fmt.Fprintln(w, "failures and preemptions; lost GPU-h: their work since the last checkpoint. Jobs refused at")
+	fmt.Fprintln(w, "arrival (over quota forever) count in none of these.")
 }
 
 // writeTenantWaits prints each tenant's and each class's mean wait under
@@ -426,6 +428,7 @@ type simJSONStable struct {
 	PreemptionsPerHour float64 `json:"preemptions_per_hour"`
 	DeadlockedGangs    int     `json:"deadlocked_gangs"`
 	NeverStarted       int     `json:"never_started"`
+	RefusedOverQuota   int     `json:"refused_over_quota"` // refused at arrival, in no other figure
 }
 
 // simJSONResult is one policy's entry: the stable fields beside the full
@@ -439,7 +442,8 @@ func stableFields(s sim.Summary) simJSONStable {
 	return simJSONStable{MeanWaitS: s.MeanWaitH * 3600, P50WaitS: s.P50WaitH * 3600, P99WaitS: s.P99WaitH * 3600,
 		MeanJCTS: s.MeanJCTH * 3600, P99JCTS: s.P99JCTH * 3600, GPUAllocationPct: 100 * s.Allocation,
 		GPUUtilisationPct: 100 * s.Utilisation, LostGPUHours: s.LostGPUHours, Preemptions: s.Preemptions,
-		PreemptionsPerHour: s.PreemptPerHour, DeadlockedGangs: s.PartialAtEnd, NeverStarted: s.NeverStarted}
+		PreemptionsPerHour: s.PreemptPerHour, DeadlockedGangs: s.PartialAtEnd, NeverStarted: s.NeverStarted,
+		RefusedOverQuota: s.Refused}
 }
 
 // addFaults taints a share of the nodes as spot and adds the spot and

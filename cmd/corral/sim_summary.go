@@ -31,3 +31,25 @@ func writeEstimates(w io.Writer, results []*sim.Result) {
 			r.Policy, s.Estimates, s.EstimateErrH, 100*s.EstimateEarly)
 	}
 }
+
+// maxRefusedListed bounds the refused jobs listed one by one.
+const maxRefusedListed = 20
+
+// writeRefused lists the jobs refused at arrival: their tenants' quota can
+// never admit them. Quotas come from the workload, so every policy
+// refuses the same jobs; they are listed once.
+func writeRefused(w io.Writer, results []*sim.Result) {
+	if len(results) == 0 || len(results[0].Refused) == 0 {
+		return
+	}
+	s := results[0].Summary
+	fmt.Fprintf(w, "\n%s: %d jobs (%.0f GPU-h of work) refused at arrival under every policy, and left out of every figure:\n",
+		sim.RefusedOverQuota, s.Refused, s.RefusedGPUH)
+	for i, j := range results[0].Refused {
+		if i == maxRefusedListed {
+			fmt.Fprintf(w, "  ... and %d more (--json lists them all)\n", len(results[0].Refused)-i)
+			break
+		}
+		fmt.Fprintf(w, "  %-16s tenant %-10s %8.2f GPUs, arrived %7.2fh: %s\n", j.Name, j.Tenant, j.GPUs, j.Arrive.Hours(), j.Reason)
+	}
+}

@@ -105,7 +105,7 @@ func (s *Sim) keepsReservations(p *pendingJob, j *job.Job, heads []*pendingJob, 
 			if rec := &s.records[s.byName[head.a.Job.Name]]; r.at != forever && rec.Estimate == 0 {
 				rec.Estimate, rec.EstimatedAt = r.at, s.now
 			}
-			s.note(head.a.Job.Name, "reserved (%d in line): expected to start at %.2fh, as running jobs end by their estimates", i+1, r.at.Hours())
+			s.noteReserved(shape(head), i+1, r)
 		}
 		r := (*resvs)[i]
 		if r.at == forever {

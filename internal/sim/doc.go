@@ -10,6 +10,9 @@
 // time by spreading, holding GPUs while their siblings wait) and
 // slurm-like (whole nodes, FIFO with backfill). Metrics (metrics.go) are
 // waits, completion times, GPU allocation and use, and the jobs left stuck.
+// A job whose tenant's quota, with everything its cohort could lend, can
+// never admit it is refused when it arrives, before any policy sees it
+// (refuse.go), as corral refuses it at submit.
 //
 // It imports the core (internal/gang, internal/fleet, internal/job) and
 // internal/workload; it reads no clock. Start with Run in sim.go.

@@ -100,6 +100,24 @@ func (s *Sim) whyWaiting(p *pendingJob, j *job.Job, quota bool) {
 	}
 }
 
+// noteReserved tells the explained job's reservation: when it is expected
+// to start, or that it may never start and why: it fits once running jobs
+// without an estimate end, or not even then.
+func (s *Sim) noteReserved(head *job.Job, place int, r *reservationCache) {
+	if head.Name != s.opt.Explain || head.Name == "" {
+		return
+	}
+	if r.at != forever {
+		s.note(head.Name, "reserved (%d in line): expected to start at %.2fh, as running jobs end by their estimates", place, r.at.Hours())
+		return
+	}
+	why := "it does not fit even with every running job gone"
+	if s.resvs[head.Name].k > 0 { // the reservation as last computed
+		why = "running jobs without a runtime estimate hold the room it needs"
+	}
+	s.note(head.Name, "reserved (%d in line): expected to start never (%s)", place, why)
+}
+
 // RunWith replays w on a copy of f under p with options.
 func RunWith(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result, error) {
 	return replay(f, w, p, opt)

@@ -19,7 +19,8 @@ type JobRecord struct {
 	Arrive   time.Duration `json:"arrive_ns"`
 	Start    time.Duration `json:"start_ns"`
 	End      time.Duration `json:"end_ns"`
-	UsedGPUs float64       `json:"used_gpus"` // asked of the GPUs it ran on
+	UsedGPUs float64       `json:"used_gpus"`      // asked of the GPUs it ran on
+	WorkGPUH float64       `json:"work_gpu_hours"` // the work it asked for: GPUs x run time
 	// GPUHours ran (over every run), and of those lost to interruptions
 	// since the last checkpoint.
 	GPUHours      float64 `json:"gpu_hours"`

@@ -13,6 +13,7 @@ type Result struct {
 	Policy  string      `json:"policy"`
 	Summary Summary     `json:"summary"`
 	Jobs    []JobRecord `json:"jobs,omitempty"`
+	Refused []Refusal   `json:"refused,omitempty"` // jobs refused at arrival: over quota forever
 	Explain []string    `json:"explain,omitempty"` // the story of Options.Explain's job
 	Hours   []Hour      `json:"hours,omitempty"`   // the fleet at every hour boundary
 }
@@ -23,7 +24,8 @@ type Result struct {
 // (a 1-GPU job on a whole node uses 1 GPU and holds the node; a task
 // waiting for its siblings holds GPUs and uses none). JCT counts finished
 // jobs; waits count every job, a job that never started waiting until the
-// last event.
+// last event. Jobs refused at arrival (Result.Refused) count in none of
+// them: only in Refused and RefusedGPUH.
 type Summary struct {
 	Jobs           int     `json:"jobs"`
 	Started        int     `json:"started"`
@@ -44,6 +46,13 @@ type Summary struct {
 	LostGPUHours   float64 `json:"lost_gpu_hours"`       // work since the last checkpoint, lost to interruptions
 	MakespanH      float64 `json:"makespan_h"`
 	SimulatedEvent int     `json:"events"`
+	// WorkGPUH is the work of the jobs accepted (GPUs x run time);
+	// UndoneGPUH the part of it of jobs that did not finish: what a policy
+	// left undone, to set beside what it cost. Refused jobs are apart.
+	WorkGPUH    float64 `json:"work_gpu_hours"`
+	UndoneGPUH  float64 `json:"work_undone_gpu_hours"`
+	Refused     int     `json:"refused_over_quota"`
+	RefusedGPUH float64 `json:"refused_work_gpu_hours"`
 	// BoughtGPUHours: GPU-hours of the nodes there (or joining) over the
 	// makespan; autoscaling lowers it. ScaleUps and ScaleDowns count nodes.
 	BoughtGPUHours float64 `json:"bought_gpu_hours"`
@@ -114,6 +123,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 		}
 		sum.LostGPUHours += r.LostGPUHours
 	}
+	s.addWork(&sum)
 	sum.NeverStarted = sum.Jobs - sum.Started
 	if sum.Estimates > 0 {
 		sum.EstimateErrH /= float64(sum.Estimates)
@@ -139,7 +149,22 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 	}
 	sum.Tenants, sum.Jain = s.tenantSummaries(end)
 	sum.Classes = s.classSummaries(end)
-	return &Result{Policy: policy, Summary: sum, Jobs: s.records}
+	return &Result{Policy: policy, Summary: sum, Jobs: s.records, Refused: s.refused}
+}
+
+// addWork sums the work of the jobs accepted, the part left undone, and
+// the work refused at arrival.
+func (s *Sim) addWork(sum *Summary) {
+	for _, r := range s.records {
+		sum.WorkGPUH += r.WorkGPUH
+		if !r.Finished {
+			sum.UndoneGPUH += r.WorkGPUH
+		}
+	}
+	sum.Refused = len(s.refused)
+	for _, r := range s.refused {
+		sum.RefusedGPUH += r.WorkGPUH
+	}
 }
 
 func mean(xs []float64) float64 {

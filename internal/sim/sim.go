@@ -32,6 +32,8 @@ type Sim struct {
 	records   []JobRecord
 	byName    map[string]int              // job name -> index into records
 	book      *queue.Book                 // tenants' quotas and fair share
+	ceiling   *queue.Book                 // the same quotas, never used: the most each tenant could get
+	refused   []Refusal                   // jobs refused at arrival: over quota forever
 	version   int                         // counts finishes and starts that may move a reservation
 	byEnd     []endEntry                  // running jobs by estimated end
 	freed     bool                        // a job ended since the last cycle
@@ -120,8 +122,12 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	if err != nil {
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
+	ceiling, _, err := newBook(w, fc.GPUs())
+	if err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
+	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, entitled: entitled, owner: map[string]string{}, noReclaim: failedAt{},
+		book: book, ceiling: ceiling, entitled: entitled, owner: map[string]string{}, noReclaim: failedAt{},
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{}, noPreempt: failedAt{}}
@@ -145,7 +151,7 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	for steps := 0; s.events.Len() > 0; steps++ {
 		s.step(p)
 		if opt.Progress != nil && steps%1024 == 0 {
-			opt.Progress(len(s.records), len(w.Arrivals))
+			opt.Progress(len(s.records)+len(s.refused), len(w.Arrivals))
 		}
 	}
 	if opt.Progress != nil {
@@ -199,9 +205,13 @@ func (s *Sim) step(p Policy) {
 }
 
 func (s *Sim) arrive(a *workload.Arrival) {
+	if why := neverAdmitted(s.ceiling, a); why != "" {
+		s.refuse(a, why) // as at submit: no policy ever sees it
+		return
+	}
 	s.byName[a.Job.Name] = len(s.records)
 	s.records = append(s.records, JobRecord{Name: a.Job.Name, Tenant: a.Job.Tenant, Class: a.Class,
-		Arrive: a.At, GPUs: demandGPUs(a), Tasks: a.Job.Tasks()})
+		Arrive: a.At, GPUs: demandGPUs(a), Tasks: a.Job.Tasks(), WorkGPUH: workGPUH(a)})
 	s.pending = append(s.pending, &pendingJob{a: a, fresh: true})
 	s.series.demanded += demandGPUs(a)
 	s.note(a.Job.Name, "arrives from tenant %s: %d tasks, %.2f GPUs, runs %v, estimated %v",

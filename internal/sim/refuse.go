@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// Refusal is a job refused when it arrived, as corral's faces refuse it at
+// submit: its tenant's quota, with everything its cohort could lend, can
+// never admit it. Quotas come from the workload, not from the policy, so
+// every policy refuses the same jobs, and none of them counts in the work
+// the policies are compared on.
+type Refusal struct {
+	Name     string        `json:"name"`
+	Tenant   string        `json:"tenant"`
+	Class    string        `json:"class"`
+	GPUs     float64       `json:"gpus"`
+	WorkGPUH float64       `json:"work_gpu_hours"` // GPUs x run time: the work it asked for
+	Arrive   time.Duration `json:"arrive_ns"`
+	Reason   string        `json:"reason"`
+}
+
+// RefusedOverQuota labels the refusals in reports.
+const RefusedOverQuota = "refused: over quota forever"
+
+// neverAdmitted says why a's tenant's quota can never admit it, or "" when
+// it can when the cohort lends it all it may. ceiling is a book of the same
+// quotas in which nothing is ever admitted: its room is the most there
+// ever is.
+func neverAdmitted(ceiling *queue.Book, a *workload.Arrival) string {
+	err := ceiling.CanAdmit(tenantOf(a), need(a))
+	if err == nil {
+		return ""
+	}
+	var qe *queue.QuotaError
+	if !errors.As(err, &qe) {
+		return err.Error()
+	}
+	return fmt.Sprintf("tenant %s's quota, with everything its cohort could lend, is %s GPUs; the job needs %s",
+		tenantOf(a), gpuString(qe.Room), gpuString(qe.Need))
+}
+
+// refuse records a job refused at arrival; it never waits.
+func (s *Sim) refuse(a *workload.Arrival, reason string) {
+	s.refused = append(s.refused, Refusal{Name: a.Job.Name, Tenant: a.Job.Tenant, Class: a.Class, GPUs: demandGPUs(a),
+		WorkGPUH: workGPUH(a), Arrive: a.At, Reason: reason})
+	s.note(a.Job.Name, "%s: %s", RefusedOverQuota, reason)
+}
+
+// workGPUH is the work a job asks for: its GPUs for its run time.
+func workGPUH(a *workload.Arrival) float64 { return demandGPUs(a) * a.Duration.Hours() }
+
+// gpuString writes milli-GPUs as GPUs, to the milli-GPU.
+func gpuString(milli int64) string {
+	return fmt.Sprintf("%.3f", float64(milli)/queue.Milli)
+}

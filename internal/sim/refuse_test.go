@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// tenantArrival is arrival for a given tenant.
+func tenantArrival(tenant, name string, at time.Duration, tasks, gpus int, dur time.Duration) workload.Arrival {
+	a := arrival(name, at, tasks, gpus, dur, dur)
+	a.Job.Tenant = tenant
+	return a
+}
+
+// Three tenants with a third of the work each (32 GPU-h) get 5.333 of 16
+// GPUs of quota: with everything the others could lend, 15.999. A 16-GPU job can
+// never be admitted: it is refused when it arrives, under every policy,
+// with the reason, and counts in none of the figures; the rest runs.
+func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
+	w := workload.Workload{Horizon: 24 * time.Hour, Arrivals: []workload.Arrival{
+		tenantArrival("x", "x1", 0, 1, 8, 2*time.Hour),
+		tenantArrival("y", "y1", 0, 1, 8, 4*time.Hour),
+		tenantArrival("z", "z1", 0, 1, 8, 4*time.Hour),
+		tenantArrival("x", "big", time.Minute, 2, 8, time.Hour),
+	}}
+	for _, name := range PolicyNames() {
+		p, err := NewPolicy(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := RunWith(smallFleet(2, 8), w, p, Options{Explain: "big"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if len(res.Refused) != 1 || res.Refused[0].Name != "big" || s.Refused != 1 || s.RefusedGPUH != 16 {
+			t.Fatalf("%s: refused %+v, summary %d (%g GPU-h), want big (16 GPU-h)", name, res.Refused, s.Refused, s.RefusedGPUH)
+		}
+		if why := res.Refused[0].Reason; !strings.Contains(why, "tenant x's quota, with everything its cohort could lend, is 15.999 GPUs; the job needs 16.000") {
+			t.Errorf("%s: reason %q", name, why)
+		}
+		if s.Jobs != 3 || s.Finished != 3 || s.NeverStarted != 0 || s.WorkGPUH != 80 || s.UndoneGPUH != 0 {
+			t.Errorf("%s: %d jobs, %d finished, %d never started, work %g GPU-h, undone %g; want 3, 3, 0, 80, 0",
+				name, s.Jobs, s.Finished, s.NeverStarted, s.WorkGPUH, s.UndoneGPUH)
+		}
+		for _, j := range res.Jobs {
+			if j.Name == "big" {
+				t.Errorf("%s: the refused job has a record: %+v", name, j)
+			}
+		}
+		if story := strings.Join(res.Explain, "\n"); !strings.Contains(story, RefusedOverQuota+": tenant x's quota") {
+			t.Errorf("%s: story of big:\n%s", name, story)
+		}
+	}
+}
+
+// Work left undone is the work of jobs that did not finish: a gang that
+// never fits while a job without an estimate holds its room is undone.
+func TestUndoneWorkOfJobsThatDidNotFinish(t *testing.T) {
+	res := run(t, "kube-default", smallFleet(2, 8),
+		arrival("a", 0, 2, 8, time.Hour, time.Hour), arrival("b", 0, 2, 8, time.Hour, time.Hour))
+	if s := res.Summary; s.WorkGPUH != 32 || s.UndoneGPUH != 32 || s.Finished != 0 {
+		t.Errorf("deadlocked gangs: work %g, undone %g GPU-h, %d finished; want 32, 32, 0", s.WorkGPUH, s.UndoneGPUH, s.Finished)
+	}
+}
+
+// A reservation that may never be honoured is told as never, with why,
+// not as a start 2562047.79 hours away.
+func TestExplainTellsANeverReservation(t *testing.T) {
+	p, _ := NewPolicy("corral")
+	noEstimate := arrival("endless", 0, 1, 8, 30*time.Hour, 0)
+	w := workload.Workload{Horizon: 48 * time.Hour, Arrivals: []workload.Arrival{
+		noEstimate,
+		arrival("half", 0, 1, 4, 2*time.Hour, 2*time.Hour),
+		arrival("head", time.Minute, 2, 8, time.Hour, time.Hour),
+		arrival("small", 2*time.Minute, 1, 1, time.Hour, time.Hour),
+	}}
+	res, err := RunWith(smallFleet(2, 8), w, p, Options{Explain: "head"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	story := strings.Join(res.Explain, "\n")
+	if strings.Contains(story, "2562047") || !strings.Contains(story, "expected to start never (running jobs without a runtime estimate hold the room it needs)") {
+		t.Errorf("story of head:\n%s", story)
+	}
+}
