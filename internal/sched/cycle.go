@@ -1,0 +1,169 @@
+package sched
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/corral-sched/corral/internal/gang"
+)
+
+// cycle is the working state of one Cycle call.
+type cycle struct {
+	snap     *Snapshot
+	out      Decisions
+	heads    []*head         // units holding reservations, in order
+	reserved int             // heads that wait for room (not for victims)
+	failed   map[string]bool // shapes that found no room this cycle
+	stopping map[string]bool // running units stopping or chosen to stop
+	attempts int
+}
+
+// head is a waiting unit with a reservation.
+type head struct {
+	unit *Unit
+	resv Reservation
+}
+
+// Cycle decides what starts now, what is preempted for whom, and why the
+// rest waits:
+//  1. order the pending units: those that running units are already
+//     stopping for first (the room they free is theirs), then units with
+//     no queue by priority and arrival, then queued units in the Book's
+//     fair-share order of queues, each queue's units in its own order;
+//  2. a unit whose queue has no quota left waits, without costing an
+//     attempt, so one queue's backlog never hides another queue's work;
+//  3. a unit that fits is placed; it starts unless that would delay a unit
+//     holding a reservation (backfill keeps every reservation);
+//  4. a unit that does not fit may preempt lower-priority work, and the
+//     first units that do not fit hold reservations: the running units
+//     whose end lets them fit, by estimated end.
+//
+// The snapshot's State and Book end up holding exactly the started units.
+func Cycle(snap *Snapshot) Decisions {
+	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}}
+	for _, r := range snap.Running {
+		if r.StoppingFor != "" {
+			c.stopping[r.Name] = true
+		}
+	}
+	for _, u := range c.order() {
+		c.consider(u)
+	}
+	return c.out
+}
+
+// consider decides one unit.
+func (c *cycle) consider(u *Unit) {
+	name := u.Job.Name
+	switch {
+	case u.Blocked != "":
+		c.wait(u, CodeBlocked, u.Blocked)
+		return
+	case c.overQuota(u):
+		return
+	}
+	victims := c.stoppingFor(name)
+	key := shapeKey(u)
+	if len(victims) == 0 && c.failed[key] && !c.mayPreempt(u) {
+		c.wait(u, CodeCapacity, "waiting for room: a unit of the same shape found none this cycle")
+		return
+	}
+	if c.attempts >= c.attemptLimit() {
+		c.wait(u, CodeNotConsidered, "not considered this cycle: its attempts ran out; the next cycle will")
+		return
+	}
+	c.attempts++
+	p, unfit := c.snap.State.Place(u.Job)
+	if unfit == nil {
+		c.placed(u, p)
+		return
+	}
+	c.failed[key] = true
+	c.unfit(u, victims, strings.Join(unfit.Reasons, "; "))
+}
+
+// overQuota reports, and records, that u's queue cannot admit it now.
+func (c *cycle) overQuota(u *Unit) bool {
+	if c.snap.Book == nil || u.Queue == "" {
+		return false
+	}
+	if err := c.snap.Book.CanAdmit(u.Queue, u.Need); err != nil {
+		c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
+		return true
+	}
+	return false
+}
+
+// placed starts u, just placed as p, unless it would delay a reservation;
+// then it is lifted again and waits.
+func (c *cycle) placed(u *Unit, p *gang.Placement) {
+	if h := c.delayed(u); h != nil {
+		c.undo(u.Job.Name)
+		c.wait(u, CodeReserved, fmt.Sprintf("fits, but starting it would delay %s, which holds a reservation", h.unit.Job.Name))
+		return
+	}
+	start := Start{Unit: u, Placement: p, Backfill: len(c.heads) > 0}
+	if c.snap.Book != nil && u.Queue != "" {
+		adm, err := c.snap.Book.Admit(u.Queue, u.Need)
+		if err != nil {
+			c.undo(u.Job.Name)
+			c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
+			return
+		}
+		start.Admission = adm
+	}
+	c.out.Starts = append(c.out.Starts, start)
+}
+
+// unfit handles a unit that does not fit now: it waits for the victims
+// already stopping for it, or preempts, or holds a reservation.
+func (c *cycle) unfit(u *Unit, victims []string, why string) {
+	switch {
+	case len(victims) > 0:
+		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: victims})
+		c.wait(u, CodePreempting, fmt.Sprintf("%s; waiting for %s to stop", why, strings.Join(victims, ", ")))
+	case c.preempt(u):
+		c.wait(u, CodePreempting, why+"; preempting lower-priority work to make room")
+	default:
+		c.waitForRoom(u, why)
+	}
+}
+
+// wait records why u did not start.
+func (c *cycle) wait(u *Unit, code Code, reason string) {
+	w := Wait{Unit: u.Job.Name, Code: code, Reason: reason}
+	for _, h := range c.heads {
+		if h.unit == u {
+			w.Estimate = h.resv.At
+		}
+	}
+	c.out.Waiting = append(c.out.Waiting, w)
+}
+
+func (c *cycle) undo(name string) {
+	if err := c.snap.State.Release(name); err != nil {
+		panic(fmt.Sprintf("sched: release %s just placed: %v", name, err)) // a programmer error
+	}
+}
+
+func (c *cycle) attemptLimit() int { return cmp.Or(c.snap.Config.Attempts, DefaultAttempts) }
+
+// stoppingFor lists the running units stopping for the named unit, by name.
+func (c *cycle) stoppingFor(name string) []string {
+	var out []string
+	for _, r := range c.snap.Running {
+		if r.StoppingFor == name {
+			out = append(out, r.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// shapeKey is what placement depends on: units of one key fit alike.
+func shapeKey(u *Unit) string {
+	j := u.Job
+	return fmt.Sprint(j.Groups, j.Topology, j.MinMember, j.Tolerations, j.Preemptible, j.Runtime)
+}

@@ -1,0 +1,162 @@
+package sched
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A queue at its quota with a long backlog must not hide another queue's
+// work: bob's job starts in the same cycle, and alice's jobs cost no
+// placement attempts.
+func TestCycleQuotaBacklogDoesNotStarve(t *testing.T) {
+	w := newWorld(t, 1, 8, quota("alice", 4), quota("bob", 4))
+	for i := range 4 {
+		w.run(gpuJob(fmt.Sprintf("alice-run-%d", i), 1, 1, 0), "alice", noTime, false)
+	}
+	for i := range 1004 {
+		w.submit(gpuJob(fmt.Sprintf("alice-%04d", i), 1, 1, 0), "alice")
+	}
+	w.submit(gpuJob("bob-1", 1, 1, 0), "bob")
+	d := Cycle(w.snapshot(Config{Attempts: 10}))
+	if !started(d, "bob-1") {
+		t.Fatalf("bob's job did not start; decisions: %v", transcript(d)[:3])
+	}
+	if wt, _ := waitOf(d, "alice-0000"); wt.Code != CodeQuota {
+		t.Errorf("alice's first waiting job: %v (%s), want quota", wt.Code, wt.Reason)
+	}
+	if len(d.Starts) != 1 {
+		t.Errorf("%d starts, want only bob's", len(d.Starts))
+	}
+}
+
+// A gang that does not fit holds a reservation; a 1-GPU job submitted after
+// it, with no runtime estimate, may not take the room it waits for.
+func TestCycleGangReservationHoldsAgainstSmallJobs(t *testing.T) {
+	w := newWorld(t, 1, 8)
+	for i := range 6 {
+		w.run(gpuJob(fmt.Sprintf("r%d", i), 1, 1, 0), "", noTime, false)
+	}
+	w.submit(gpuJob("gang", 2, 2, 0), "")
+	w.submit(gpuJob("small", 1, 1, 0), "")
+	d := Cycle(w.snapshot(Config{}))
+	want := []string{
+		"reserve gang releasing [r5 r4]",
+		"wait gang capacity",
+		"wait small reserved",
+	}
+	if got := transcript(d); !slices.Equal(got, want) {
+		t.Fatalf("decisions:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// With known ends, a job that ends before the reservation starts backfills;
+// one that would run past it and take the reserved room waits.
+func TestCycleBackfillEndsBeforeReservation(t *testing.T) {
+	w := newWorld(t, 1, 8)
+	for i := range 6 {
+		w.run(gpuJob(fmt.Sprintf("r%d", i), 1, 1, 0), "", t0.Add(time.Duration(i+1)*time.Hour), false)
+	}
+	w.submit(gpuJob("gang", 2, 2, 0), "")
+	short := gpuJob("short", 1, 1, 0)
+	short.Runtime = 30 * time.Minute
+	long := gpuJob("long", 1, 1, 0)
+	long.Runtime = 5 * time.Hour
+	w.submit(short, "").submit(long, "")
+	d := Cycle(w.snapshot(Config{}))
+	want := []string{
+		"start short backfill",
+		"reserve gang releasing [r0 r1]",
+		"wait gang capacity",
+		"wait long reserved",
+	}
+	if got := transcript(d); !slices.Equal(got, want) {
+		t.Fatalf("decisions:\n%v\nwant\n%v", got, want)
+	}
+	if wt, _ := waitOf(d, "gang"); !wt.Estimate.Equal(t0.Add(2 * time.Hour)) {
+		t.Errorf("gang's estimate %v, want %v", wt.Estimate, t0.Add(2*time.Hour))
+	}
+}
+
+// Preemption takes the fewest lower-priority victims, most recent first;
+// while they stop, the room they free is held for the preemptor: a waiting
+// low-priority job does not take it, and nothing more is preempted.
+func TestCyclePreemptionHoldsFreedRoom(t *testing.T) {
+	w := newWorld(t, 1, 8)
+	for i := range 8 {
+		w.run(gpuJob(fmt.Sprintf("low%d", i), 1, 1, 0), "", noTime, true)
+	}
+	w.submit(gpuJob("big", 1, 8, 10), "")
+	w.submit(gpuJob("low-waiting", 1, 1, 0), "")
+	d := Cycle(w.snapshot(Config{Preemption: true}))
+	if len(d.Preempts) != 8 || d.Preempts[0].Victim != "low0" {
+		t.Fatalf("preempts %v, want all 8, the most recent (low0) first", d.Preempts)
+	}
+
+	// Next cycle: three victims have exited, the rest are stopping.
+	for _, name := range []string{"low0", "low1", "low2"} {
+		if err := w.state.Release(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.running = slices.DeleteFunc(w.running, func(r Running) bool { return r.Name <= "low2" })
+	for i := range w.running {
+		w.running[i].StoppingFor = "big"
+	}
+	d = Cycle(w.snapshot(Config{Preemption: true}))
+	want := []string{
+		"reserve big releasing [low3 low4 low5 low6 low7]",
+		"wait big preempting",
+		"wait low-waiting reserved",
+	}
+	if got := transcript(d); !slices.Equal(got, want) {
+		t.Fatalf("second cycle:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// A unit larger than the whole fleet is told so, and holds no reservation.
+func TestCycleNeverFits(t *testing.T) {
+	w := newWorld(t, 1, 8).run(gpuJob("r", 1, 1, 0), "", noTime, false)
+	w.submit(gpuJob("huge", 2, 8, 0), "")
+	d := Cycle(w.snapshot(Config{}))
+	if wt, _ := waitOf(d, "huge"); wt.Code != CodeNeverFits || len(d.Reservations) != 0 {
+		t.Fatalf("huge: %v %q, reservations %v; want never-fits, none", wt.Code, wt.Reason, d.Reservations)
+	}
+}
+
+// Attempts bound placements, not units: quota skips are free, and units
+// past the bound are told they were not considered.
+func TestCycleAttemptsBoundPlacements(t *testing.T) {
+	w := newWorld(t, 1, 8, quota("a", 0), quota("b", 8))
+	for i := range 5 {
+		w.submit(gpuJob(fmt.Sprintf("a%d", i), 1, 1, 0), "a")
+	}
+	for i := range 3 {
+		w.submit(gpuJob(fmt.Sprintf("b%d", i), 1, 1, 0), "b")
+	}
+	d := Cycle(w.snapshot(Config{Attempts: 2}))
+	if !started(d, "b0") || !started(d, "b1") || started(d, "b2") {
+		t.Fatalf("starts %v, want b0 and b1", transcript(d))
+	}
+	if wt, _ := waitOf(d, "b2"); wt.Code != CodeNotConsidered {
+		t.Errorf("b2: %v, want not-considered", wt.Code)
+	}
+}
+
+// Equal snapshots give equal decisions.
+func TestCycleDeterministic(t *testing.T) {
+	build := func() Decisions {
+		w := newWorld(t, 4, 8, quota("a", 16), quota("b", 16))
+		for i := range 20 {
+			q := []string{"a", "b"}[i%2]
+			w.submit(gpuJob(fmt.Sprintf("j%02d", i), 1+i%3, 1+i%4, i%2), q)
+		}
+		return Cycle(w.snapshot(Config{Preemption: true}))
+	}
+	a, b := transcript(build()), transcript(build())
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("two runs differ:\n%v\n%v", a, b)
+	}
+}

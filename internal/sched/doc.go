@@ -1,0 +1,20 @@
+// Package sched is corral's scheduling cycle, the one every face runs.
+//
+// Cycle takes a Snapshot — the fleet's allocation (a gang.State with every
+// running unit placed under its name), the quota ledger (a queue.Book with
+// every running unit admitted), the running units, the pending units and
+// the time — and returns Decisions as data: the units to start with their
+// placements, the running units to preempt and for whom, the reservations
+// held for units that wait for room, and the reason every other unit
+// waits. A face (corral server, corral kube-scheduler) only turns its world
+// into a Snapshot and applies the Decisions; it holds no policy.
+//
+// The cycle is pure: no I/O, no clock, no goroutines, no randomness, and no
+// output in map order. It changes the Snapshot's State and Book exactly as
+// its Decisions say (started units are placed and admitted), so that the
+// face applies the same decisions the cycle saw.
+//
+// It imports internal/gang, internal/job and internal/queue only. Start
+// with Cycle in cycle.go; reservations and backfill are in reserve.go,
+// victim selection in preempt.go.
+package sched

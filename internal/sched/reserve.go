@@ -1,0 +1,107 @@
+package sched
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// waitForRoom records that u waits for the fleet: the first units that do
+// so (Config.Reservations) hold a reservation, and a unit that would not
+// fit even with every running unit gone is told so.
+func (c *cycle) waitForRoom(u *Unit, why string) {
+	if c.reserved >= cmp.Or(c.snap.Config.Reservations, 1) {
+		c.wait(u, CodeCapacity, why)
+		return
+	}
+	r, ok := c.reservation(u)
+	if !ok {
+		c.wait(u, CodeNeverFits, why+"; it would not fit even if all running work ended")
+		return
+	}
+	c.reserved++
+	c.reserve(u, r)
+	c.wait(u, CodeCapacity, why+"; "+describe(r))
+}
+
+// reserve records that u holds reservation r.
+func (c *cycle) reserve(u *Unit, r Reservation) {
+	c.heads = append(c.heads, &head{unit: u, resv: r})
+	c.out.Reservations = append(c.out.Reservations, r)
+}
+
+func describe(r Reservation) string {
+	when := "an unknown time"
+	if !r.At.IsZero() {
+		when = r.At.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("reserved to start at %s, when %s end", when, strings.Join(r.Releasing, ", "))
+}
+
+// reservation finds the shortest run of running units, in order of
+// estimated end, whose end lets u fit; At is the last one's end (zero
+// when that is unknown). false when even all of them are not enough.
+func (c *cycle) reservation(u *Unit) (Reservation, bool) {
+	running := c.byEnd()
+	names := make([]string, len(running))
+	for i, r := range running {
+		names[i] = r.Name
+	}
+	fits := func(k int) bool { return c.snap.State.WhatIf(names[:k], u.Job) }
+	if len(names) == 0 || !fits(len(names)) {
+		return Reservation{}, false
+	}
+	k := shortestPrefix(len(names), fits)
+	return Reservation{Unit: u.Job.Name, At: running[k-1].End, Releasing: names[:k]}, true
+}
+
+// shortestPrefix is the least k in 1..n with fits(k), given fits(n): it
+// gallops up from 1, then bisects.
+func shortestPrefix(n int, fits func(int) bool) int {
+	lo, hi := 1, 1
+	for hi < n && !fits(hi) {
+		lo, hi = hi+1, min(2*hi, n)
+	}
+	for lo < hi { // fits(hi); nothing below lo fits
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi
+}
+
+// byEnd lists the running units by estimated end, unknown ends last,
+// then by start and name.
+func (c *cycle) byEnd() []Running {
+	out := slices.Clone(c.snap.Running)
+	slices.SortStableFunc(out, func(a, b Running) int {
+		if a.End.IsZero() != b.End.IsZero() {
+			if a.End.IsZero() {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(a.End.Compare(b.End), a.Started.Compare(b.Started), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// delayed returns the first reservation that u, just placed, would delay:
+// it is not estimated to end before the reservation's start, and the
+// reserved unit no longer fits once the reservation's units end.
+func (c *cycle) delayed(u *Unit) *head {
+	for _, h := range c.heads {
+		if rt := u.Job.Runtime; rt > 0 && !h.resv.At.IsZero() && !c.snap.Now.Add(rt).After(h.resv.At) {
+			continue
+		}
+		if !c.snap.State.WhatIf(h.resv.Releasing, h.unit.Job) {
+			return h
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/queue"
+)
+
+// Unit is one piece of pending work: a job, all of whose tasks start in
+// one decision, charged to a queue.
+type Unit struct {
+	Job     *job.Job
+	Queue   string        // a leaf queue of the Book; "" when quota does not apply
+	Need    queue.Amounts // what it charges its queue
+	Arrival int64         // smaller arrived earlier; ties in a queue's order
+	// Blocked is why the face knows the unit cannot start whatever the
+	// fleet (a pod group missing members); "" otherwise.
+	Blocked string
+	// Claimed says that running units were stopped for this unit and it
+	// has not started since: the room they free is its own, so it is
+	// considered before every other unit.
+	Claimed bool
+}
+
+// Running is one unit the fleet runs, placed in the State under Name.
+type Running struct {
+	Name        string
+	Queue       string
+	Priority    int
+	Preemptible bool      // may be stopped for higher-priority work
+	Started     time.Time // when it started
+	End         time.Time // its estimated end; zero when unknown
+	// StoppingFor names the unit this one is being stopped for ("" when it
+	// is not stopping, "-" when it stops for another reason). A stopping
+	// unit is never chosen as a victim again.
+	StoppingFor string
+}
+
+// Snapshot is everything one cycle reads.
+type Snapshot struct {
+	Now     time.Time
+	State   *gang.State // every Running unit placed under its name
+	Book    *queue.Book // every Running unit's need admitted; nil: no quotas
+	Running []Running
+	Pending []Unit
+	Config  Config
+}
+
+// Config tunes the cycle. The zero value is a cycle without preemption
+// that tries up to DefaultAttempts placements.
+type Config struct {
+	// Preemption lets a unit within its quota stop running units of lower
+	// priority that are Preemptible when that makes room for it.
+	Preemption bool
+	// Attempts bounds the placements tried in one cycle (units skipped for
+	// quota or for a shape that already failed do not count); 0 means
+	// DefaultAttempts.
+	Attempts int
+	// Reservations is how many waiting units hold a reservation that later
+	// units may not delay; 0 means 1.
+	Reservations int
+}
+
+// DefaultAttempts is the default bound on placements tried in a cycle.
+const DefaultAttempts = 1000
+
+// Decisions is what one cycle decided, in the order it decided it.
+type Decisions struct {
+	Starts       []Start
+	Preempts     []Preempt
+	Reservations []Reservation
+	Waiting      []Wait
+}
+
+// Start is a unit to start now, where its placement says.
+type Start struct {
+	Unit      *Unit
+	Placement *gang.Placement
+	Admission queue.Admission // what its queue was charged, loans included
+	Backfill  bool            // it starts ahead of a reserved unit, without delaying it
+}
+
+// Preempt is a running unit to stop so that another can start.
+type Preempt struct {
+	Victim string
+	For    string // the unit it makes room for
+}
+
+// Reservation is room held for a waiting unit: it starts once the listed
+// running units have ended, estimated at At (zero: unknown).
+type Reservation struct {
+	Unit      string
+	At        time.Time
+	Releasing []string
+}
+
+// Wait says why a unit did not start.
+type Wait struct {
+	Unit   string
+	Code   Code
+	Reason string
+	// Estimate is when it is expected to start, zero when unknown.
+	Estimate time.Time
+}
+
+// Code classifies why a unit waits, so that a face can say whether more
+// capacity would help (a cluster autoscaler reads only CodeCapacity as a
+// shortage).
+type Code int
+
+// Why units wait.
+const (
+	CodeCapacity      Code = iota // the fleet has no room now; freeing or adding capacity helps
+	CodeQuota                     // its queue has no quota left now
+	CodeReserved                  // it fits, but would delay a reserved unit
+	CodePreempting                // running units are stopping to make room for it
+	CodeBlocked                   // the face says it cannot start (Unit.Blocked)
+	CodeNeverFits                 // the fleet could not hold it even empty
+	CodeNotConsidered             // the cycle's attempts ran out before it
+	CodeInvalid                   // the job is malformed or names what the fleet lacks
+)
+
+var codeNames = [...]string{"capacity", "quota", "reserved", "preempting", "blocked", "never-fits", "not-considered", "invalid"}
+
+func (c Code) String() string { return codeNames[c] }
