@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/model"
@@ -100,6 +101,42 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
+	results, err := replayPolicies(o, f, w, policies, scaling, stderr)
+	if err != nil {
+		return err
+	}
+	cat, err := planCatalog(o.pricesPath)
+	if err != nil {
+		return err
+	}
+	out := &simOutputs{label: label, results: results, capacity: float64(f.GPUs())}
+	if out.costs, err = costResults(results, cat, o.reservedTerm); err != nil {
+		return err
+	}
+	if o.tco {
+		if out.platforms, err = simTCO(o.platformsPath, results, out.costs); err != nil {
+			return err
+		}
+		if len(scaling) == 0 {
+			out.tcoNote = noAutoscaleNote
+		}
+	}
+	writeSimText(stdout, o, f, out, len(scaling) > 0)
+	return writeSimFiles(stdout, o, out, cat)
+}
+
+// simOutputs is what one corral sim run reports, in every format.
+type simOutputs struct {
+	label     string
+	results   []*sim.Result
+	costs     map[string]*simCost
+	platforms []tco.Row // with --tco
+	tcoNote   string    // a warning the platform comparison needs, if any
+	capacity  float64   // GPUs of the whole fleet
+}
+
+// replayPolicies replays the workload under each policy in turn.
+func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies []sim.Policy, scaling []sim.Autoscale, stderr io.Writer) ([]*sim.Result, error) {
 	var results []*sim.Result
 	for _, p := range policies {
 		start := time.Now()
@@ -110,59 +147,57 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			Backfill: o.backfill, Reservations: o.reservations})
 		bar.finish()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if isTerminal(stderr) {
 			fmt.Fprintf(stderr, "  %s simulated in %.1f s\n", p.Name(), time.Since(start).Seconds())
 		}
 		results = append(results, r)
 	}
-	cat, err := planCatalog(o.pricesPath)
-	if err != nil {
-		return err
-	}
-	costs, err := costResults(results, cat, o.reservedTerm)
-	if err != nil {
-		return err
-	}
-	writeSimTable(stdout, results)
-	writeRefused(stdout, results)
-	writeSimCosts(stdout, results, costs)
-	var platforms []tco.Row
+	return results, nil
+}
+
+// writeSimText prints the tables and stories the flags ask for.
+func writeSimText(stdout io.Writer, o simOptions, f *fleet.Fleet, out *simOutputs, autoscaled bool) {
+	writeSimTable(stdout, out.results)
+	writeRefused(stdout, out.results)
+	writeSimCosts(stdout, out.results, out.costs)
 	if o.tco {
-		if platforms, err = simTCO(o.platformsPath, results, costs); err != nil {
-			return err
-		}
-		writeTCO(stdout, platforms)
+		writeTCO(stdout, out.platforms, autoscaled)
 	}
-	if len(scaling) > 0 {
-		writeAutoscaling(stdout, f, results)
+	if autoscaled {
+		writeAutoscaling(stdout, f, out.results)
 	}
 	if o.defrag {
-		writeDefrag(stdout, results)
+		writeDefrag(stdout, out.results)
 	}
-	writeStories(stdout, o.explain, results)
+	writeStories(stdout, o.explain, out.results)
+}
+
+// writeSimFiles writes the demand CSVs, the HTML report and the JSON the
+// flags ask for.
+func writeSimFiles(stdout io.Writer, o simOptions, out *simOutputs, cat *price.Catalog) error {
 	if o.demandDir != "" {
-		if err := writeDemandCSVs(o.demandDir, results); err != nil {
+		if err := writeDemandCSVs(o.demandDir, out.results); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nhourly card demand per policy written to %s/<policy>.csv (input of corral plan --demand)\n", o.demandDir)
 	}
 	if o.htmlPath != "" {
-		if err := writeSimHTML(o.htmlPath, label, results, costs, platforms, cat); err != nil {
+		if err := writeSimHTML(o.htmlPath, out, cat); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nreport written to %s\n", o.htmlPath)
 	}
-	if o.jsonPath != "" {
-		if !o.records {
-			for _, r := range results {
-				r.Jobs, r.Hours = nil, nil
-			}
-		}
-		return writeSimJSON(o.jsonPath, label, results, costs, platforms)
+	if o.jsonPath == "" {
+		return nil
 	}
-	return nil
+	if !o.records {
+		for _, r := range out.results {
+			r.Jobs, r.Hours = nil, nil
+		}
+	}
+	return writeSimJSON(o.jsonPath, out)
 }
 
 func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
@@ -382,8 +417,8 @@ func waitTable(w io.Writer, title string, columns []string, results []*sim.Resul
 	}
 }
 
-func writeSimJSON(path, label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row) error {
-	data, err := json.MarshalIndent(simDoc(label, results, costs, platforms), "", " ")
+func writeSimJSON(path string, out *simOutputs) error {
+	data, err := json.MarshalIndent(simDoc(out, out.results), "", " ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
@@ -400,11 +435,14 @@ type simJSON struct {
 	Policies map[string]simJSONStable `json:"policies"`
 	Costs    map[string]*simCost      `json:"costs"`
 	TCO      []tco.Row                `json:"tco,omitempty"`
+	TCONote  string                   `json:"tco_note,omitempty"`
 	Results  []simJSONResult          `json:"results"`
 }
 
-func simDoc(label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row) simJSON {
-	doc := simJSON{Input: label, Policies: map[string]simJSONStable{}, Costs: costs, TCO: platforms}
+// simDoc is the document of out with the given results (out's, or copies
+// stripped of records).
+func simDoc(out *simOutputs, results []*sim.Result) simJSON {
+	doc := simJSON{Input: out.label, Policies: map[string]simJSONStable{}, Costs: out.costs, TCO: out.platforms, TCONote: out.tcoNote}
 	for _, r := range results {
 		st := stableFields(r.Summary)
 		doc.Policies[r.Policy] = st
@@ -428,7 +466,8 @@ type simJSONStable struct {
 	PreemptionsPerHour float64 `json:"preemptions_per_hour"`
 	DeadlockedGangs    int     `json:"deadlocked_gangs"`
 	NeverStarted       int     `json:"never_started"`
-	RefusedOverQuota   int     `json:"refused_over_quota"` // refused at arrival, in no other figure
+	RefusedOverQuota   int     `json:"refused_over_quota"`    // refused at arrival, in no other figure
+	WorkUndoneGPUH     float64 `json:"work_undone_gpu_hours"` // of jobs accepted and not finished
 }
 
 // simJSONResult is one policy's entry: the stable fields beside the full
@@ -443,7 +482,7 @@ func stableFields(s sim.Summary) simJSONStable {
 		MeanJCTS: s.MeanJCTH * 3600, P99JCTS: s.P99JCTH * 3600, GPUAllocationPct: 100 * s.Allocation,
 		GPUUtilisationPct: 100 * s.Utilisation, LostGPUHours: s.LostGPUHours, Preemptions: s.Preemptions,
 		PreemptionsPerHour: s.PreemptPerHour, DeadlockedGangs: s.PartialAtEnd, NeverStarted: s.NeverStarted,
-		RefusedOverQuota: s.Refused}
+		RefusedOverQuota: s.Refused, WorkUndoneGPUH: s.UndoneGPUH}
 }
 
 // addFaults taints a share of the nodes as spot and adds the spot and

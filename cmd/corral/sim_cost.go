@@ -12,10 +12,15 @@ import (
 )
 
 // simCost is one policy's bill, and the GPU-hours no catalog price covers.
+// Beside the total: what a GPU-hour of work done and kept cost, and the
+// work the policy left undone (jobs accepted that did not finish), so that
+// totals for unequal work are not read as equal.
 type simCost struct {
-	Bill         *cost.Bill `json:"bill"`
-	UnpricedGPUH float64    `json:"unpriced_gpu_hours"`
-	Unpriced     []string   `json:"unpriced,omitempty"` // what had no price, and why
+	Bill             *cost.Bill `json:"bill"`
+	USDPerUsefulGPUH *float64   `json:"usd_per_useful_gpu_hour"` // nil when no work was done
+	WorkUndoneGPUH   float64    `json:"work_undone_gpu_hours"`
+	UnpricedGPUH     float64    `json:"unpriced_gpu_hours"`
+	Unpriced         []string   `json:"unpriced,omitempty"` // what had no price, and why
 }
 
 // costResults prices every policy's replay against the catalog. Rows
@@ -43,7 +48,7 @@ func costResults(results []*sim.Result, cat *price.Catalog, term string) (map[st
 		if err != nil {
 			return nil, fmt.Errorf("cost of %s: %w", r.Policy, err)
 		}
-		c.Bill = bill
+		c.Bill, c.USDPerUsefulGPUH, c.WorkUndoneGPUH = bill, bill.Total.USDPerUsefulGPUH, r.Summary.UndoneGPUH
 		out[r.Policy] = c
 	}
 	return out, nil
@@ -62,24 +67,21 @@ func unpriced(cat *price.Catalog, u cost.Usage) string {
 }
 
 // writeSimCosts prints each policy's bill: the total, the cost of a
-// useful GPU-hour, and where the money went.
+// useful GPU-hour and the work left undone beside it, and where the money
+// went.
 func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost) {
 	fmt.Fprintln(w, "\ncost at catalog prices (internal/cost/price/catalog.yaml; --prices to override):")
-	fmt.Fprintf(w, "  %-13s %12s %9s %10s %10s %7s %9s %10s %9s\n", "policy", "total USD", "USD/GPU-h", "bought", "used", "wasted",
-		"idle", "fragmented", "lost")
+	fmt.Fprintf(w, "  %-13s %12s %10s %10s %10s %10s %7s %9s %10s %9s\n", "policy", "total USD", "USD/useful", "undone", "bought", "used",
+		"wasted", "idle", "fragmented", "lost")
 	for _, r := range results {
 		c := costs[r.Policy]
 		t := c.Bill.Total
-		perUseful := "-"
-		if t.USDPerUsefulGPUH != nil {
-			perUseful = fmt.Sprintf("%.2f", *t.USDPerUsefulGPUH)
-		}
 		wasted := 0.0
 		if t.BoughtGPUH > 0 {
 			wasted = 100 * t.WastedGPUH / t.BoughtGPUH
 		}
-		fmt.Fprintf(w, "  %-13s %12.0f %9s %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, t.CostUSD, perUseful,
-			t.BoughtGPUH, t.UsedGPUH, wasted, t.IdleGPUH, t.FragmentedGPUH, t.PreemptedLostGPUH+t.InterruptedLostGPUH)
+		fmt.Fprintf(w, "  %-13s %12.0f %10s %10.0f %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, t.CostUSD, perUseful(c.USDPerUsefulGPUH),
+			c.WorkUndoneGPUH, t.BoughtGPUH, t.UsedGPUH, wasted, t.IdleGPUH, t.FragmentedGPUH, t.PreemptedLostGPUH+t.InterruptedLostGPUH)
 	}
 	var notes []string
 	for _, r := range results {
@@ -93,7 +95,8 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 			fmt.Fprintln(w, "   ", n)
 		}
 	}
-	fmt.Fprintln(w, "  USD/GPU-h: per useful GPU-hour (work kept). wasted: bought but not used; idle: free cards on empty nodes")
+	fmt.Fprintln(w, "  USD/useful: per useful GPU-hour (work done and kept); undone: GPU-hours of work accepted and not done (totals")
+	fmt.Fprintln(w, "  compare equal work only where undone is equal). wasted: bought but not used; idle: free cards on empty nodes")
 	fmt.Fprintln(w, "  and cards held while idle; fragmented: free cards on partly used nodes and unused parts of shared cards;")
 	fmt.Fprintln(w, "  lost: work thrown away by preemptions and interruptions.")
 }

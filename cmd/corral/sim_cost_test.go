@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,66 @@ func TestSimCommandRefusesJobsOverQuotaForever(t *testing.T) {
 	}
 	if name := at(t, doc, "results.0.refused.0.name"); name != "job-000060" {
 		t.Errorf("results[0].refused[0] is %v", name)
+	}
+}
+
+// Without --autoscale every platform pays for the whole fleet: the two
+// Kubernetes platforms cost the same, and the output, the JSON and the
+// HTML say why. With autoscaling there is no such note.
+func TestSimCommandTCOWithoutAutoscaleSaysIdleNodesArePaid(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "sim.html")
+	out, doc := simDocOf(t, "--nodes", "16", "--days", "3", "--tco", "--html", page)
+	if !strings.Contains(out, "note: without --autoscale, idle nodes are paid in every platform") {
+		t.Errorf("no note on idle nodes:\n%s", out)
+	}
+	if note, _ := at(t, doc, "tco_note").(string); !strings.Contains(note, "idle nodes are paid in every platform") {
+		t.Errorf("tco_note %q", note)
+	}
+	if a, b := at(t, doc, "tco.1.total_usd"), at(t, doc, "tco.2.total_usd"); a != b {
+		t.Errorf("Kubernetes totals %v and %v: without autoscaling both buy the whole fleet", a, b)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "Note: without --autoscale, idle nodes are paid in every platform") {
+		t.Error("the HTML report's platform table lacks the note")
+	}
+	out, doc = simDocOf(t, "--nodes", "16", "--days", "3", "--tco", "--autoscale", "0:")
+	if strings.Contains(out, "idle nodes are paid") || at(t, doc, "tco_note") != nil {
+		t.Errorf("note given with autoscaling:\n%s", out)
+	}
+}
+
+// Totals for unequal work are shown beside the cost of a useful GPU-hour
+// and the work left undone: kube-default leaves gangs deadlocked on 16
+// nodes over 14 days, corral finishes everything.
+func TestSimCommandCostsShowWorkUndone(t *testing.T) {
+	out, doc := simDocOf(t, "--nodes", "16", "--days", "14", "--tco", "--autoscale", "0:", "--policies", "corral,kube-default,slurm-like")
+	for _, want := range []string{"total USD USD/useful     undone", "total USD USD/useful     undone wait mean"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	undone := at(t, doc, "policies.kube-default.work_undone_gpu_hours").(float64)
+	if undone <= 0 || at(t, doc, "policies.corral.work_undone_gpu_hours") != 0.0 {
+		t.Fatalf("work undone: kube-default %v, corral %v; want some, none", undone, at(t, doc, "policies.corral.work_undone_gpu_hours"))
+	}
+	if c := at(t, doc, "costs.kube-default.work_undone_gpu_hours"); c != undone {
+		t.Errorf("costs.kube-default.work_undone_gpu_hours %v, want %v", c, undone)
+	}
+	bill := at(t, doc, "costs.corral.bill.total").(map[string]any)
+	if per := at(t, doc, "costs.corral.usd_per_useful_gpu_hour"); per != bill["cost_usd"].(float64)/bill["used_gpu_hours"].(float64) {
+		t.Errorf("corral: %v per useful GPU-hour, bill %v", per, bill)
+	}
+	for i, name := range []string{"managed-training", "kube-default", "kube-corral", "hpc-whole-node"} {
+		row := at(t, doc, fmt.Sprintf("tco.%d", i)).(map[string]any)
+		per, ok := row["usd_per_useful_gpu_hour"].(float64)
+		if row["platform"] != name || !ok || per <= 0 || math.Abs(per-row["total_usd"].(float64)/row["useful_gpu_hours"].(float64)) > 1e-9*per {
+			t.Errorf("tco row %d: %v", i, row)
+		}
+		if u := row["work_undone_gpu_hours"].(float64); (name == "kube-default") != (u > 0) {
+			t.Errorf("%s: %v GPU-h undone a month", name, u)
+		}
 	}
 }

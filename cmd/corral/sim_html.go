@@ -6,7 +6,6 @@ import (
 
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
-	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/report/html"
 	"github.com/corral-sched/corral/internal/sim"
 )
@@ -17,11 +16,12 @@ import (
 // time, and the summary and bill tables. The page embeds the same
 // document as --json (without per-job records and hourly samples), and
 // every number in its tables points into it.
-func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*simCost, platforms []tco.Row, cat *price.Catalog) error {
+func writeSimHTML(path string, out *simOutputs, cat *price.Catalog) error {
+	label, results, costs, platforms := out.label, out.results, out.costs, out.platforms
 	r := html.Report{
 		Title: "corral sim: " + label,
 		Intro: []string{
-			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs. The dotted line is the 1-year commitment corral plan recommends for the occupied cards, where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
+			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs. The dotted line is the 1-year commitment corral plan recommends for the cards occupied while work arrives (the drain after the last arrival left out), where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
 		},
 	}
 	for _, res := range results {
@@ -45,18 +45,27 @@ func writeSimHTML(path, label string, results []*sim.Result, costs map[string]*s
 		}
 	}
 	if len(platforms) > 0 {
-		r.Tables = append(r.Tables, html.TCOTable("tco", platforms))
+		t := html.TCOTable("tco", platforms)
+		if out.tcoNote != "" {
+			t.Notes = append(t.Notes, "Note: "+out.tcoNote)
+		}
+		r.Tables = append(r.Tables, t)
 	}
-	doc := simDoc(label, stripped(results), costs, platforms)
+	if t, ok := refusedTable(results); ok {
+		r.Tables = append(r.Tables, t)
+	}
+	doc := simDoc(out, stripped(results))
 	r.Data = doc
 	return writeHTMLFile(path, r)
 }
 
 // committedFloor is the 1-year commitment the planner recommends for the
-// cards a policy occupied, summed over GPU models (0 when no model has a
-// commitment price): the floor drawn on its timeline.
+// cards a policy occupied while work arrived, summed over GPU models (0
+// when no model has a commitment price): the floor drawn on its timeline.
+// The drain after the last arrival is left out: a commitment is sized for
+// the steady state, not for the tail of a replay.
 func committedFloor(res *sim.Result, cat *price.Catalog) float64 {
-	d := cardDemand(res.Hours)
+	d := cardDemand(arrivalWindow(res))
 	p, err := plan.Build(d, cat, plan.Options{Term: price.Reserved1y})
 	if err != nil {
 		return 0
@@ -66,6 +75,32 @@ func committedFloor(res *sim.Result, cat *price.Catalog) float64 {
 		floor += m.Committed
 	}
 	return float64(floor)
+}
+
+// arrivalWindow is the hourly samples taken while work arrived.
+func arrivalWindow(res *sim.Result) []sim.Hour {
+	for i, h := range res.Hours {
+		if float64(h.Hour) >= res.Summary.HorizonH {
+			return res.Hours[:i]
+		}
+	}
+	return res.Hours
+}
+
+// refusedTable lists the jobs refused at arrival (the same under every
+// policy), if any.
+func refusedTable(results []*sim.Result) (html.Table, bool) {
+	if len(results) == 0 || len(results[0].Refused) == 0 {
+		return html.Table{}, false
+	}
+	t := html.Table{ID: "refused", Title: "Refused: over quota forever", Columns: []string{"job", "tenant", "class", "GPUs", "arrived (h)", "reason"},
+		Notes: []string{"Jobs whose tenant's quota, with everything its cohort could lend, can never admit them: refused at arrival under every policy, and left out of every other figure."}}
+	for i, j := range results[0].Refused {
+		at := fmt.Sprintf("results.0.refused.%d.", i)
+		t.Rows = append(t.Rows, []html.Cell{html.Text(j.Name), html.Text(j.Tenant), html.Text(j.Class), html.Num(j.GPUs, 2, at+"gpus"),
+			html.Text(fmt.Sprintf("%.2f", j.Arrive.Hours())), html.Text(j.Reason)})
+	}
+	return t, true
 }
 
 // stripped copies results without per-job records and hourly samples.
@@ -125,7 +160,7 @@ func waitHours(res *sim.Result) []float64 {
 // simSummaryTable shows the stable per-policy numbers.
 func simSummaryTable(results []*sim.Result) html.Table {
 	t := html.Table{ID: "summary", Title: "Summary per policy", Columns: []string{"policy", "mean wait (h)", "p99 wait (h)",
-		"mean JCT (h)", "GPU allocation", "GPU utilisation", "lost GPU-hours", "preemptions", "deadlocked gangs"}}
+		"mean JCT (h)", "GPU allocation", "GPU utilisation", "lost GPU-hours", "preemptions", "deadlocked gangs", "work undone (GPU-hours)"}}
 	hours := func(v float64, path string) html.Cell {
 		return html.Cell{Text: fmt.Sprintf("%.2f", v/3600), Path: path, Value: v, Scale: 1.0 / 3600}
 	}
@@ -135,7 +170,8 @@ func simSummaryTable(results []*sim.Result) html.Table {
 		t.Rows = append(t.Rows, []html.Cell{html.Text(r.Policy), hours(st.MeanWaitS, at+"mean_wait_s"), hours(st.P99WaitS, at+"p99_wait_s"),
 			hours(st.MeanJCTS, at+"mean_jct_s"), html.Num(st.GPUAllocationPct, 1, at+"gpu_allocation_pct"),
 			html.Num(st.GPUUtilisationPct, 1, at+"gpu_utilisation_pct"), html.Num(st.LostGPUHours, 0, at+"lost_gpu_hours"),
-			html.Num(float64(st.Preemptions), 0, at+"preemptions"), html.Num(float64(st.DeadlockedGangs), 0, at+"deadlocked_gangs")})
+			html.Num(float64(st.Preemptions), 0, at+"preemptions"), html.Num(float64(st.DeadlockedGangs), 0, at+"deadlocked_gangs"),
+			html.Num(st.WorkUndoneGPUH, 0, at+"work_undone_gpu_hours")})
 	}
 	return t
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/corral-sched/corral/internal/browsertest"
+	"github.com/corral-sched/corral/internal/cost/plan"
+	"github.com/corral-sched/corral/internal/cost/price"
+	"github.com/corral-sched/corral/internal/sim"
 )
 
 // corral sim --html writes a page that opens in a real browser without
@@ -79,5 +82,30 @@ func TestSimCommandTCO(t *testing.T) {
 	}
 	if byName["corral"] >= byName["kube-default"] {
 		t.Errorf("corral bought %.0f GPU-h, kube-default %.0f: packing should buy fewer", byName["corral"], byName["kube-default"])
+	}
+}
+
+// The committed floor is sized on the hours while work arrives: 64 cards
+// busy for the 100 hours of arrivals, then a long drain on one card. Over
+// the whole replay the planner would commit to 1; over arrivals, 64.
+func TestCommittedFloorOverTheArrivalWindow(t *testing.T) {
+	res := &sim.Result{Summary: sim.Summary{HorizonH: 100}}
+	for h := 0; h < 1000; h++ {
+		occupied := 1
+		if h < 100 {
+			occupied = 64
+		}
+		res.Hours = append(res.Hours, sim.Hour{Hour: h, Groups: []sim.GroupHour{{GPUModel: "H100-80GB", GPUs: 64, Occupied: occupied}}})
+	}
+	cat, err := planCatalog("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := committedFloor(res, cat); got != 64 {
+		t.Errorf("floor %g GPUs, want 64 (the drain after arrivals left out)", got)
+	}
+	whole, err := plan.Build(cardDemand(res.Hours), cat, plan.Options{Term: price.Reserved1y})
+	if err != nil || whole.Models[0].Committed != 1 {
+		t.Errorf("the planner over the whole replay: %v, %+v; want 1 GPU, as the floor drawn before", err, whole)
 	}
 }

@@ -45,6 +45,7 @@ type Summary struct {
 	PreemptPerHour float64 `json:"preemptions_per_hour"` // over the arrival horizon
 	LostGPUHours   float64 `json:"lost_gpu_hours"`       // work since the last checkpoint, lost to interruptions
 	MakespanH      float64 `json:"makespan_h"`
+	HorizonH       float64 `json:"horizon_h"` // the arrival window: work arrives in [0, horizon)
 	SimulatedEvent int     `json:"events"`
 	// WorkGPUH is the work of the jobs accepted (GPUs x run time);
 	// UndoneGPUH the part of it of jobs that did not finish: what a policy
@@ -100,7 +101,7 @@ type TenantSummary struct {
 
 func (s *Sim) result(policy string, horizon time.Duration) *Result {
 	end := s.now
-	sum := Summary{Jobs: len(s.records), MakespanH: end.Hours(), SimulatedEvent: s.seq}
+	sum := Summary{Jobs: len(s.records), MakespanH: end.Hours(), HorizonH: horizon.Hours(), SimulatedEvent: s.seq}
 	var waits, jcts []float64
 	for _, r := range s.records {
 		waits = append(waits, r.Wait(end).Hours())

@@ -73,9 +73,13 @@ func Parse(data []byte, source string) ([]Profile, error) {
 }
 
 // Input is what a platform's scheduling made of the work in one month.
+// Platforms that leave different work undone do not buy the same thing:
+// UsefulGPUHours and UndoneGPUHours say what each bought it for.
 type Input struct {
 	GPUHoursBought float64 // GPU-hours paid for in the month
 	USDPerGPUHour  float64 // bare price per GPU-hour, blended over capacity types
+	UsefulGPUHours float64 // GPU-hours of work done and kept in the month
+	UndoneGPUHours float64 // GPU-hours of work asked for that the platform did not do
 	MeanWaitHours  float64
 	P99WaitHours   float64
 }
@@ -90,8 +94,14 @@ type Row struct {
 	OperationsUSD        float64 `json:"operations_usd"` // staff and control plane
 	ToolsUSD             float64 `json:"tools_usd"`
 	TotalUSD             float64 `json:"total_usd"`
-	MeanWaitHours        float64 `json:"mean_wait_hours"`
-	P99WaitHours         float64 `json:"p99_wait_hours"`
+	// UsefulGPUHours is the work done and kept; USDPerUsefulGPUHour the
+	// total over it (nil when none was); UndoneGPUHours the work left
+	// undone. Totals compare equal work only when UndoneGPUHours do.
+	UsefulGPUHours      float64  `json:"useful_gpu_hours"`
+	USDPerUsefulGPUHour *float64 `json:"usd_per_useful_gpu_hour"`
+	UndoneGPUHours      float64  `json:"work_undone_gpu_hours"`
+	MeanWaitHours       float64  `json:"mean_wait_hours"`
+	P99WaitHours        float64  `json:"p99_wait_hours"`
 }
 
 // Compare costs each profile that has an input, in the profiles' order.
@@ -104,7 +114,7 @@ func Compare(profiles []Profile, inputs map[string]Input) ([]Row, error) {
 		if !ok {
 			return nil, fmt.Errorf("no input (GPU-hours, waits) for platform %q", p.Name)
 		}
-		if in.GPUHoursBought < 0 || in.USDPerGPUHour < 0 {
+		if in.GPUHoursBought < 0 || in.USDPerGPUHour < 0 || in.UsefulGPUHours < 0 || in.UndoneGPUHours < 0 {
 			return nil, fmt.Errorf("platform %q: negative GPU-hours or price", p.Name)
 		}
 		r := Row{Platform: p.Name, Title: p.Title, GPUHoursBought: in.GPUHoursBought,
@@ -112,8 +122,13 @@ func Compare(profiles []Profile, inputs map[string]Input) ([]Row, error) {
 			StorageNetworkingUSD: p.Monthly.StorageNetworking,
 			OperationsUSD:        p.Monthly.OperationsStaff + p.Monthly.ControlPlane,
 			ToolsUSD:             p.Monthly.Tools,
-			MeanWaitHours:        in.MeanWaitHours, P99WaitHours: in.P99WaitHours}
+			UsefulGPUHours:       in.UsefulGPUHours, UndoneGPUHours: in.UndoneGPUHours,
+			MeanWaitHours: in.MeanWaitHours, P99WaitHours: in.P99WaitHours}
 		r.TotalUSD = r.ComputeUSD + r.StorageNetworkingUSD + r.OperationsUSD + r.ToolsUSD
+		if in.UsefulGPUHours > 0 {
+			per := r.TotalUSD / in.UsefulGPUHours
+			r.USDPerUsefulGPUHour = &per
+		}
 		rows = append(rows, r)
 	}
 	return rows, nil

@@ -70,6 +70,47 @@ profiles:
 	}
 }
 
+// Two platforms that buy the same for different work are told apart by
+// the cost of a useful GPU-hour and the work each left undone.
+func TestCompareCostPerUsefulGPUHour(t *testing.T) {
+	ps, err := Parse([]byte(`
+profiles:
+  - name: a
+    compute_multiplier: 1.0
+    monthly_usd: {operations_staff: 0, control_plane: 0, tools: 0, storage_networking: 1000}
+  - name: b
+    compute_multiplier: 1.0
+    monthly_usd: {operations_staff: 0, control_plane: 0, tools: 0, storage_networking: 1000}
+  - name: idle
+    compute_multiplier: 1.0
+    monthly_usd: {operations_staff: 0, control_plane: 0, tools: 0, storage_networking: 0}
+`), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Compare(ps, map[string]Input{
+		"a":    {GPUHoursBought: 1000, USDPerGPUHour: 4, UsefulGPUHours: 800},
+		"b":    {GPUHoursBought: 1000, USDPerGPUHour: 4, UsefulGPUHours: 400, UndoneGPUHours: 400},
+		"idle": {GPUHoursBought: 10, USDPerGPUHour: 4},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both total 5000: a did 800 GPU-h of work (6.25 each), b 400 (12.50) and left 400 undone.
+	if rows[0].TotalUSD != rows[1].TotalUSD || *rows[0].USDPerUsefulGPUHour != 6.25 || *rows[1].USDPerUsefulGPUHour != 12.5 {
+		t.Errorf("a %+v, b %+v", rows[0], rows[1])
+	}
+	if rows[1].UndoneGPUHours != 400 || rows[1].UsefulGPUHours != 400 {
+		t.Errorf("b: useful %g, undone %g; want 400, 400", rows[1].UsefulGPUHours, rows[1].UndoneGPUHours)
+	}
+	if rows[2].USDPerUsefulGPUHour != nil {
+		t.Errorf("no useful work, cost per useful GPU-hour %v, want none", *rows[2].USDPerUsefulGPUHour)
+	}
+	if _, err := Compare(ps[:1], map[string]Input{"a": {UndoneGPUHours: -1}}); err == nil {
+		t.Error("negative work undone accepted")
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tt := range []struct{ yaml, want string }{
 		{"profiles:\n  - name: a\n    compute_multiplier: 0\n", "compute_multiplier"},

@@ -43,13 +43,19 @@ func BillTable(id, title, path string, lines []cost.Line) Table {
 // rows sit in the report's data.
 func TCOTable(path string, rows []tco.Row) Table {
 	t := Table{ID: "tco-table", Title: "Monthly cost per platform", Columns: []string{"platform", "GPU-hours bought", "compute (USD)",
-		"storage and networking (USD)", "operations (USD)", "tools (USD)", "total (USD)", "mean wait (h)", "p99 wait (h)"},
-		Notes: []string{"Fixed monthly costs and compute premiums are assumptions from the platform profiles (internal/cost/tco/profiles.yaml): edit them to your situation."}}
+		"storage and networking (USD)", "operations (USD)", "tools (USD)", "total (USD)", "USD per useful GPU-hour",
+		"work undone (GPU-hours)", "mean wait (h)", "p99 wait (h)"},
+		Notes: []string{"Fixed monthly costs and compute premiums are assumptions from the platform profiles (internal/cost/tco/profiles.yaml): edit them to your situation.",
+			"USD per useful GPU-hour: the total over the GPU-hours of work done and kept. Work undone: GPU-hours of work asked for and not done; totals compare equal work only where it is equal."}}
 	for i, r := range rows {
 		at := fmt.Sprintf("%s.%d.", path, i)
+		per := Text("-")
+		if r.USDPerUsefulGPUHour != nil {
+			per = Num(*r.USDPerUsefulGPUHour, 2, at+"usd_per_useful_gpu_hour")
+		}
 		t.Rows = append(t.Rows, []Cell{Text(r.Title), Num(r.GPUHoursBought, 0, at+"gpu_hours_bought"), Num(r.ComputeUSD, 0, at+"compute_usd"),
 			Num(r.StorageNetworkingUSD, 0, at+"storage_networking_usd"), Num(r.OperationsUSD, 0, at+"operations_usd"),
-			Num(r.ToolsUSD, 0, at+"tools_usd"), Num(r.TotalUSD, 0, at+"total_usd"),
+			Num(r.ToolsUSD, 0, at+"tools_usd"), Num(r.TotalUSD, 0, at+"total_usd"), per, Num(r.UndoneGPUHours, 0, at+"work_undone_gpu_hours"),
 			Num(r.MeanWaitHours, 2, at+"mean_wait_hours"), Num(r.P99WaitHours, 2, at+"p99_wait_hours")})
 	}
 	return t
