@@ -129,6 +129,7 @@ func TestCorralOnlineLearnsTheMix(t *testing.T) {
 		t.Fatal("corral-online starts with a mix")
 	}
 	p.Observe(whole(8000, 1))
+	p.follow() // as Place does first
 	if len(p.mix) != 1 || p.mix[0].NumGPU != 1 || p.mix[0].Weight != 1 {
 		t.Fatalf("after one pod the mix is %+v", p.mix)
 	}

@@ -68,6 +68,7 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	}
 	g.meanGPU, g.meanCPU = gpu/total, cpu/total
 	g.losses = make([][]cachedLoss, len(c.Nodes)) // the pod's GPU choice depends on the mix
+	g.logPos = -1                                 // recount every node at the next refresh
 	if g.index != nil && len(shapes) == len(g.shapes) {
 		g.shapes = shapes
 		g.sumDemand()
@@ -87,7 +88,6 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	g.hosts = make([]int, len(g.shapes))
 	g.canHost = make([]shapeSet, len(c.Nodes))
 	g.gen = make([]uint32, len(c.Nodes))
-	g.logPos = -1
 	g.short = newShapeSet(len(g.shapes))
 }
 
