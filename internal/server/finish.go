@@ -54,7 +54,7 @@ func (s *Server) finish(e ended) {
 	if j.State.Waiting() {
 		s.waiting[j.ID] = j
 	}
-	s.metrics.ended.WithLabelValues(string(j.State)).Inc()
+	s.metrics.ended.WithLabelValues(endLabel(j.State)).Inc()
 	s.log.Info("job ended", "job", j.Name(), "state", j.State, "reason", j.Reason, "exit", code)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,6 +56,9 @@ func TestUnhealthyGPUIsDrainedAndItsJobRequeued(t *testing.T) {
 	requeued := h.wait(c, a.ID, 20*time.Second, "requeued", func(j api.Job) bool { return j.State == "pending" && j.Attempts == 1 })
 	if requeued.Reason == "" {
 		t.Fatal("requeued job without a reason")
+	}
+	if m := grep(scrape(t, h.url), "corral_jobs_ended_total"); !strings.Contains(m, `{state="requeued"} 1`) || strings.Contains(m, `state="pending"`) {
+		t.Errorf("after a requeue the end counter says:\n%s\nwant requeued 1 and no pending", m)
 	}
 	gpus, err := c.GPUs(context.Background())
 	if err != nil {

@@ -33,6 +33,7 @@ func (s *Server) routes() []route {
 		{"POST", "/v1/jobs", true, false, s.handleSubmit},
 		{"GET", "/v1/jobs", true, false, s.handleList},
 		{"GET", "/v1/jobs/{id}", true, false, s.handleGet},
+		{"POST", "/v1/jobs/cancel", true, false, s.handleCancelMany},
 		{"POST", "/v1/jobs/{id}/cancel", true, false, s.handleCancel},
 		{"GET", "/v1/jobs/{id}/logs", true, false, s.handleLogs},
 		{"GET", "/v1/jobs/{id}/explain", true, false, s.handleExplain},
@@ -41,6 +42,25 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/tenants", true, true, s.handleTenants},
 		{"POST", "/v1/tenants", true, true, s.handleCreateTenant},
 		{"POST", "/v1/tenants/{name}/tokens", true, true, s.handleIssueToken},
+	}
+}
+
+// Timeouts of the HTTP server: a client has ReadHeaderTimeout to send its
+// request's headers and ReadTimeout to send the whole request (at most
+// MaxBody); an idle keep-alive connection is closed after IdleTimeout.
+// There is no write timeout: logs -f streams for as long as the job runs.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = time.Minute
+	IdleTimeout       = 2 * time.Minute
+)
+
+// HTTPServer is an http.Server for h with the timeouts above, so that
+// slow or idle clients cannot hold connections open.
+func HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+		IdleTimeout: IdleTimeout, MaxHeaderBytes: 64 << 10,
 	}
 }
 
@@ -105,9 +125,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rt route) (store.
 }
 
 func (s *Server) authenticate(r *http.Request) (store.Tenant, error) {
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return store.Tenant{}, errors.New("missing bearer token: send Authorization: Bearer <token>")
 	}
 	t, err := s.st.Authenticate(token)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,14 +23,14 @@ func (s *Server) handleWhoami(w http.ResponseWriter, _ *http.Request, who store.
 }
 
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.Tenant) {
-	var req api.JobRequest
-	if code, err := decode(r, &req); err != nil {
-		writeError(w, code, err.Error())
+	req, err := decodeJob(r)
+	if err != nil {
+		writeError(w, errorCode(err, http.StatusBadRequest), err.Error())
 		return
 	}
 	spec, err := s.specOf(req)
 	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, err.Error())
+		writeError(w, errorCode(err, http.StatusUnprocessableEntity), err.Error())
 		return
 	}
 	if q, m := who.QuotaMilli, milli(spec, s.model); q > 0 && m > q {
@@ -42,6 +44,50 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 	}
 	s.enqueue(j.ID)
 	writeJSON(w, http.StatusCreated, view(&j))
+}
+
+// httpError is an error with the status code it answers with.
+type httpError struct {
+	code int
+	err  error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+// errorCode is err's status code, or def.
+func errorCode(err error, def int) int {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.code
+	}
+	return def
+}
+
+// decodeJob reads a job request strictly and checks it against the schema
+// (api/openapi.yaml): fields set to a forbidden zero value ("share": 0,
+// "tasks": 0) included, which the request alone cannot tell from absent
+// ones. What the schema forbids is a 400; a body the server cannot read
+// has its own code (413, 415).
+func decodeJob(r *http.Request) (api.JobRequest, error) {
+	var req api.JobRequest
+	var raw json.RawMessage
+	if code, err := decode(r, &raw); err != nil {
+		return req, &httpError{code, err}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("invalid JSON: %w", err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return req, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := req.Validate(); err != nil {
+		return req, err
+	}
+	return req, api.CheckSetFields(fields)
 }
 
 // enqueue hands a submitted job to the scheduling loop without waiting
@@ -80,11 +126,12 @@ func (s *Server) admitSubmitted() {
 	}
 }
 
-// specOf validates a request against the machine and converts it.
+// specOf converts a request the schema allows and checks it against the
+// machine.
 func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
 	d, err := req.Validate()
 	if err != nil {
-		return store.Spec{}, err
+		return store.Spec{}, &httpError{http.StatusBadRequest, err}
 	}
 	spec := store.Spec{
 		Name: req.Name, Command: req.Command, WorkDir: req.WorkDir, Env: req.Env,
@@ -111,18 +158,56 @@ func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
 	return spec, nil
 }
 
-// fitsMachine rejects work that could never run here, checked against
-// the empty machine.
+// fitsMachine rejects work that could never run here: first against the
+// machine's size, naming the limit, then against the empty machine as the
+// core sees it.
 func (s *Server) fitsMachine(spec store.Spec) error {
+	if err := s.withinNode(spec); err != nil {
+		return fmt.Errorf("this machine (%d x %s) can never run it: %w", len(s.gpus), s.model.Name, err)
+	}
 	empty, err := gang.New(cloneFleet(s.full))
 	if err != nil {
 		return err
 	}
 	j := store.Job{ID: 1, Spec: spec}
 	if reasons := empty.Explain(gangJob(&j)); len(reasons) > 0 {
-		return fmt.Errorf("this machine (%d x %s) can never run it: %s", len(s.gpus), s.model.Name, reasons[0])
+		return fmt.Errorf("this machine (%d x %s) can never run it, even empty: %s", len(s.gpus), s.model.Name, reasons[0])
 	}
 	return nil
+}
+
+// withinNode checks the job's total demand (every task runs on this one
+// machine) against the largest node: its GPUs, CPUs and memory.
+func (s *Server) withinNode(spec store.Spec) error {
+	n := s.full.Nodes[0]
+	tasks := int64(max(spec.Tasks, 1))
+	per := func(v string) string {
+		if tasks == 1 {
+			return v
+		}
+		return fmt.Sprintf("%s per task x %d tasks", v, tasks)
+	}
+	switch {
+	case spec.GPUs > 0 && int64(spec.GPUs)*tasks > int64(n.GPUs):
+		return fmt.Errorf("gpus: %s; the largest node has %d GPUs", per(fmt.Sprint(spec.GPUs)), n.GPUs)
+	case spec.CPUMilli*tasks > n.CPUMilli:
+		return fmt.Errorf("cpu: %s; the largest node has %s CPU cores", per(fmt.Sprint(float64(spec.CPUMilli)/1000)), fmt.Sprint(float64(n.CPUMilli)/1000))
+	case spec.MemoryMiB*tasks > n.MemoryMiB:
+		return fmt.Errorf("memory: %s; the largest node has %s", per(mibString(spec.MemoryMiB)), mibString(n.MemoryMiB))
+	}
+	return nil
+}
+
+// mibString writes a memory size with the largest binary unit that keeps
+// it whole.
+func mibString(mib int64) string {
+	switch {
+	case mib >= 1<<20 && mib%(1<<20) == 0:
+		return fmt.Sprintf("%d TiB", mib>>20)
+	case mib >= 1<<10 && mib%(1<<10) == 0:
+		return fmt.Sprintf("%d GiB", mib>>10)
+	}
+	return fmt.Sprintf("%d MiB", mib)
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, who store.Tenant) {
@@ -147,6 +232,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, who store.Te
 	s.mu.Lock()
 	for i := range jobs {
 		v := view(&jobs[i])
+		v.Request.Env = nil // the list leaves the environments out; GET /v1/jobs/{id} has them
 		if jobs[i].State.Waiting() && v.Reason == "" {
 			v.Reason = s.reasons[jobs[i].ID]
 		}
@@ -229,10 +315,16 @@ func (s *Server) Cancel(id uint64) (store.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	delete(s.waiting, id)
-	delete(s.reasons, id)
+	s.forgetWaiting(id)
 	s.metrics.ended.WithLabelValues(string(store.Cancelled)).Inc()
 	return j, nil
+}
+
+// forgetWaiting takes a cancelled waiting job out of the scheduler's
+// queue: what Cancel and CancelMany both do. The caller holds s.mu.
+func (s *Server) forgetWaiting(id uint64) {
+	delete(s.waiting, id)
+	delete(s.reasons, id)
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request, who store.Tenant) {

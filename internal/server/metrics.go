@@ -41,7 +41,7 @@ func newMetrics() *metrics {
 			Name: "corral_jobs_started_total", Help: "Job starts (a requeued job counts each start).",
 		}),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "corral_jobs_ended_total", Help: "Job runs that ended, by the state they ended in.",
+			Name: "corral_jobs_ended_total", Help: "Job runs that ended, by how: succeeded, failed, cancelled, preempted or requeued.",
 		}, []string{"state"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_http_requests_total", Help: "API requests by route and status code.",
@@ -49,6 +49,16 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.queue, m.jobs, m.allocated, m.decision, m.preemptions, m.started, m.ended, m.requests)
 	return m
+}
+
+// endLabel is the state label of corral_jobs_ended_total for a run that
+// ended in st: a run put back in the queue (lost or drained, and
+// requeued) counts as "requeued", since no run ends "pending".
+func endLabel(st store.State) string {
+	if st == store.Pending {
+		return "requeued"
+	}
+	return string(st)
 }
 
 // setQueue refreshes the gauges from the waiting jobs; the caller holds

@@ -33,11 +33,11 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		return
 	}
 	if !api.ValidName(req.Name) {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("name %q: use letters, digits, '.', '_' and '-'", req.Name))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("name %q: use letters, digits, '.', '_' and '-'", req.Name))
 		return
 	}
 	if req.QuotaGPUs < 0 || req.QuotaGPUs > 1e6 {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("quota_gpus %v: want 0 (no cap) or more", req.QuotaGPUs))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("quota_gpus %v: want 0 (no cap) or more", req.QuotaGPUs))
 		return
 	}
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), Admin: req.Admin, Created: s.now().UTC()}

@@ -3,5 +3,6 @@
 // YAML job files. The routes and their documents are in api/openapi.yaml
 // at the root of the repository.
 //
-// It imports no other corral package. Start with JobRequest in types.go.
+// It imports no other corral package but internal/slurmfmt (pure, for
+// Slurm's time limits). Start with JobRequest in types.go.
 package api

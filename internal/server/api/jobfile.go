@@ -43,5 +43,30 @@ func ParseJobFile(data []byte) (JobRequest, error) {
 	if _, err := r.Validate(); err != nil {
 		return r, fmt.Errorf("job file: %w", err)
 	}
+	if err := CheckSetFields(jobFileFields(data)); err != nil {
+		return r, fmt.Errorf("job file: %w", err)
+	}
 	return r, nil
+}
+
+// jobFileFields is the top level of a job file as a map; nil when it is
+// not one.
+func jobFileFields(data []byte) map[string]any {
+	var fields map[string]any
+	if yaml.Unmarshal(data, &fields) != nil {
+		return nil
+	}
+	return fields
+}
+
+// JobFileSets reports whether a job file sets any of the fields, even to
+// a zero value (gpus: 0).
+func JobFileSets(data []byte, fields ...string) bool {
+	set := jobFileFields(data)
+	for _, f := range fields {
+		if _, ok := set[f]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,10 @@ func TestParseJobFile(t *testing.T) {
 		{"bad duration", "command: [x]\ntime: soon\n", "time", nil},
 		{"traversal name", "name: ../../x\ncommand: [x]\n", "name", nil},
 		{"not a mapping", "- a\n- b\n", "cannot unmarshal", nil},
+		{"Slurm time", "command: [x]\ntime: 1-12:00:00\n", "", func(r JobRequest) bool { return r.Time == "1-12:00:00" }},
+		{"tasks 0", "command: [x]\ntasks: 0\n", "tasks 0: want 1..64", nil},
+		{"share 0", "command: [x]\nshare: 0\n", "share 0: want a fraction", nil},
+		{"empty name", "command: [x]\nname: ''\n", `name "": empty`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := ParseJobFile([]byte(tc.in))
@@ -66,4 +70,20 @@ func FuzzParseJobFile(f *testing.F) {
 			t.Fatalf("accepted %+v", r)
 		}
 	})
+}
+
+func TestJobFileSets(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"command: [x]\n", false},
+		{"command: [x]\ngpus: 0\n", true},
+		{"command: [x]\nshare: 0.5\n", true},
+		{"- a\n", false},
+	} {
+		if got := JobFileSets([]byte(tc.in), "gpus", "mig", "share"); got != tc.want {
+			t.Errorf("JobFileSets(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
 }

@@ -15,7 +15,7 @@ type JobRequest struct {
 	CPU             float64  `json:"cpu,omitempty" yaml:"cpu"`     // cores per task
 	MemoryMiB       int64    `json:"memory_mib,omitempty" yaml:"memory_mib"`
 	Tasks           int      `json:"tasks,omitempty" yaml:"tasks"`
-	Time            string   `json:"time,omitempty" yaml:"time"` // time limit, a Go duration ("2h30m")
+	Time            string   `json:"time,omitempty" yaml:"time"` // time limit: a Go duration ("2h30m", "1d") or Slurm's ("90", "1-12:00:00")
 	Priority        int      `json:"priority,omitempty" yaml:"priority"`
 	Queue           string   `json:"queue,omitempty" yaml:"queue"`
 	CheckpointEvery string   `json:"checkpoint_every,omitempty" yaml:"checkpoint_every"`
@@ -57,6 +57,24 @@ type Job struct {
 // JobList is the answer to a list.
 type JobList struct {
 	Jobs []Job `json:"jobs"`
+}
+
+// CancelRequest cancels every job it selects, in one call, like
+// scancel: the jobs named in IDs, or the waiting and running jobs that
+// match every filter given (Tenant, States, Name). A request selects
+// nothing unless it names IDs or gives a filter.
+type CancelRequest struct {
+	IDs    []string `json:"ids,omitempty"`
+	Tenant string   `json:"tenant,omitempty"` // admins: any tenant; others: their own
+	States []string `json:"states,omitempty"` // pending, preempted, running
+	Name   string   `json:"name,omitempty"`   // the job name
+}
+
+// CancelResult is the answer to a CancelRequest: the jobs cancelled or
+// being stopped, and why the named ones that were not could not be.
+type CancelResult struct {
+	Jobs   []Job    `json:"jobs"`
+	Errors []string `json:"errors,omitempty"`
 }
 
 // Explain says why a job waits.

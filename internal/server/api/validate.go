@@ -3,10 +3,14 @@ package api
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-sched/corral/internal/slurmfmt"
 )
 
 // Limits on a request.
@@ -14,7 +18,7 @@ const (
 	MaxTasks    = 64
 	MaxArgs     = 1024
 	MaxArgBytes = 16 << 10
-	MaxEnv      = 256
+	MaxEnv      = 1024
 	MaxPriority = 1_000_000
 )
 
@@ -28,6 +32,9 @@ var (
 // digits, '.', '_' and '-', starting with a letter or digit, at most 63
 // characters. No name can climb out of a directory.
 func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// ValidMIG reports whether s is shaped like a MIG profile (1g.10gb).
+func ValidMIG(s string) bool { return migRE.MatchString(s) }
 
 // Durations are a request's parsed durations.
 type Durations struct {
@@ -48,26 +55,40 @@ func (r *JobRequest) Validate() (Durations, error) {
 	}
 	r.validateCommand(add)
 	r.validateDemand(add)
+	d := r.durations(add)
+	if r.Priority < -MaxPriority || r.Priority > MaxPriority {
+		add("priority %d: want -%d..%d", r.Priority, MaxPriority, MaxPriority)
+	}
+	return d, errors.Join(errs...)
+}
+
+// durations parses the time limit (a Go duration or one of Slurm's
+// forms) and the other durations (Go durations).
+func (r *JobRequest) durations(add func(string, ...any)) Durations {
 	var d Durations
+	if r.Time != "" {
+		v, err := slurmfmt.ParseTime(r.Time)
+		if err != nil {
+			add("time %q: %v", truncate(r.Time, 40), err)
+		}
+		d.Time = v
+	}
 	for _, f := range []struct {
 		name string
 		s    string
 		to   *time.Duration
-	}{{"time", r.Time, &d.Time}, {"checkpoint_every", r.CheckpointEvery, &d.CheckpointEvery}, {"grace", r.Grace, &d.Grace}} {
+	}{{"checkpoint_every", r.CheckpointEvery, &d.CheckpointEvery}, {"grace", r.Grace, &d.Grace}} {
 		if f.s == "" {
 			continue
 		}
 		v, err := time.ParseDuration(f.s)
 		if err != nil || v < 0 {
-			add("%s %q: want a duration such as 90s, 30m or 2h", f.name, f.s)
+			add("%s %q: want a duration such as 90s, 30m or 2h", f.name, truncate(f.s, 40))
 			continue
 		}
 		*f.to = v
 	}
-	if r.Priority < -MaxPriority || r.Priority > MaxPriority {
-		add("priority %d: want -%d..%d", r.Priority, MaxPriority, MaxPriority)
-	}
-	return d, errors.Join(errs...)
+	return d
 }
 
 // imageRE accepts image references: registry, path, tag and digest, and
@@ -141,4 +162,43 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// setZero lists the fields whose zero value the schema forbids although
+// JobRequest cannot tell it from an absent field, and why.
+var setZero = map[string]string{
+	"share":   "want a fraction of one GPU, above 0 and below 1; leave share out for none",
+	"tasks":   "want 1..64; leave tasks out for one task",
+	"name":    "empty; leave name out for none",
+	"queue":   "empty; leave queue out for the default",
+	"mig":     "empty; leave mig out for none",
+	"image":   "empty; leave image out to run without a container",
+	"workdir": "empty; leave workdir out for the default",
+}
+
+// CheckSetFields reports the fields of a request, as a JSON object or a
+// YAML job file decodes into a map, that are set to a zero value the
+// schema forbids: "share": 0, "tasks": 0, "name": "" and the like, which
+// Validate cannot see because they decode like absent fields.
+func CheckSetFields(fields map[string]any) error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		why, ok := setZero[k]
+		if ok && isZero(fields[k]) {
+			errs = append(errs, fmt.Errorf("%s %#v: %s", k, fields[k], why))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isZero(v any) bool {
+	switch v := v.(type) {
+	case float64:
+		return v == 0
+	case int:
+		return v == 0
+	case string:
+		return v == ""
+	}
+	return false
 }

@@ -126,6 +126,13 @@ func (c *Client) Cancel(ctx context.Context, id string) (api.Job, error) {
 	return j, c.call(ctx, "POST", "/v1/jobs/"+url.PathEscape(id)+"/cancel", nil, nil, &j)
 }
 
+// CancelJobs cancels, in one call, the jobs r names or selects (like
+// scancel with IDs, --user, --state and --name).
+func (c *Client) CancelJobs(ctx context.Context, r api.CancelRequest) (api.CancelResult, error) {
+	var res api.CancelResult
+	return res, c.call(ctx, "POST", "/v1/jobs/cancel", nil, r, &res)
+}
+
 // Explain says why a job waits.
 func (c *Client) Explain(ctx context.Context, id string) (api.Explain, error) {
 	var e api.Explain
