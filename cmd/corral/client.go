@@ -67,13 +67,3 @@ func requestContext(timeout time.Duration) (context.Context, context.CancelFunc)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	return ctx, func() { cancel(); stop() }
 }
-
-// parseFlags parses args with fs; -h prints usage (the command's help
-// text, then the flags) and returns flag.ErrHelp.
-func parseFlags(fs *flag.FlagSet, usage string, args []string) error {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	return fs.Parse(args)
-}

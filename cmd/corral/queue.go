@@ -26,7 +26,7 @@ func runQueue(args []string, stdout, stderr io.Writer) error {
 	all := fs.Bool("all", false, "include jobs that have ended")
 	state := fs.String("state", "", "only jobs in these `states` (comma-separated: pending,running,...)")
 	tenant := fs.String("tenant", "", "only this tenant's jobs (admins)")
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := fs.Bool("json", false, `print JSON: the API's {"jobs": [...]}`)
 	if err := parseFlags(fs, queueUsage, args); err != nil {
 		return err
 	}
@@ -51,10 +51,17 @@ func runQueue(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(jobs)
+		return printJSON(stdout, api.JobList{Jobs: append([]api.Job{}, jobs...)})
 	}
 	printQueue(stdout, jobs, time.Now())
 	return nil
+}
+
+// printJSON writes v as the API does.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func printQueue(w io.Writer, jobs []api.Job, now time.Time) {

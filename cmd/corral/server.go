@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -140,17 +139,17 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	if f.tlsCert != "" {
 		scheme = "https"
 	}
-	url := fmt.Sprintf("%s://%s", scheme, l.Addr())
+	url := serverURL(scheme, l.Addr().String())
 	if err := announce(srv, st, f, url, stdout); err != nil {
 		l.Close()
 		return err
 	}
-	logger.Info("corral server", "url", url, "db", f.db, "gpus", len(gpus), "model", gpus[0].Model)
+	logger.Info("corral server", "url", url, "listen", l.Addr().String(), "db", f.db, "gpus", len(gpus), "model", gpus[0].Model)
 	if host, _, _ := net.SplitHostPort(l.Addr().String()); scheme == "http" && !net.ParseIP(host).IsLoopback() {
 		logger.Warn("serving plain HTTP beyond loopback: tokens cross the network in the clear; give --tls-cert and --tls-key")
 	}
 	go srv.Run(ctx)
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := server.HTTPServer(srv.Handler())
 	errc := make(chan error, 1)
 	go func() {
 		if f.tlsCert != "" {
@@ -171,6 +170,24 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	srv.Close()
 	srv.Wait()
 	return nil
+}
+
+// serverURL is a URL that reaches a server listening on addr: a wildcard
+// address (0.0.0.0, ::, which Go reports as [::]) is not one, so it
+// becomes the loopback address over HTTP, and the host name over HTTPS,
+// whose certificate names the host.
+func serverURL(scheme, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if name, err := os.Hostname(); err == nil && name != "" && scheme == "https" {
+			host = name
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // announce prints how to reach the server: in dev mode (or when asked, or
@@ -262,14 +279,20 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	fs, cf := clientFlagSet("server tenant", stderr)
 	quota := fs.Float64("quota", 0, "GPU quota of a new tenant (0: none)")
 	admin := fs.Bool("admin", false, "make the new tenant an admin")
-	if len(args) == 0 {
-		fs.Usage = func() { fmt.Fprint(fs.Output(), tenantUsage); fs.PrintDefaults() }
+	// Flags may come before and after the verb; -h needs no token.
+	if err := parseFlags(fs, tenantUsage, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
 		fs.Usage()
 		return errors.New("give list, create or token")
 	}
-	verb := args[0]
-	if err := parseFlags(fs, tenantUsage, args[1:]); err != nil {
+	verb := fs.Arg(0)
+	if err := parseFlags(fs, tenantUsage, fs.Args()[1:]); err != nil {
 		return err
+	}
+	if verb != "list" && verb != "create" && verb != "token" {
+		return fmt.Errorf("%q: give list, create or token (see corral server tenant -h)", verb)
 	}
 	c, err := cf.client()
 	if err != nil {
