@@ -10,53 +10,65 @@ import (
 	"github.com/corral-sched/corral/internal/sim"
 )
 
-// writeSimHTML writes the replay as one self-contained page: GPUs
-// demanded, occupied, allocated and used over time per policy, cost by
-// pool and capacity type, wait-time distributions, fragmentation over
-// time, and the summary and bill tables. The page embeds the same
-// document as --json (without per-job records and hourly samples), and
-// every number in its tables points into it.
+// writeSimHTML writes the replay as one self-contained page (simReport).
 func writeSimHTML(path string, out *simOutputs, cat *price.Catalog) error {
-	label, results, costs, platforms := out.label, out.results, out.costs, out.platforms
+	return writeHTMLFile(path, simReport(out, cat))
+}
+
+// simReport is the replay as a report: GPUs demanded, occupied, allocated
+// and used over time per policy, on one scale with the fleet's capacity;
+// cost by pool and capacity type, a bar per policy; wait-time
+// distributions; fragmentation over time; and the summary and bill
+// tables. The page embeds the same document as --json (without per-job
+// records and hourly samples), and every number in its tables points into
+// it.
+func simReport(out *simOutputs, cat *price.Catalog) html.Report {
 	r := html.Report{
-		Title: "corral sim: " + label,
+		Title: "corral sim: " + out.label,
 		Intro: []string{
-			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs. The dotted line is the 1-year commitment corral plan recommends for the cards occupied while work arrives (the drain after the last arrival left out), where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
+			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs; the charts share one scale, with the fleet's capacity drawn. The dotted line is the 1-year commitment corral plan recommends for the cards occupied while work arrives (the drain after the last arrival left out), where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
 		},
 	}
-	for _, res := range results {
+	for _, res := range out.results {
 		t := simTimeline(res)
-		t.Committed = committedFloor(res, cat)
+		t.Committed, t.Capacity = committedFloor(res, cat), out.capacity
 		r.Timelines = append(r.Timelines, t)
 		r.Waits = append(r.Waits, html.Waits{Policy: res.Policy, Hours: waitHours(res)})
 		r.Fragmentation = append(r.Fragmentation, fragmentationLine(res))
-		if c := costs[res.Policy]; c != nil {
+		if c := out.costs[res.Policy]; c != nil {
 			for _, item := range html.CostsOf(c.Bill) {
-				item.Pool = res.Policy + " / " + item.Pool
+				item.Group = res.Policy
 				r.Costs = append(r.Costs, item)
 			}
 		}
 	}
-	r.Tables = append(r.Tables, simSummaryTable(results))
-	for _, res := range results {
-		if c := costs[res.Policy]; c != nil {
-			r.Tables = append(r.Tables, html.BillTable("bill-"+res.Policy, "Cost of "+res.Policy+" by capacity type",
+	html.ShareScale(r.Timelines)
+	r.Tables = simTables(out)
+	r.Data = simDoc(out, stripped(out.results))
+	return r
+}
+
+// simTables are the report's tables: the summary, each policy's bill, the
+// platforms and the jobs refused.
+func simTables(out *simOutputs) []html.Table {
+	tables := []html.Table{simSummaryTable(out.results)}
+	for _, res := range out.results {
+		if c := out.costs[res.Policy]; c != nil {
+			tables = append(tables, html.BillTable("bill-"+res.Policy, "Cost of "+res.Policy+" by capacity type",
 				"costs."+res.Policy+".bill.by_capacity_type", c.Bill.ByCapacity))
 		}
 	}
-	if len(platforms) > 0 {
-		t := html.TCOTable("tco", platforms)
+	if len(out.platforms) > 0 {
+		t := html.TCOTable("tco", out.platforms)
 		if out.tcoNote != "" {
 			t.Notes = append(t.Notes, "Note: "+out.tcoNote)
 		}
-		r.Tables = append(r.Tables, t)
+		tables = append(tables, t)
 	}
-	if t, ok := refusedTable(results); ok {
-		r.Tables = append(r.Tables, t)
+	if t, ok := refusedTable(out.results); ok {
+		tables = append(tables, t)
 	}
-	doc := simDoc(out, stripped(results))
-	r.Data = doc
-	return writeHTMLFile(path, r)
+	return tables
 }
 
 // committedFloor is the 1-year commitment the planner recommends for the

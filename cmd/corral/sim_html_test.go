@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,48 @@ func TestSimHTMLReportOpensInABrowser(t *testing.T) {
 	// 4 policies x 8 summary numbers, and each policy's bill.
 	if got.Checked < 32 || len(got.Bad) > 0 {
 		t.Errorf("%d table numbers checked; not matching the embedded JSON: %v", got.Checked, got.Bad)
+	}
+	if empty := got.Empty(0.001); len(empty) > 0 {
+		t.Errorf("charts with nothing drawn in them: %v (share of the plot in colour: %v)", empty, got.Ink)
+	}
+}
+
+// The report's GPU charts share one scale and draw the fleet's capacity;
+// its cost bars are per policy, not one sum of the four.
+func TestSimReportComparesPolicies(t *testing.T) {
+	o := simOptions{workloadKind: "generated", nodes: 8, days: 2, load: 0.8, seedN: 1, policies: "corral,slurm-like", reservedTerm: "1y", backfill: sim.EasyBackfill, reservations: 8}
+	f, w, label, err := simInput(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := []sim.Policy{}
+	for _, name := range []string{"corral", "slurm-like"} {
+		p, _ := sim.NewPolicy(name)
+		policies = append(policies, p)
+	}
+	results, err := replayPolicies(o, f, w, policies, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := planCatalog("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &simOutputs{label: label, results: results, capacity: float64(f.GPUs())}
+	if out.costs, err = costResults(results, cat, "1y"); err != nil {
+		t.Fatal(err)
+	}
+	r := simReport(out, cat)
+	a, b := r.Timelines[0], r.Timelines[1]
+	if a.YMax <= 0 || a.YMax != b.YMax || a.Capacity != 64 || b.Capacity != 64 || a.YMax < 64 {
+		t.Errorf("timelines: y max %g and %g, capacity %g and %g; want one scale above the 64 GPUs drawn", a.YMax, b.YMax, a.Capacity, b.Capacity)
+	}
+	groups := map[string]bool{}
+	for _, c := range r.Costs {
+		groups[c.Group] = true
+	}
+	if len(groups) != 2 || !groups["corral"] || !groups["slurm-like"] {
+		t.Errorf("cost items grouped by %v, want one group per policy", groups)
 	}
 }
 

@@ -41,7 +41,7 @@ func New(t testing.TB) *Browser {
 	bin := Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
+		chromedp.NoFirstRun, chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1024),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
 	tctx, cancelT := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -77,6 +77,21 @@ type Page struct {
 	Checked  int      // table cells with a data-path
 	Bad      []string // cells whose number differs from the embedded JSON
 	Problems []string // console errors, warnings and exceptions so far
+	// Ink is, per chart, the share of the pixels where it draws its data
+	// that are in colour, from a screenshot: 0 for a chart with axes,
+	// grid and legend but nothing plotted (see ink.go).
+	Ink map[string]float64
+}
+
+// Empty lists the charts whose ink is below min, in page order.
+func (p Page) Empty(min float64) []string {
+	var out []string
+	for _, id := range p.ChartIDs {
+		if p.Ink[id] < min {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // checkTables compares every number shown in a table cell that names a
@@ -118,7 +133,7 @@ func (b *Browser) Open(t testing.TB, url, selector string) Page {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("inspect %s: %v", url, err)
 	}
-	p := Page{ChartIDs: got.Charts, Checked: got.Checked, Bad: got.Bad}
+	p := Page{ChartIDs: got.Charts, Checked: got.Checked, Bad: got.Bad, Ink: b.ink(t, url)}
 	for {
 		select {
 		case m := <-b.problems:

@@ -8,10 +8,11 @@ import (
 	"strings"
 )
 
-// bar is one labelled value of a bar chart.
+// bar is one labelled value of a bar chart, in palette colour colour.
 type bar struct {
-	label string
-	value float64
+	label  string
+	value  float64
+	colour int
 }
 
 // Bar chart geometry, in pixels.
@@ -48,7 +49,7 @@ func bars(id, title string, items []bar) template.HTML {
 		fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12" fill="#333333" text-anchor="end">%s</text>`+"\n",
 			barLabelW-8, y+barHeight-6, template.HTMLEscapeString(b.label))
 		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%s" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
-			barLabelW, y, strconv.FormatFloat(length, 'f', 2, 64), barHeight, barColours[i%len(barColours)],
+			barLabelW, y, strconv.FormatFloat(length, 'f', 2, 64), barHeight, barColours[b.colour%len(barColours)],
 			template.HTMLEscapeString(b.label), dollars(b.value))
 		fmt.Fprintf(&s, `<text x="%s" y="%d" font-size="12" fill="#333333">%s</text>`+"\n",
 			strconv.FormatFloat(barLabelW+length+6, 'f', 2, 64), y+barHeight-6, dollars(b.value))

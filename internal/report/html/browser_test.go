@@ -1,6 +1,7 @@
 package html
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,9 @@ func TestBrowserOpensReport(t *testing.T) {
 	if page.Checked == 0 || len(page.Bad) > 0 {
 		t.Errorf("%d table numbers checked; not matching the embedded data: %v", page.Checked, page.Bad)
 	}
+	if empty := page.Empty(minInk); len(empty) > 0 {
+		t.Errorf("charts with nothing drawn in them: %v (ink %v)", empty, page.Ink)
+	}
 
 	// The check itself must catch a number that disagrees with the data.
 	wrong := Report{Title: "wrong", Data: map[string]float64{"x": 2},
@@ -49,4 +53,20 @@ func TestBrowserOpensReport(t *testing.T) {
 	if got := b.Open(t, "file://"+wrongPath, "#data"); !slices.Contains(got.Bad, "x: shown 3, data 2") {
 		t.Errorf("the table check missed a wrong number: %v", got.Bad)
 	}
+
+	// And the screenshot check must catch a chart with axes, legend and a
+	// capacity line but no data drawn.
+	nan := math.NaN()
+	blank := Report{Title: "blank", Data: map[string]float64{}, Timelines: []Timeline{
+		{Name: "none", Hours: []float64{0, 1}, Series: []Values{{Name: "used", Values: []float64{nan, nan}}}, Capacity: 8},
+		{Name: "some", Hours: []float64{0, 1}, Series: []Values{{Name: "used", Values: []float64{2, 3}}}, Capacity: 8}}}
+	blankPath := filepath.Join(dir, "blank.html")
+	writeFile(t, blankPath, blank)
+	if got := b.Open(t, "file://"+blankPath, "#data").Empty(minInk); !slices.Equal(got, []string{"timeline-none"}) {
+		t.Errorf("empty charts found: %v, want [timeline-none]", got)
+	}
 }
+
+// minInk is the share of a chart's plot area that must be in colour for
+// it to count as showing data: a line across it is several times more.
+const minInk = 0.001

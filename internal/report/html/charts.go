@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/corral-sched/corral/internal/report/svg"
@@ -50,19 +51,18 @@ func flat(name string, x, y []float64) svg.Series {
 
 func timelines(ts []Timeline) (section, error) {
 	s := section{ID: "timeline", Title: "GPUs over time",
-		Text: []string{"Hourly GPUs demanded, allocated and used; the dotted line is the committed floor."}}
+		Text: []string{"Hourly GPUs demanded, allocated and used; the dotted lines are the committed floor and, where given, the fleet's capacity."}}
+	if slices.ContainsFunc(ts, func(t Timeline) bool { return t.YMax > 0 }) {
+		s.Text[0] += " The charts share one GPU scale, to compare them at a glance."
+	}
+	if off := offTheTop(ts); off != "" {
+		s.Text = append(s.Text, off)
+	}
 	for _, t := range ts {
 		if len(t.Series) == 0 {
 			continue
 		}
-		c := svg.Chart{Title: t.Name, XLabel: "hour", YLabel: "GPUs", Width: 900, Height: 360}
-		for _, v := range t.Series {
-			c.Series = append(c.Series, flat(v.Name, t.Hours, v.Values))
-		}
-		if t.Committed > 0 {
-			c.HLines = append(c.HLines, svg.Mark{At: t.Committed, Label: fmt.Sprintf("committed floor: %g GPUs", t.Committed)})
-		}
-		h, err := inline(c, "timeline-"+slug(t.Name))
+		h, err := inline(timelineChart(t), "timeline-"+slug(t.Name))
 		if err != nil {
 			return s, err
 		}
@@ -71,20 +71,110 @@ func timelines(ts []Timeline) (section, error) {
 	return s, nil
 }
 
+func timelineChart(t Timeline) svg.Chart {
+	c := svg.Chart{Title: t.Name, XLabel: "hour", YLabel: "GPUs", Width: 900, Height: 360}
+	if t.YMax > 0 {
+		c.YMin, c.YMax = 0, t.YMax
+	}
+	for _, v := range t.Series {
+		c.Series = append(c.Series, flat(v.Name, t.Hours, v.Values))
+	}
+	if t.Capacity > 0 { // first: the higher line keeps its label above it
+		c.HLines = append(c.HLines, svg.Mark{At: t.Capacity, Label: fmt.Sprintf("fleet capacity: %g GPUs", t.Capacity)})
+	}
+	if t.Committed > 0 {
+		c.HLines = append(c.HLines, svg.Mark{At: t.Committed, Label: fmt.Sprintf("committed floor: %g GPUs", t.Committed)})
+	}
+	return c
+}
+
+// ShareScale gives timelines one GPU scale from 0: a little above the
+// highest value, floor or capacity of any of them, but at most twice the
+// largest capacity given, so that a queue's demand far beyond the fleet
+// does not flatten what the fleet did. What runs off the top is said
+// beside the charts.
+func ShareScale(ts []Timeline) {
+	top, capacity := 0.0, 0.0
+	for _, t := range ts {
+		capacity = max(capacity, finiteOr(t.Capacity, 0))
+		_, highest := peak(t)
+		top = max(top, finiteOr(t.Committed, 0), highest)
+	}
+	if capacity > 0 {
+		top = min(top, 2*capacity)
+	}
+	for i := range ts {
+		ts[i].YMax = max(top*1.05, 1)
+	}
+}
+
+// peak is a timeline's highest value, its capacity included, and the
+// series it is in ("" for the capacity).
+func peak(t Timeline) (series string, value float64) {
+	value = finiteOr(t.Capacity, 0)
+	for _, v := range t.Series {
+		for _, x := range v.Values {
+			if finiteOr(x, 0) > value {
+				series, value = v.Name, x
+			}
+		}
+	}
+	return series, value
+}
+
+// offTheTop says which timelines have values above their fixed scale, in
+// one sentence ("" when none has).
+func offTheTop(ts []Timeline) string {
+	var parts []string
+	for _, t := range ts {
+		if series, value := peak(t); t.YMax > 0 && value > t.YMax {
+			parts = append(parts, fmt.Sprintf("%s's %s peaks at %s GPUs", t.Name, series, group(strconv.FormatFloat(value, 'f', 0, 64))))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Above the top of the scale: " + strings.Join(parts, "; ") + "."
+}
+
+// MinWaitHours is where the wait CDF's log time axis starts: one minute.
+// Shorter waits, zero included, are drawn there.
+const MinWaitHours = 1.0 / 60
+
 func waits(ws []Waits) (section, error) {
 	s := section{ID: "waits", Title: "Waiting times",
-		Text: []string{"Share of jobs that waited at most a given time, per policy (empirical CDF)."}}
+		Text: []string{"Share of jobs that waited at most a given time, per policy (empirical CDF), on a log time axis: each step right is ten times longer. Waits under a minute, none included, are drawn at one minute."}}
 	if len(ws) == 0 {
 		return s, nil
 	}
-	c := svg.Chart{Title: "waiting time distribution", XLabel: "hours waited", YLabel: "share of jobs", YMin: 0, YMax: 1, Width: 900, Height: 380}
+	top := 1.0 // at least an hour, so that waits all under a minute still draw a line
 	for _, w := range ws {
-		x, y := cdf(w.Hours)
+		for _, h := range w.Hours {
+			top = max(top, finiteOr(h, 0))
+		}
+	}
+	top *= 1.25 // room to see the last step
+	c := svg.Chart{Title: "waiting time distribution", XLabel: "hours waited (log scale)", YLabel: "share of jobs", YMin: 0, YMax: 1,
+		XLog: true, XMin: MinWaitHours, XMax: top, Width: 900, Height: 380}
+	for _, w := range ws {
+		x, y := cdf(atLeast(w.Hours, MinWaitHours))
+		if n := len(x); n > 0 && x[n-1] < top { // every job has waited by then: run on to the axis's end
+			x, y = append(x, top), append(y, y[n-1])
+		}
 		c.Series = append(c.Series, flat(w.Policy, x, y))
 	}
 	h, err := inline(c, "waits")
 	s.Charts = append(s.Charts, h)
 	return s, err
+}
+
+// atLeast is v with every value below lo raised to lo.
+func atLeast(v []float64, lo float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = max(x, lo)
+	}
+	return out
 }
 
 // cdf returns the steps of the empirical distribution of v.
@@ -106,14 +196,19 @@ func cdf(v []float64) (x, y []float64) {
 
 func fragmentation(ls []Line) (section, error) {
 	s := section{ID: "fragmentation", Title: "Fragmentation",
-		Text: []string{"Share of free GPU capacity that no pending request can use, over time."}}
+		Text: []string{"Free GPUs on nodes that are partly used, at each hour, per policy: capacity scattered in pieces that a request for whole nodes or a large gang cannot use."}}
 	if len(ls) == 0 {
 		return s, nil
 	}
-	c := svg.Chart{Title: "fragmentation over time", XLabel: "hour", YLabel: "fragmented share", Width: 900, Height: 360}
+	c := svg.Chart{Title: "fragmented GPUs over time", XLabel: "hour", YLabel: "free GPUs on partly used nodes", Width: 900, Height: 360}
+	top := 0.0
 	for _, l := range ls {
 		c.Series = append(c.Series, flat(l.Name, l.X, l.Y))
+		for _, y := range l.Y {
+			top = max(top, finiteOr(y, 0))
+		}
 	}
+	c.YMin, c.YMax = 0, max(top*1.05, 1) // a count: from 0
 	h, err := inline(c, "fragmentation")
 	s.Charts = append(s.Charts, h)
 	return s, err
@@ -140,22 +235,45 @@ func costs(items []CostItem) (section, error) {
 	if len(items) == 0 {
 		return s, nil
 	}
-	byPool, byCap := sumBy(items, func(c CostItem) string { return c.Pool }), sumBy(items, func(c CostItem) string { return c.Capacity })
+	if grouped(items) {
+		s.Text = []string{"One bar per policy and pool or capacity type, coloured by policy: each policy's cost, not their sum."}
+	}
+	byPool := sumBy(items, func(c CostItem) string { return c.Pool })
+	byCap := sumBy(items, func(c CostItem) string { return c.Capacity })
 	s.Charts = append(s.Charts, bars("cost-by-pool", "cost by pool (USD)", byPool), bars("cost-by-capacity", "cost by capacity type (USD)", byCap))
 	return s, nil
 }
 
-// sumBy totals items by key, in order of first appearance.
+// grouped tells whether any item names a group.
+func grouped(items []CostItem) bool {
+	return slices.ContainsFunc(items, func(c CostItem) bool { return c.Group != "" })
+}
+
+// sumBy totals items by group and key, in order of first appearance; a
+// bar's label names its group, and its colour is its group's.
 func sumBy(items []CostItem, key func(CostItem) string) []bar {
 	var out []bar
+	var groups []string
 	for _, it := range items {
 		k := key(it)
+		if it.Group != "" {
+			k = it.Group + " / " + k
+		}
 		i := slices.IndexFunc(out, func(b bar) bool { return b.label == k })
 		if i < 0 {
-			out = append(out, bar{label: k})
+			g := slices.Index(groups, it.Group)
+			if g < 0 {
+				groups, g = append(groups, it.Group), len(groups)
+			}
+			out = append(out, bar{label: k, colour: g})
 			i = len(out) - 1
 		}
 		out[i].value += it.USD
+	}
+	if len(groups) == 1 { // one group or none: a colour per bar
+		for i := range out {
+			out[i].colour = i
+		}
 	}
 	return out
 }

@@ -3,8 +3,10 @@ package html
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,8 +104,8 @@ func smallReport(t *testing.T) Report {
 		Values{Name: "allocated", Values: []float64{16, 16, 12, 8, 8, 8}},
 		Values{Name: "used", Values: []float64{14, 11, 10, 7, 6, 3}})
 	r.Waits = []Waits{{Policy: "kube-default", Hours: []float64{0, 0, 0.5, 2, 6}}, {Policy: "corral", Hours: []float64{0, 0, 0, 0.25, 1}}}
-	r.Fragmentation = []Line{{Name: "kube-default", X: []float64{0, 1, 2, 3}, Y: []float64{0.1, 0.3, 0.25, 0.2}},
-		{Name: "corral", X: []float64{0, 1, 2, 3}, Y: []float64{0.05, 0.08, 0.06, 0.05}}}
+	r.Fragmentation = []Line{{Name: "kube-default", X: []float64{0, 1, 2, 3}, Y: []float64{2, 6, 5, 4}},
+		{Name: "corral", X: []float64{0, 1, 2, 3}, Y: []float64{1, 2, 1, 1}}}
 	bill, err := cost.Price([]cost.Usage{
 		{Pool: "inference", CapacityType: "reserved-1y", GPUModel: "L4", Tenant: "product", Class: "inference", BoughtGPUH: 720, UsedGPUH: 500, IdleGPUH: 150, FragmentedGPUH: 70},
 		{Pool: "training", CapacityType: "spot", GPUModel: "H100", Tenant: "research", Class: "training", BoughtGPUH: 400, UsedGPUH: 330, InterruptedLostGPUH: 50, IdleGPUH: 20},
@@ -222,6 +224,68 @@ func TestCDFSteps(t *testing.T) {
 		if x[i] != wantX[i] || y[i] != wantY[i] {
 			t.Fatalf("x %v y %v, want %v %v", x, y, wantX, wantY)
 		}
+	}
+}
+
+// Timelines set side by side share one scale, from 0 to above the
+// highest value, floor or capacity of any of them.
+func TestShareScale(t *testing.T) {
+	ts := []Timeline{
+		{Name: "a", Series: []Values{{Name: "used", Values: []float64{3, 40, math.NaN()}}}, Capacity: 64},
+		{Name: "b", Series: []Values{{Name: "used", Values: []float64{1, 2, 3}}}, Committed: 2},
+	}
+	ShareScale(ts)
+	if ts[0].YMax != 64*1.05 || ts[1].YMax != ts[0].YMax {
+		t.Errorf("y max %g and %g, want both %g", ts[0].YMax, ts[1].YMax, 64*1.05)
+	}
+	c := timelineChart(ts[0])
+	if c.YMin != 0 || c.YMax != ts[0].YMax || len(c.HLines) != 1 || c.HLines[0].Label != "fleet capacity: 64 GPUs" {
+		t.Errorf("chart: y %g to %g, lines %+v", c.YMin, c.YMax, c.HLines)
+	}
+	// A queue's demand far above the fleet runs off the top, and is said.
+	ts[1].Series[0].Values[2] = 1000
+	ShareScale(ts)
+	if ts[0].YMax != 128*1.05 {
+		t.Errorf("y max %g, want twice the capacity and a little: %g", ts[0].YMax, 128*1.05)
+	}
+	if got := offTheTop(ts); got != "Above the top of the scale: b's used peaks at 1,000 GPUs." {
+		t.Errorf("off the top: %q", got)
+	}
+}
+
+// Costs of several groups (policies) get a bar each, coloured by group,
+// instead of being added into one figure.
+func TestCostBarsPerGroup(t *testing.T) {
+	items := []CostItem{{Group: "corral", Pool: "p", Capacity: "on-demand", USD: 10}, {Group: "corral", Pool: "p", Capacity: "spot", USD: 1},
+		{Group: "slurm-like", Pool: "p", Capacity: "on-demand", USD: 30}}
+	got := sumBy(items, func(c CostItem) string { return c.Capacity })
+	want := []bar{{"corral / on-demand", 10, 0}, {"corral / spot", 1, 0}, {"slurm-like / on-demand", 30, 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("bars %v, want %v", got, want)
+	}
+	ungrouped := sumBy([]CostItem{{Pool: "p", Capacity: "a", USD: 1}, {Pool: "q", Capacity: "a", USD: 2}, {Pool: "q", Capacity: "b", USD: 3}},
+		func(c CostItem) string { return c.Capacity })
+	if want := []bar{{"a", 3, 0}, {"b", 3, 1}}; !slices.Equal(ungrouped, want) {
+		t.Errorf("ungrouped bars %v, want %v", ungrouped, want)
+	}
+}
+
+// The wait CDF has a log time axis from a minute: waits of zero and of
+// hundreds of hours both show, and the axis says what it plots.
+func TestWaitsOnALogAxis(t *testing.T) {
+	s, err := waits([]Waits{{Policy: "a", Hours: []float64{0, 0, 0.5, 700}}, {Policy: "b", Hours: []float64{0.02, 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := string(s.Charts[0])
+	for _, want := range []string{"hours waited (log scale)", ">0.1</text>", ">100</text>"} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("wait chart lacks %q", want)
+		}
+	}
+	f, err := fragmentation([]Line{{Name: "a", X: []float64{0, 1}, Y: []float64{3, 5}}})
+	if err != nil || !strings.Contains(string(f.Charts[0]), "free GPUs on partly used nodes") || strings.Contains(string(f.Charts[0]), "share") {
+		t.Errorf("fragmentation chart does not say it counts GPUs (%v)", err)
 	}
 }
 

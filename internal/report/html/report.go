@@ -25,12 +25,17 @@ type Report struct {
 
 // Timeline is GPUs over time for one model or pool: a series each for what
 // is demanded, allocated, used (any of them may be left out). Committed,
-// when positive, is drawn as the committed floor.
+// when positive, is drawn as the committed floor; Capacity, when positive,
+// as the fleet's GPUs. YMax, when positive, fixes the top of the GPU axis
+// (from 0), so that timelines set side by side share one scale (see
+// ShareScale).
 type Timeline struct {
 	Name      string
 	Hours     []float64
 	Series    []Values
 	Committed float64
+	Capacity  float64
+	YMax      float64
 }
 
 // Values is one named series over a timeline's hours.
@@ -39,13 +44,16 @@ type Values struct {
 	Values []float64
 }
 
-// CostItem is the cost of one pool on one capacity type.
+// CostItem is the cost of one pool on one capacity type. Group, when set
+// (a policy, say), keeps groups apart: each group gets its own bars, in
+// its own colour, instead of being added into one.
 type CostItem struct {
-	Pool, Capacity string
-	USD            float64
+	Group, Pool, Capacity string
+	USD                   float64
 }
 
-// Waits are the waiting times (hours) of the jobs under one policy.
+// Waits are the waiting times (hours) of the jobs under one policy. They
+// are drawn on a log time axis, waits under MinWaitHours at it.
 type Waits struct {
 	Policy string
 	Hours  []float64

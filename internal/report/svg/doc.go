@@ -13,5 +13,6 @@
 // The package imports only the standard library and performs no I/O beyond
 // the io.Writer it is given. Start with Chart and Write in svg.go; WriteGrid
 // (grid.go) puts several charts in one document. layout.go places the
-// parts of a chart, draw.go draws them and ticks.go picks the ticks.
+// parts of a chart, draw.go draws them and ticks.go picks the ticks;
+// logx.go draws x on a log scale (Chart.XLog).
 package svg

@@ -3,6 +3,7 @@ package svg
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -211,14 +212,27 @@ func drawRefLabels(b *bytes.Buffer, c Chart, l *layout) {
 		rowEnd[row] = from + w
 		text(b, x, l.top+12+float64(row)*14, attrs+anchor, m.Label)
 	}
+	var placed []float64 // baselines of the horizontal lines' labels
 	for _, m := range c.HLines {
 		if !l.inY(m.At) || m.Label == "" {
 			continue
 		}
 		y := l.sy(m.At) - 5
-		if y-tickSize < l.top {
-			y += 5 + tickSize + 3
+		if y-tickSize < l.top || collides(placed, y) {
+			y = l.sy(m.At) + tickSize + 3 // below the line
 		}
+		placed = append(placed, y)
 		text(b, l.right-4, y, attrs+` text-anchor="end"`, m.Label)
 	}
+}
+
+// collides tells whether a label on baseline y would overlap one of the
+// labels on the placed baselines.
+func collides(placed []float64, y float64) bool {
+	for _, p := range placed {
+		if math.Abs(p-y) < tickSize+2 {
+			return true
+		}
+	}
+	return false
 }

@@ -23,8 +23,10 @@ func WriteGrid(w io.Writer, charts []Chart, columns int) error {
 	}
 	columns = min(columns, len(charts))
 	layouts := make([]*layout, len(charts))
+	charts = append([]Chart(nil), charts...)
 	for i, c := range charts {
-		l, err := newLayout(c)
+		c, l, err := prepare(c)
+		charts[i] = c
 		if err != nil {
 			if c.Title == "" {
 				return fmt.Errorf("chart %d: %w", i, err)

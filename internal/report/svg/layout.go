@@ -75,6 +75,9 @@ func newLayout(c Chart) (*layout, error) {
 	}
 	l.right = l.w - 16
 	l.x = newAxis(xlo, xhi, int((l.right-l.left)/80))
+	if c.XLog {
+		l.x = newLogAxis(xlo, xhi, int((l.right-l.left)/80))
+	}
 	l.fitLastXLabel()
 	if l.right-l.left < minPlot || l.bottom-l.top < minPlot {
 		return nil, fmt.Errorf("%w: %dx%d px leaves a %.0fx%.0f px plot, want at least %d px each way",

@@ -32,7 +32,10 @@ type Chart struct {
 	// Optional vertical reference lines (for example at x=100 and x=130), drawn dashed with a label.
 	Marks []Mark
 	// Optional horizontal reference lines (for example a lower bound), drawn dotted with a label.
-	HLines        []Mark
+	HLines []Mark
+	// XLog draws x on a log scale (logx.go): values that are not positive
+	// are gaps, and a fixed range must be positive.
+	XLog          bool
 	Width, Height int // pixels; 0 means 720 x 440
 }
 
@@ -76,7 +79,7 @@ var (
 // Write renders c as an SVG document. Equal charts give byte-identical output.
 // Nothing is written when c is invalid.
 func Write(w io.Writer, c Chart) error {
-	l, err := newLayout(c)
+	c, l, err := prepare(c)
 	if err != nil {
 		if c.Title == "" {
 			return fmt.Errorf("chart: %w", err)
@@ -88,6 +91,16 @@ func Write(w io.Writer, c Chart) error {
 	drawChart(&b, c, l, "c0")
 	b.WriteString("</svg>\n")
 	return flush(w, &b)
+}
+
+// prepare maps a log axis's values to logarithms and lays the chart out.
+func prepare(c Chart) (Chart, *layout, error) {
+	c, err := logX(c)
+	if err != nil {
+		return c, nil, err
+	}
+	l, err := newLayout(c)
+	return c, l, err
 }
 
 // header opens the document: a white page of w x h pixels.
