@@ -4,28 +4,31 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/store"
 )
 
-// Reasons a waiting job did not start, as the queue shows them.
+// Reasons a waiting job did not start, as the queue shows them: the
+// cycle's reason follows.
 const (
 	ReasonGPUs    = "waiting for GPUs"
 	ReasonQuota   = "tenant GPU quota reached"
 	ReasonPreempt = "preempting lower-priority work to make room"
 )
 
-// cycle is one scheduling pass over the waiting jobs:
-//  1. order them by priority, then by submission, and take the first
-//     Config.Depth;
-//  2. skip a job whose tenant would go over its GPU quota;
-//  3. place it with the core; when it fits, persist the decision and start it;
-//  4. when it does not fit, preempt lower-priority running work if that
-//     makes room (the job starts in a later cycle, once the work has stopped).
+// cycle is one scheduling pass: the server turns its jobs into a snapshot,
+// the shared cycle (internal/sched) decides, and the server applies the
+// decisions:
+//  1. the waiting jobs, the running jobs and the tenants' quotas become a
+//     sched.Snapshot over the server's own core state;
+//  2. sched.Cycle decides starts, preemptions, reservations and reasons;
+//  3. each start is persisted and its tasks started, each preemption
+//     persisted and its victim stopped, and every waiting job gets its
+//     reason.
 func (s *Server) cycle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,74 +37,118 @@ func (s *Server) cycle() {
 		return
 	}
 	s.loadTenants()
-	usage := s.usage()
-	unfit := map[shape]bool{} // demand shapes that did not fit this cycle
-	for n, id := range s.ordered() {
-		if n == s.cfg.Depth {
-			break // the rest waits for a later cycle, as behind a long queue
+	begin := time.Now()
+	snap := s.snapshot()
+	d := sched.Cycle(snap)
+	s.applyStarts(d.Starts, begin)
+	s.applyPreempts(d.Preempts)
+	for _, w := range d.Waiting {
+		if id, err := store.ParseID(w.Unit); err == nil {
+			s.reasons[id] = waitReason(w)
+		}
+	}
+}
+
+// snapshot is what the shared cycle reads: the core state, the quota
+// ledger, the running jobs (any may be preempted by higher priority) and
+// the waiting ones, each tenant a queue.
+func (s *Server) snapshot() *sched.Snapshot {
+	snap := &sched.Snapshot{
+		Now:    s.now(),
+		State:  s.state,
+		Book:   s.ledger.sync(s),
+		Config: sched.Config{Preemption: true, Attempts: s.cfg.Depth},
+	}
+	for _, r := range s.runs {
+		if r.drained {
+			continue // its GPU failed: it is not in the core's state
+		}
+		snap.Running = append(snap.Running, runningOf(&r.job))
+	}
+	slices.SortFunc(snap.Running, func(a, b sched.Running) int { return strings.Compare(a.Name, b.Name) })
+	for _, j := range s.waiting {
+		snap.Pending = append(snap.Pending, sched.Unit{
+			Job: gangJob(&j), Queue: j.Tenant, Need: need(j.Spec, s.model), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
+		})
+	}
+	slices.SortFunc(snap.Pending, func(a, b sched.Unit) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	return snap
+}
+
+// runningOf is a running job as the cycle sees it: any running job may be
+// preempted for one of higher priority, and its time limit is its
+// estimated end.
+func runningOf(j *store.Job) sched.Running {
+	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started}
+	if j.Spec.TimeLimit > 0 {
+		r.End = j.Started.Add(j.Spec.TimeLimit)
+	}
+	switch {
+	case strings.HasPrefix(j.Stopping, preemptedBy):
+		r.StoppingFor = strings.TrimPrefix(j.Stopping, preemptedBy)
+	case j.Stopping != "":
+		r.StoppingFor = "-"
+	}
+	return r
+}
+
+// preemptedBy starts Job.Stopping for a job preempted for another.
+const preemptedBy = "preempted by "
+
+// applyStarts persists and starts the jobs the cycle placed. A start that
+// fails is undone in the core state and the ledger.
+func (s *Server) applyStarts(starts []sched.Start, begin time.Time) {
+	for _, st := range starts {
+		id, err := store.ParseID(st.Unit.Job.Name)
+		if err != nil {
+			panic(fmt.Sprintf("server: cycle started unknown unit %q", st.Unit.Job.Name)) // units are named by job ID
 		}
 		j := s.waiting[id]
-		begin := time.Now()
-		shape := shapeOf(j.Spec)
-		if q := s.tenants[j.Tenant].QuotaMilli; q > 0 && usage[j.Tenant]+milli(j.Spec, s.model) > q {
-			s.reasons[j.ID] = fmt.Sprintf("%s (%s of %s GPUs in use)", ReasonQuota, gpuString(usage[j.Tenant]), gpuString(q))
-			continue
-		}
-		if unfit[shape] && !s.mayPreempt(&j) {
-			s.reasons[j.ID] = ReasonGPUs
-			continue
-		}
-		p, ok := s.state.TryPlace(gangJob(&j))
-		if !ok {
-			unfit[shape] = true
-			s.reasons[j.ID] = ReasonGPUs
-			if s.preemptFor(&j) {
-				s.reasons[j.ID] = ReasonPreempt
-			}
-			continue
-		}
-		if err := s.start(j, p); err != nil {
+		s.ledger.charged[id] = charge{st.Unit.Queue, st.Unit.Need}
+		if err := s.start(j, st.Placement); err != nil {
+			s.ledger.release(s, id)
 			s.log.Error("start job", "job", j.Name(), "err", err)
 			continue
 		}
-		usage[j.Tenant] += milli(j.Spec, s.model)
+		delete(s.claims, id)
 		s.metrics.decision.Observe(time.Since(begin).Seconds())
 	}
 }
 
-// ordered lists the IDs of the waiting jobs: higher priority first,
-// then older.
-func (s *Server) ordered() []uint64 {
-	type key struct {
-		prio int
-		id   uint64
-	}
-	keys := make([]key, 0, len(s.waiting))
-	for id, j := range s.waiting {
-		keys = append(keys, key{j.Spec.Priority, id})
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.prio != b.prio {
-			return b.prio - a.prio
+// applyPreempts stops the victims the cycle chose, each for its unit, and
+// remembers that the room they free is that unit's.
+func (s *Server) applyPreempts(preempts []sched.Preempt) {
+	byFor := map[string][]*run{}
+	var order []string
+	for _, p := range preempts {
+		id, _ := store.ParseID(p.Victim)
+		if r := s.runs[id]; r != nil {
+			if byFor[p.For] == nil {
+				order = append(order, p.For)
+			}
+			byFor[p.For] = append(byFor[p.For], r)
 		}
-		return cmp.Compare(a.id, b.id)
-	})
-	ids := make([]uint64, len(keys))
-	for i, k := range keys {
-		ids[i] = k.id
 	}
-	return ids
+	for _, unit := range order {
+		if id, err := store.ParseID(unit); err == nil {
+			s.claims[id] = true
+		}
+		s.stopRuns(byFor[unit], preemptedBy+unit)
+		s.metrics.preemptions.Add(float64(len(byFor[unit])))
+	}
 }
 
-// shape is what placement depends on: jobs of one shape fit or not alike.
-type shape struct {
-	gpus, milli, tasks, prio int
-	mig                      string
-	cpu, mem                 int64
-}
-
-func shapeOf(s store.Spec) shape {
-	return shape{gpus: s.GPUs, milli: s.GPUMilli, tasks: s.Tasks, prio: s.Priority, mig: s.MIG, cpu: s.CPUMilli, mem: s.MemoryMiB}
+// waitReason is the text the queue and explain show for a waiting job.
+func waitReason(w sched.Wait) string {
+	switch w.Code {
+	case sched.CodeQuota:
+		return ReasonQuota + ": " + w.Reason
+	case sched.CodePreempting:
+		return ReasonPreempt + ": " + w.Reason
+	case sched.CodeCapacity, sched.CodeReserved:
+		return ReasonGPUs + ": " + w.Reason
+	}
+	return w.Reason
 }
 
 func (s *Server) loadTenants() {
@@ -113,72 +160,6 @@ func (s *Server) loadTenants() {
 	for _, t := range ts {
 		s.tenants[t.Name] = t
 	}
-}
-
-// usage is the GPU use of each tenant's running jobs, in thousandths.
-func (s *Server) usage() map[string]int {
-	u := map[string]int{}
-	for _, r := range s.runs {
-		u[r.job.Tenant] += milli(r.job.Spec, s.model)
-	}
-	return u
-}
-
-func gpuString(m int) string {
-	if m%1000 == 0 {
-		return fmt.Sprint(m / 1000)
-	}
-	return strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/1000), "0")
-}
-
-// mayPreempt reports whether some running job has a lower priority than j.
-func (s *Server) mayPreempt(j *store.Job) bool {
-	for _, r := range s.runs {
-		if r.job.Spec.Priority < j.Spec.Priority {
-			return true
-		}
-	}
-	return false
-}
-
-// preemptFor stops the fewest lower-priority running jobs (lowest priority
-// first, then the most recently started) whose GPUs would let j start,
-// and reports whether it stopped any or some are already stopping for j.
-func (s *Server) preemptFor(j *store.Job) bool {
-	by := "preempted by " + j.Name()
-	var victims []*run
-	for _, r := range s.runs {
-		if r.job.Stopping == by {
-			return true // already making room
-		}
-		if r.job.Spec.Priority < j.Spec.Priority && r.job.Stopping == "" {
-			victims = append(victims, r)
-		}
-	}
-	if len(victims) == 0 {
-		return false
-	}
-	sort.Slice(victims, func(a, b int) bool {
-		va, vb := victims[a].job, victims[b].job
-		if va.Spec.Priority != vb.Spec.Priority {
-			return va.Spec.Priority < vb.Spec.Priority
-		}
-		if !va.Started.Equal(vb.Started) {
-			return va.Started.After(vb.Started)
-		}
-		return va.ID > vb.ID
-	})
-	gj := gangJob(j)
-	var release []string
-	for i, v := range victims {
-		release = append(release, v.job.Name())
-		if s.state.WhatIf(release, gj) {
-			s.stopRuns(victims[:i+1], by)
-			s.metrics.preemptions.Add(float64(i + 1))
-			return true
-		}
-	}
-	return false
 }
 
 // stopRuns persists why the runs stop, then stops them with their grace

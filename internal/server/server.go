@@ -32,8 +32,10 @@ type Config struct {
 	// Interval is the longest wait between two scheduling cycles (default
 	// 1s); submissions and completions start one at once.
 	Interval time.Duration
-	// Depth is the most waiting jobs one cycle considers, in queue order
+	// Depth is the most placements one cycle tries, in queue order
 	// (default DefaultDepth): a long queue costs a cycle no more than this.
+	// Jobs of tenants at their quota cost nothing, so one tenant's backlog
+	// never hides another's work.
 	Depth int
 	// Health, when set, reports GPU problems; it is polled every
 	// HealthInterval (default 10s).
@@ -67,6 +69,8 @@ type Server struct {
 	waiting map[uint64]store.Job // pending and preempted jobs
 	runs    map[uint64]*run      // running jobs
 	reasons map[uint64]string    // why each waiting job did not start in the last cycle
+	claims  map[uint64]bool      // waiting jobs that running work was stopped for
+	ledger  ledger               // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
 	bad     map[int]string // unhealthy GPUs and their problems
 
@@ -120,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
 		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
-		reasons: map[uint64]string{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
+		reasons: map[uint64]string{}, claims: map[uint64]bool{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
 		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
 	}
