@@ -160,3 +160,28 @@ func TestQuantile(t *testing.T) {
 		t.Errorf("q1 = %v, want 1.75", q)
 	}
 }
+
+// The live path (gang.State.Place, what the faces call) must pack exactly
+// as the lab's corral-online: same used GPUs and fragmentation after every
+// pod, on every seed of the built-in example.
+func TestLiveMatchesCorralOnline(t *testing.T) {
+	nodes, ps, err := example.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(42); seed < 47; seed++ {
+		run := func(policy string) *Trace {
+			tr, err := Run(Spec{Trace: example.Trace, Nodes: nodes, Pods: ps, Policy: policy, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+		lab, live := run("corral-online"), run(LivePolicy)
+		for i := range lab.Records {
+			if lab.Records[i] != live.Records[i] {
+				t.Fatalf("seed %d, pod %d: corral-online %+v, live %+v", seed, i, lab.Records[i], live.Records[i])
+			}
+		}
+	}
+}
