@@ -13,10 +13,11 @@ import (
 type cycle struct {
 	snap     *Snapshot
 	out      Decisions
-	heads    []*head         // units holding reservations, in order
-	reserved int             // heads that wait for room (not for victims)
-	failed   map[string]bool // shapes that found no room this cycle
-	stopping map[string]bool // running units stopping or chosen to stop
+	heads    []*head             // units holding reservations, in order
+	reserved int                 // heads that wait for room (not for victims)
+	failed   map[string]bool     // shapes that found no room this cycle
+	stopping map[string]bool     // running units stopping or chosen to stop
+	running  map[string]*Running // by name
 	attempts int
 }
 
@@ -42,8 +43,10 @@ type head struct {
 //
 // The snapshot's State and Book end up holding exactly the started units.
 func Cycle(snap *Snapshot) Decisions {
-	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}}
-	for _, r := range snap.Running {
+	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, running: map[string]*Running{}}
+	for i := range snap.Running {
+		r := &snap.Running[i]
+		c.running[r.Name] = r
 		if r.StoppingFor != "" {
 			c.stopping[r.Name] = true
 		}
@@ -89,11 +92,16 @@ func (c *cycle) overQuota(u *Unit) bool {
 	if c.snap.Book == nil || u.Queue == "" {
 		return false
 	}
-	if err := c.snap.Book.CanAdmit(u.Queue, u.Need); err != nil {
-		c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
-		return true
+	err := c.snap.Book.CanAdmit(u.Queue, u.Need)
+	if err == nil {
+		return false
 	}
-	return false
+	why := fmt.Sprintf("queue %s: %v", u.Queue, err)
+	if victims, ok := c.reclaim(u); ok {
+		why += "; " + reclaimNote(u.Queue, victims)
+	}
+	c.wait(u, CodeQuota, why)
+	return true
 }
 
 // placed starts u, just placed as p, unless it would delay a reservation;
@@ -106,7 +114,11 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 	}
 	start := Start{Unit: u, Placement: p, Backfill: len(c.heads) > 0}
 	if c.snap.Book != nil && u.Queue != "" {
-		adm, err := c.snap.Book.Admit(u.Queue, u.Need)
+		need := u.Need
+		if c.snap.Config.Charge != nil {
+			need = c.snap.Config.Charge(p)
+		}
+		adm, err := c.snap.Book.Admit(u.Queue, need)
 		if err != nil {
 			c.undo(u.Job.Name)
 			c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
@@ -118,12 +130,17 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 }
 
 // unfit handles a unit that does not fit now: it waits for the victims
-// already stopping for it, or preempts, or holds a reservation.
+// already stopping for it, or for other stopping units whose end is
+// enough, or preempts, or holds a reservation.
 func (c *cycle) unfit(u *Unit, victims []string, why string) {
+	stopping := c.stoppingUnits()
 	switch {
 	case len(victims) > 0:
 		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: victims})
 		c.wait(u, CodePreempting, fmt.Sprintf("%s; waiting for %s to stop", why, strings.Join(victims, ", ")))
+	case len(stopping) > 0 && c.fitsWithout(stopping, u):
+		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: stopping})
+		c.wait(u, CodePreempting, fmt.Sprintf("%s; waiting for %d stopping units to free their room", why, len(stopping)))
 	case c.preempt(u):
 		c.wait(u, CodePreempting, why+"; preempting lower-priority work to make room")
 	default:
@@ -155,6 +172,37 @@ func (c *cycle) stoppingFor(name string) []string {
 	var out []string
 	for _, r := range c.snap.Running {
 		if r.StoppingFor == name {
+			out = append(out, r.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fitsWithout reports whether u would fit if the named running units
+// ended.
+func (c *cycle) fitsWithout(names []string, u *Unit) bool {
+	return c.snap.State.WhatIf(c.parts(names), u.Job)
+}
+
+// parts lists the placed jobs of the named running units.
+func (c *cycle) parts(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if r := c.running[n]; r != nil && len(r.Parts) > 0 {
+			out = append(out, r.Parts...)
+		} else {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// stoppingUnits lists the running units that are stopping, by name.
+func (c *cycle) stoppingUnits() []string {
+	var out []string
+	for _, r := range c.snap.Running {
+		if c.stopping[r.Name] {
 			out = append(out, r.Name)
 		}
 	}

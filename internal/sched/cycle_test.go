@@ -160,3 +160,59 @@ func TestCycleDeterministic(t *testing.T) {
 		t.Fatalf("two runs differ:\n%v\n%v", a, b)
 	}
 }
+
+// A queue within its own quota takes back what it lent: the youngest
+// running units of the borrowing peer are stopped, and only enough of them.
+func TestCycleReclaimsLentQuota(t *testing.T) {
+	a, b := quota("a", 4), quota("b", 4)
+	a.Cohort, b.Cohort = "c", "c"
+	w := newWorld(t, 1, 8, a, b)
+	for i := range 8 {
+		w.run(gpuJob(fmt.Sprintf("b%d", i), 1, 1, 0), "b", noTime, true)
+	}
+	w.submit(gpuJob("a-job", 1, 2, 0), "a")
+	d := Cycle(w.snapshot(Config{Preemption: true}))
+	want := []string{
+		"preempt b0 for a-job",
+		"preempt b1 for a-job",
+		"reserve a-job releasing [b0 b1]",
+		"wait a-job quota",
+	}
+	if got := transcript(d); !slices.Equal(got, want) {
+		t.Fatalf("decisions:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// A unit that may never preempt waits, whatever its priority.
+func TestCycleNeverPreempts(t *testing.T) {
+	w := newWorld(t, 1, 8)
+	for i := range 8 {
+		w.run(gpuJob(fmt.Sprintf("low%d", i), 1, 1, 0), "", noTime, true)
+	}
+	w.submit(gpuJob("polite", 1, 8, 10), "")
+	w.pending[0].NeverPreempts = true
+	d := Cycle(w.snapshot(Config{Preemption: true}))
+	if len(d.Preempts) != 0 {
+		t.Fatalf("preempts %v, want none", d.Preempts)
+	}
+}
+
+// Units already stopping for other reasons are waited for before anything
+// more is preempted.
+func TestCycleWaitsForStoppingUnits(t *testing.T) {
+	w := newWorld(t, 1, 8)
+	for i := range 8 {
+		w.run(gpuJob(fmt.Sprintf("low%d", i), 1, 1, 0), "", noTime, true)
+	}
+	for i := range 4 {
+		w.running[i].StoppingFor = "-"
+	}
+	w.submit(gpuJob("four", 1, 4, 10), "")
+	d := Cycle(w.snapshot(Config{Preemption: true}))
+	if len(d.Preempts) != 0 {
+		t.Fatalf("preempts %v, want none: four stopping units free enough", d.Preempts)
+	}
+	if wt, _ := waitOf(d, "four"); wt.Code != CodePreempting {
+		t.Fatalf("four waits with %v (%s), want preempting", wt.Code, wt.Reason)
+	}
+}

@@ -68,7 +68,7 @@ func (w *world) run(j *job.Job, q string, end time.Time, preemptible bool) *worl
 			w.t.Fatal(err)
 		}
 	}
-	w.running = append(w.running, Running{Name: j.Name, Queue: q, Priority: j.Priority, Preemptible: preemptible,
+	w.running = append(w.running, Running{Name: j.Name, Queue: q, Need: need(j), Priority: j.Priority, Preemptible: preemptible,
 		Started: t0.Add(-time.Duration(len(w.running)+1) * time.Minute), End: end})
 	return w
 }

@@ -49,7 +49,7 @@ func (c *cycle) reservation(u *Unit) (Reservation, bool) {
 	for i, r := range running {
 		names[i] = r.Name
 	}
-	fits := func(k int) bool { return c.snap.State.WhatIf(names[:k], u.Job) }
+	fits := func(k int) bool { return c.fitsWithout(names[:k], u) }
 	if len(names) == 0 || !fits(len(names)) {
 		return Reservation{}, false
 	}
@@ -99,7 +99,7 @@ func (c *cycle) delayed(u *Unit) *head {
 		if rt := u.Job.Runtime; rt > 0 && !h.resv.At.IsZero() && !c.snap.Now.Add(rt).After(h.resv.At) {
 			continue
 		}
-		if !c.snap.State.WhatIf(h.resv.Releasing, h.unit.Job) {
+		if !c.fitsWithout(h.resv.Releasing, h.unit) {
 			return h
 		}
 	}

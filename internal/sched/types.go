@@ -22,12 +22,19 @@ type Unit struct {
 	// has not started since: the room they free is its own, so it is
 	// considered before every other unit.
 	Claimed bool
+	// NeverPreempts keeps the unit from stopping other work, whatever its
+	// priority (Kubernetes' preemptionPolicy: Never).
+	NeverPreempts bool
 }
 
-// Running is one unit the fleet runs, placed in the State under Name.
+// Running is one unit the fleet runs, placed in the State under Name, or
+// under the names in Parts when it is several placed jobs (a pod group
+// whose pods were bound one by one).
 type Running struct {
 	Name        string
+	Parts       []string
 	Queue       string
+	Need        queue.Amounts // what it is charged in its queue
 	Priority    int
 	Preemptible bool      // may be stopped for higher-priority work
 	Started     time.Time // when it started
@@ -61,6 +68,10 @@ type Config struct {
 	// Reservations is how many waiting units hold a reservation that later
 	// units may not delay; 0 means 1.
 	Reservations int
+	// Charge, when set, is what a started unit is admitted for, from its
+	// placement (a share or a MIG slice counts what the node gives it);
+	// Unit.Need is then only the check before placing. Nil: Unit.Need.
+	Charge func(*gang.Placement) queue.Amounts
 }
 
 // DefaultAttempts is the default bound on placements tried in a cycle.
