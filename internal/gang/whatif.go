@@ -14,13 +14,7 @@ func (s *State) WhatIf(release []string, j *job.Job) bool {
 	s.savepoint()
 	s.quiet = true
 	defer func() { s.quiet = false; s.rollback() }()
-	for _, name := range release {
-		if p := s.jobs[name]; p != nil {
-			for i := len(p.Tasks) - 1; i >= 0; i-- {
-				s.untake(p.Tasks[i])
-			}
-		}
-	}
+	s.untakeJobs(release)
 	if len(pl.reqs) == 1 {
 		return s.fitsSingle(pl)
 	}
@@ -51,4 +45,33 @@ func (s *State) Explain(j *job.Job) []string {
 		return s.explain(pl, pl.reqs[0], pl.job.MinTasks()).Reasons
 	}
 	return s.explainMulti(pl).Reasons
+}
+
+// PlaceIf returns where job j would be placed if the named placed jobs
+// were released first. It changes nothing; the placement is not recorded.
+func (s *State) PlaceIf(release []string, j *job.Job) (*Placement, bool) {
+	pl, err := s.compile(j)
+	if err != nil {
+		return nil, false
+	}
+	s.savepoint()
+	s.quiet = true
+	defer func() { s.quiet = false; s.rollback() }()
+	s.untakeJobs(release)
+	tasks, unfit := s.placePlan(pl)
+	if unfit != nil {
+		return nil, false
+	}
+	return &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}, true
+}
+
+// untakeJobs frees what the named placed jobs hold, inside a savepoint.
+func (s *State) untakeJobs(names []string) {
+	for _, name := range names {
+		if p := s.jobs[name]; p != nil {
+			for i := len(p.Tasks) - 1; i >= 0; i-- {
+				s.untake(p.Tasks[i])
+			}
+		}
+	}
 }

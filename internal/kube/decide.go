@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // binding is one pod to bind to one node.
@@ -25,6 +25,7 @@ type binding struct {
 type rejection struct {
 	pods    []*corev1.Pod
 	message string
+	code    sched.Code
 }
 
 // decisions are what one cycle does.
@@ -34,85 +35,256 @@ type decisions struct {
 	preempts []*preemption
 }
 
-// decide places the units in order on the snapshot's state; with
-// preemption on, a unit that does not fit may evict lower-priority work.
-// It performs no I/O: equal snapshots and units give equal decisions.
+// decide runs the shared scheduling cycle (internal/sched) on the
+// snapshot: the units become the cycle's pending units, the bound pods its
+// running units, and its decisions become binds, evictions and the reasons
+// pods stay pending. It performs no I/O: equal snapshots and units give
+// equal decisions.
 func decide(snap *snapshot, units []*unit, preempting bool) decisions {
-	var binds []binding
-	var rejects []rejection
-	var preempts []*preemption
+	in := newCycleInput(snap, preempting)
+	early := map[string]rejection{}
 	for _, u := range units {
-		if u.blocked != "" {
-			rejects = append(rejects, rejection{u.pods, u.blocked})
-			continue
-		}
-		j, byGroup, err := unitJob(u, snap)
-		if err != nil {
-			rejects = append(rejects, rejection{u.pods, err.Error()})
-			continue
-		}
-		if q := u.queue(); q != "" && snap.queues[q] == nil {
-			rejects = append(rejects, rejection{u.pods, fmt.Sprintf("queue %q does not exist: create the Queue (%s) or drop the %s label", q, QueueResource.GroupResource(), LabelQueue)})
-			continue
-		}
-		p, unfit := snap.state.Place(j)
-		if unfit != nil {
-			msg := unfitMessage(snap, unfit)
-			if preempting {
-				pr, wait := preempt(snap, u, j)
-				if pr != nil {
-					preempts = append(preempts, pr)
-					msg += "; " + pr.reason
-				} else if wait != "" {
-					msg += "; " + wait
-				}
-			}
-			rejects = append(rejects, rejection{u.pods, msg})
-			continue
-		}
-		need := placementMilli(snap.state, p)
-		if err := admit(snap, u, p); err != nil {
-			msg := err.Error()
-			if preempting {
-				if pr := reclaim(snap, u, need); pr != nil {
-					preempts = append(preempts, pr)
-					msg += "; " + pr.reason
-				}
-			}
-			rejects = append(rejects, rejection{u.pods, msg})
-			continue
-		}
-		placed, left := assignPods(p, byGroup)
-		for i, pod := range placed {
-			binds = append(binds, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name})
-		}
-		if len(left) > 0 {
-			rejects = append(rejects, rejection{left, fmt.Sprintf("pod group %s started with %d pods; no room for the rest now", u.name, len(placed))})
+		if r := in.add(u); r != nil {
+			early[u.job] = *r
 		}
 	}
-	return decisions{binds, rejects, preempts}
+	out := sched.Cycle(in.snap)
+	in.prs = in.preemptions(out.Preempts)
+	d := decisions{binds: in.binds(out.Starts), preempts: in.prs}
+	waits := map[string]rejection{}
+	for _, w := range out.Waiting {
+		waits[w.Unit] = in.rejection(w, out.Reservations)
+	}
+	for _, u := range units {
+		if r, ok := early[u.job]; ok {
+			d.rejects = append(d.rejects, r)
+		} else if r, ok := waits[u.job]; ok {
+			d.rejects = append(d.rejects, r)
+		}
+	}
+	d.rejects = append(d.rejects, in.left...)
+	return d
 }
 
-// admit charges a placed unit to its queue, or undoes the placement when
-// the queue's quota cannot hold it.
-func admit(snap *snapshot, u *unit, p *gang.Placement) error {
-	q := u.queue()
-	need := placementMilli(snap.state, p)
-	if q == "" || need == 0 {
-		return nil
+// cycleInput is the shared cycle's snapshot of a Kubernetes snapshot, with
+// what it takes to turn decisions back into pods.
+type cycleInput struct {
+	kube    *snapshot
+	snap    *sched.Snapshot
+	units   map[string]*unit           // by core job name
+	byGroup map[string][][]*corev1.Pod // each unit's pods, by task group
+	running map[string]victimSet       // by running unit name
+	left    []rejection                // pods of groups started without them
+	prs     []*preemption              // the cycle's evictions
+}
+
+func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
+	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}}
+	in.snap = &sched.Snapshot{
+		State: snap.state,
+		Book:  snap.book,
+		Config: sched.Config{
+			Preemption: preempting,
+			Charge: func(p *gang.Placement) queue.Amounts {
+				return queue.Amounts{anyGPU: placementMilli(snap.state, p)}
+			},
+		},
 	}
-	if _, err := snap.book.Admit(q, queue.Amounts{anyGPU: need}); err != nil {
-		if rerr := snap.state.Release(p.Job); rerr != nil {
-			panic(rerr) // p was just placed
+	for _, v := range runningUnits(snap) {
+		in.running[v.name] = v
+		in.snap.Running = append(in.snap.Running, in.runningOf(v))
+	}
+	return in
+}
+
+// runningOf is a bound unit as the cycle sees it: only corral's own pods
+// that are not already terminating may be preempted.
+func (in *cycleInput) runningOf(v victimSet) sched.Running {
+	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.created.Time, Preemptible: true}
+	var milli int64
+	for _, b := range v.pods {
+		milli += b.milli
+		if b.pod.DeletionTimestamp != nil {
+			r.StoppingFor = "-"
 		}
-		var qe *queue.QuotaError
-		if errors.As(err, &qe) {
-			return fmt.Errorf("over quota: queue %q has room for %s GPUs of its %s; this needs %s",
-				q, gpuString(qe.Room), gpuString(snap.queues[q].GPUs*queue.Milli), gpuString(need))
+		if b.pod.Spec.SchedulerName != in.kube.scheduler {
+			r.Preemptible = false
 		}
-		return fmt.Errorf("over quota: %w", err)
+	}
+	if q := v.pods[0].pod.Labels[LabelQueue]; in.kube.queues[q] != nil {
+		r.Queue, r.Need = q, queue.Amounts{anyGPU: milli}
+	}
+	return r
+}
+
+// add makes u a pending unit of the cycle, or says why it cannot be one.
+func (in *cycleInput) add(u *unit) *rejection {
+	j, byGroup, err := unitJob(u, in.kube)
+	if err != nil {
+		return &rejection{pods: u.pods, message: err.Error(), code: sched.CodeInvalid}
+	}
+	q := u.queue()
+	if q != "" && in.kube.queues[q] == nil {
+		return &rejection{pods: u.pods, code: sched.CodeInvalid, message: fmt.Sprintf("queue %q does not exist: create the Queue (%s) or drop the %s label",
+			q, QueueResource.GroupResource(), LabelQueue)}
+	}
+	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
+	in.snap.Pending = append(in.snap.Pending, sched.Unit{
+		Job: j, Queue: q, Need: queue.Amounts{anyGPU: demandMilli(j)}, Arrival: u.created.UnixNano(),
+		Blocked: u.blocked, NeverPreempts: neverPreempts(u.pods),
+	})
+	return nil
+}
+
+// binds are the pods of the started units on their nodes; a group that
+// starts with fewer pods than it has leaves the rest pending.
+func (in *cycleInput) binds(starts []sched.Start) []binding {
+	var out []binding
+	for _, st := range starts {
+		u, p := in.units[st.Unit.Job.Name], st.Placement
+		placed, left := assignPods(p, in.byGroup[st.Unit.Job.Name])
+		for i, pod := range placed {
+			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name})
+		}
+		if len(left) > 0 {
+			in.left = append(in.left, rejection{pods: left, code: sched.CodeCapacity,
+				message: fmt.Sprintf("pod group %s started with %d pods; no room for the rest now", u.name, len(placed))})
+		}
+	}
+	return out
+}
+
+// preemptions are the evictions the cycle chose, one per unit they make
+// room for, in the order it chose them.
+func (in *cycleInput) preemptions(preempts []sched.Preempt) []*preemption {
+	var list []*preemption
+	byUnit := map[string]*preemption{}
+	for _, p := range preempts {
+		pr := byUnit[p.For]
+		if pr == nil {
+			pr = &preemption{unit: in.units[p.For].name, reclaim: p.Reclaim}
+			byUnit[p.For] = pr
+			list = append(list, pr)
+		}
+		for _, b := range in.running[p.Victim].pods {
+			pr.pods = append(pr.pods, b.pod)
+		}
+	}
+	for _, pr := range list {
+		pr.reason = in.preemptionReason(pr)
+	}
+	return list
+}
+
+func (in *cycleInput) preemptionReason(pr *preemption) string {
+	names := make([]string, len(pr.pods))
+	for i, p := range pr.pods {
+		names[i] = podKey(p)
+	}
+	if pr.reclaim {
+		u := in.unitNamed(pr.unit)
+		q := u.queue()
+		return fmt.Sprintf("reclaiming the quota queue %s lent to cohort %s: evicting %d pods of borrowing queues (%s); starts when they stop",
+			q, in.kube.queues[q].Cohort, len(names), strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("preempting %d lower-priority pods (%s); starts when they stop", len(names), strings.Join(names, ", "))
+}
+
+func (in *cycleInput) unitNamed(name string) *unit {
+	for _, u := range in.units {
+		if u.name == name {
+			return u
+		}
 	}
 	return nil
+}
+
+// rejection is why a unit stays pending, in Kubernetes' terms.
+func (in *cycleInput) rejection(w sched.Wait, resvs []sched.Reservation) rejection {
+	u := in.units[w.Unit]
+	r := rejection{pods: u.pods, code: w.Code, message: w.Reason}
+	switch w.Code {
+	case sched.CodeQuota:
+		r.message = in.quotaMessage(u, w)
+	case sched.CodeCapacity, sched.CodeNeverFits, sched.CodeReserved:
+		r.message = in.capacityNote(w.Reason)
+	case sched.CodePreempting:
+		r.message = in.preemptingMessage(u, w, resvs)
+	}
+	if pr := in.preemptionFor(u); pr != nil && w.Code == sched.CodeQuota {
+		r.message += "; " + in.preemptionReason(pr)
+	}
+	return r
+}
+
+func (in *cycleInput) quotaMessage(u *unit, w sched.Wait) string {
+	qe := w.Quota
+	if qe == nil {
+		return "over quota: " + w.Reason
+	}
+	q := u.queue()
+	return fmt.Sprintf("over quota: queue %q has room for %s GPUs of its %s; this needs %s",
+		q, gpuString(qe.Room), gpuString(in.kube.queues[q].GPUs*queue.Milli), gpuString(qe.Need))
+}
+
+// preemptingMessage says what a unit waits for while room is freed for it.
+func (in *cycleInput) preemptingMessage(u *unit, w sched.Wait, resvs []sched.Reservation) string {
+	why, _, _ := strings.Cut(w.Reason, "; ")
+	if pr := in.preemptionFor(u); pr != nil {
+		return in.capacityNote(why) + "; " + pr.reason
+	}
+	pods := 0
+	for _, r := range resvs {
+		if r.Unit == w.Unit {
+			for _, name := range r.Releasing {
+				pods += len(in.running[name].pods)
+			}
+		}
+	}
+	return in.capacityNote(why) + fmt.Sprintf("; waiting for %d terminating pods to free their resources", pods)
+}
+
+func (in *cycleInput) preemptionFor(u *unit) *preemption {
+	for _, p := range in.prs {
+		if p.unit == u.name {
+			return p
+		}
+	}
+	return nil
+}
+
+// capacityNote adds what the snapshot knows about missing nodes.
+func (in *cycleInput) capacityNote(msg string) string {
+	if msg == "" {
+		msg = "does not fit"
+	}
+	if in.kube.nodes == 0 {
+		msg = "no nodes to place on; " + msg
+	}
+	if len(in.kube.skipped) > 0 {
+		msg += fmt.Sprintf(" (%d nodes left out: GPUs corral cannot describe)", len(in.kube.skipped))
+	}
+	return msg
+}
+
+// neverPreempts reports whether any of the pods says preemptionPolicy
+// Never.
+func neverPreempts(pods []*corev1.Pod) bool {
+	return slices.ContainsFunc(pods, func(p *corev1.Pod) bool {
+		return p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever
+	})
+}
+
+// demandMilli is the GPU quota a job surely needs before it is placed:
+// whole GPUs and milli shares; time slices and MIG slices are counted
+// once placed (Config.Charge), since their size depends on the node.
+func demandMilli(j *job.Job) int64 {
+	var total int64
+	for _, g := range j.Groups {
+		d := g.Task
+		total += int64(g.Count) * (int64(d.GPUs)*queue.Milli + int64(d.GPUMilli))
+	}
+	return total
 }
 
 // gpuString writes milli-GPUs as GPUs: "4", "0.5".
@@ -178,20 +350,4 @@ func assignPods(p *gang.Placement, byGroup [][]*corev1.Pod) (placed, left []*cor
 		left = append(left, pods[next[g]:]...)
 	}
 	return placed, left
-}
-
-// unfitMessage is the core's reasons, with a note on nodes corral could not
-// describe.
-func unfitMessage(snap *snapshot, u *gang.Unfit) string {
-	msg := strings.Join(u.Reasons, "; ")
-	if msg == "" {
-		msg = "does not fit"
-	}
-	if snap.nodes == 0 {
-		msg = "no nodes to place on; " + msg
-	}
-	if len(snap.skipped) > 0 {
-		msg += fmt.Sprintf(" (%d nodes left out: GPUs corral cannot describe)", len(snap.skipped))
-	}
-	return msg
 }

@@ -3,21 +3,13 @@ package kube
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/corral-sched/corral/internal/job"
 )
-
-// maxVictimSets bounds the preemption search: the most running units
-// (pods, or whole pod groups) considered for one pending unit.
-const maxVictimSets = 256
 
 // victimSet is a running unit that preemption stops as a whole: one pod,
 // or every bound pod of a pod group.
@@ -30,66 +22,20 @@ type victimSet struct {
 
 // preemption is the pods to evict so that a pending unit fits.
 type preemption struct {
-	unit   string
-	pods   []*corev1.Pod
-	reason string
+	unit    string
+	pods    []*corev1.Pod
+	reason  string
+	reclaim bool // it takes back quota lent to the unit's queue
 }
 
-// preempt looks for lower-priority work whose eviction lets j fit. When
-// pods already terminating make room, it waits for them and evicts nothing.
-// It returns nil when no preemption helps.
-func preempt(snap *snapshot, u *unit, j *job.Job) (*preemption, string) {
-	var terminating []string
-	for _, b := range snap.bound {
-		if b.pod.DeletionTimestamp != nil {
-			terminating = append(terminating, b.job)
-		}
-	}
-	if len(terminating) > 0 && snap.state.WhatIf(terminating, j) {
-		return nil, fmt.Sprintf("waiting for %d terminating pods to free their resources", len(terminating))
-	}
-	sets := victimSets(snap, u.priority)
-	release := append([]string{}, terminating...)
-	var chosen []victimSet
-	for _, v := range sets {
-		chosen = append(chosen, v)
-		release = append(release, v.jobs()...)
-		if snap.state.WhatIf(release, j) {
-			chosen = minimise(snap, j, terminating, chosen)
-			return evictionOf(u, chosen), ""
-		}
-	}
-	return nil, ""
-}
-
-// victimSets lists the running units of lower priority than prio placed by
-// this scheduler: lowest priority first, then the youngest, then by name.
-func victimSets(snap *snapshot, prio int32) []victimSet {
-	sets := runningUnits(snap, func(p *corev1.Pod) bool { return podPriority(p) < prio })
-	sort.Slice(sets, func(a, b int) bool {
-		x, y := sets[a], sets[b]
-		if x.priority != y.priority {
-			return x.priority < y.priority
-		}
-		return youngerFirst(x, y)
-	})
-	if len(sets) > maxVictimSets {
-		sets = sets[:maxVictimSets]
-	}
-	return sets
-}
-
-// runningUnits groups the bound pods this scheduler placed, not
-// terminating, that keep accepts into the units preemption stops whole:
-// one pod, or every bound pod of a pod group; in the order first seen.
-func runningUnits(snap *snapshot, keep func(*corev1.Pod) bool) []victimSet {
+// runningUnits groups the bound pods into the units they were placed as:
+// a pod, or the bound pods of one pod group. Priority is the highest of
+// its pods, creation the earliest.
+func runningUnits(snap *snapshot) []victimSet {
 	byName := map[string]*victimSet{}
 	var names []string
 	for _, b := range snap.bound {
 		p := b.pod
-		if p.Spec.SchedulerName != snap.scheduler || p.DeletionTimestamp != nil || !keep(p) {
-			continue
-		}
 		name := "pod " + podKey(p)
 		if g := GroupName(p); g != "" {
 			name = "group " + p.Namespace + "/" + g
@@ -102,20 +48,15 @@ func runningUnits(snap *snapshot, keep func(*corev1.Pod) bool) []victimSet {
 		}
 		v.pods = append(v.pods, b)
 		v.priority = max(v.priority, podPriority(p))
+		if p.CreationTimestamp.Before(&v.created) {
+			v.created = p.CreationTimestamp
+		}
 	}
 	sets := make([]victimSet, 0, len(names))
 	for _, n := range names {
 		sets = append(sets, *byName[n])
 	}
 	return sets
-}
-
-// youngerFirst orders units by creation, the youngest first, then by name.
-func youngerFirst(x, y victimSet) bool {
-	if !x.created.Equal(&y.created) {
-		return y.created.Before(&x.created)
-	}
-	return x.name < y.name
 }
 
 func (v victimSet) jobs() []string {
@@ -126,38 +67,6 @@ func (v victimSet) jobs() []string {
 	return out
 }
 
-// minimise drops, last chosen first, every victim set the unit fits
-// without.
-func minimise(snap *snapshot, j *job.Job, terminating []string, chosen []victimSet) []victimSet {
-	for i := len(chosen) - 1; i >= 0; i-- {
-		without := append(append([]victimSet{}, chosen[:i]...), chosen[i+1:]...)
-		release := append([]string{}, terminating...)
-		for _, v := range without {
-			release = append(release, v.jobs()...)
-		}
-		if snap.state.WhatIf(release, j) {
-			chosen = without
-		}
-	}
-	return chosen
-}
-
-func evictionOf(u *unit, sets []victimSet) *preemption {
-	p := &preemption{unit: u.name}
-	var names []string
-	for _, v := range sets {
-		for _, b := range v.pods {
-			p.pods = append(p.pods, b.pod)
-			names = append(names, podKey(b.pod))
-		}
-	}
-	p.reason = fmt.Sprintf("preempting %d lower-priority pods (%s); starts when they stop", len(names), strings.Join(names, ", "))
-	return p
-}
-
-// evict asks the API server to evict each pod through the Eviction API,
-// which refuses what a PodDisruptionBudget protects. grace, when set,
-// overrides the pods' termination grace period.
 func evict(ctx context.Context, client kubernetes.Interface, p *preemption, grace *int64, n *counters) ([]*corev1.Pod, error) {
 	var evicted []*corev1.Pod
 	for _, pod := range p.pods {

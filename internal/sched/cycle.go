@@ -2,6 +2,7 @@ package sched
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,8 +24,9 @@ type cycle struct {
 
 // head is a waiting unit with a reservation.
 type head struct {
-	unit *Unit
-	resv Reservation
+	unit  *Unit
+	resv  Reservation
+	nodes []string // where it would be placed once resv's units end; nil: not computed yet
 }
 
 // Cycle decides what starts now, what is preempted for whom, and why the
@@ -101,6 +103,7 @@ func (c *cycle) overQuota(u *Unit) bool {
 		why += "; " + reclaimNote(u.Queue, victims)
 	}
 	c.wait(u, CodeQuota, why)
+	errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
 	return true
 }
 
@@ -109,8 +112,10 @@ func (c *cycle) overQuota(u *Unit) bool {
 func (c *cycle) placed(u *Unit, p *gang.Placement) {
 	if h := c.delayed(u); h != nil {
 		c.undo(u.Job.Name)
-		c.wait(u, CodeReserved, fmt.Sprintf("fits, but starting it would delay %s, which holds a reservation", h.unit.Job.Name))
-		return
+		if p = c.placeAround(u); p == nil {
+			c.wait(u, CodeReserved, fmt.Sprintf("fits, but starting it would delay %s, which holds a reservation", h.unit.Job.Name))
+			return
+		}
 	}
 	start := Start{Unit: u, Placement: p, Backfill: len(c.heads) > 0}
 	if c.snap.Book != nil && u.Queue != "" {
@@ -122,6 +127,7 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 		if err != nil {
 			c.undo(u.Job.Name)
 			c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
+			errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
 			return
 		}
 		start.Admission = adm

@@ -20,7 +20,7 @@ func TestCycleQuotaBacklogDoesNotStarve(t *testing.T) {
 		w.submit(gpuJob(fmt.Sprintf("alice-%04d", i), 1, 1, 0), "alice")
 	}
 	w.submit(gpuJob("bob-1", 1, 1, 0), "bob")
-	d := Cycle(w.snapshot(Config{Attempts: 10}))
+	d := Cycle(w.snapshot(Config{Attempts: 10, FairShare: true}))
 	if !started(d, "bob-1") {
 		t.Fatalf("bob's job did not start; decisions: %v", transcript(d)[:3])
 	}
@@ -136,7 +136,7 @@ func TestCycleAttemptsBoundPlacements(t *testing.T) {
 	for i := range 3 {
 		w.submit(gpuJob(fmt.Sprintf("b%d", i), 1, 1, 0), "b")
 	}
-	d := Cycle(w.snapshot(Config{Attempts: 2}))
+	d := Cycle(w.snapshot(Config{Attempts: 2, FairShare: true}))
 	if !started(d, "b0") || !started(d, "b1") || started(d, "b2") {
 		t.Fatalf("starts %v, want b0 and b1", transcript(d))
 	}
@@ -214,5 +214,28 @@ func TestCycleWaitsForStoppingUnits(t *testing.T) {
 	}
 	if wt, _ := waitOf(d, "four"); wt.Code != CodePreempting {
 		t.Fatalf("four waits with %v (%s), want preempting", wt.Code, wt.Reason)
+	}
+}
+
+// A unit that would delay a reservation where it first lands starts on a
+// node the reserved unit does not need, if there is one.
+func TestCycleBackfillsAroundReservedNodes(t *testing.T) {
+	w := newWorld(t, 3, 8)
+	for i := range 3 {
+		w.run(gpuJob(fmt.Sprintf("r%d", i), 1, 7, 0), "", noTime, false) // one a node
+		w.running[i].Started = t0.Add(time.Duration(i) * time.Minute)    // r0 oldest: its node is held
+	}
+	w.submit(gpuJob("gang", 2, 8, 0), "")
+	w.submit(gpuJob("small", 1, 1, 0), "")
+	d := Cycle(w.snapshot(Config{}))
+	if !started(d, "small") || !d.Starts[0].Backfill {
+		t.Fatalf("decisions %v: want small to backfill", transcript(d))
+	}
+	held := map[string]bool{}
+	for _, name := range d.Reservations[0].Releasing {
+		held[w.state.Job(name).Tasks[0].NodeName] = true
+	}
+	if node := d.Starts[0].Placement.Tasks[0].NodeName; held[node] {
+		t.Errorf("small on %s, a node the gang's reservation holds", node)
 	}
 }

@@ -14,7 +14,8 @@
 // its Decisions say (started units are placed and admitted), so that the
 // face applies the same decisions the cycle saw.
 //
-// It imports internal/gang, internal/job and internal/queue only. Start
+// It imports internal/gang, internal/fleet, internal/job and internal/queue
+// only. Start
 // with Cycle in cycle.go; reservations and backfill are in reserve.go,
 // victim selection in preempt.go.
 package sched

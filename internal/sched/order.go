@@ -10,7 +10,9 @@ import (
 
 // order lists the pending units in the order the cycle considers them
 // (step 1 of Cycle): claimed units (Unit.Claimed, or running units are
-// stopping for them) first.
+// stopping for them) first; then units by priority and arrival, all of
+// them without Config.FairShare, else those with no queue, and then the
+// queued ones by fair share.
 func (c *cycle) order() []*Unit {
 	var claimed, loose, queued []*Unit
 	claims := map[string]bool{}
@@ -24,7 +26,7 @@ func (c *cycle) order() []*Unit {
 		switch {
 		case u.Claimed || claims[u.Job.Name]:
 			claimed = append(claimed, u)
-		case c.snap.Book == nil || u.Queue == "":
+		case c.snap.Book == nil || u.Queue == "" || !c.snap.Config.FairShare:
 			loose = append(loose, u)
 		default:
 			queued = append(queued, u)

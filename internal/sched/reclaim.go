@@ -42,6 +42,9 @@ func (c *cycle) reclaim(u *Unit) ([]string, bool) {
 		return nil, false
 	}
 	c.stopFor(u, victims)
+	for i := len(c.out.Preempts) - len(victims); i < len(c.out.Preempts); i++ {
+		c.out.Preempts[i].Reclaim = true
+	}
 	return victims, true
 }
 

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
 )
 
 // waitForRoom records that u waits for the fleet: the first units that do
@@ -104,4 +107,65 @@ func (c *cycle) delayed(u *Unit) *head {
 		}
 	}
 	return nil
+}
+
+// placeAround places u off the nodes the reserved units would take (as a
+// reservation of nodes holds them), and keeps the placement only when it
+// delays no reservation; nil when there is none such.
+func (c *cycle) placeAround(u *Unit) *gang.Placement {
+	restore := c.cordon(c.heldNodes())
+	p, unfit := c.snap.State.Place(u.Job)
+	restore()
+	if unfit != nil {
+		return nil
+	}
+	if c.delayed(u) != nil {
+		c.undo(u.Job.Name)
+		return nil
+	}
+	return p
+}
+
+// heldNodes are the nodes the reserved units would be placed on once
+// their reservations' units end, by name.
+func (c *cycle) heldNodes() []string {
+	var out []string
+	for _, h := range c.heads {
+		if h.nodes == nil {
+			h.nodes = []string{}
+			if p, ok := c.snap.State.PlaceIf(c.parts(h.resv.Releasing), h.unit.Job); ok {
+				for _, t := range p.Tasks {
+					h.nodes = append(h.nodes, t.NodeName)
+				}
+			}
+		}
+		out = append(out, h.nodes...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// cordon takes the named nodes out of placement until restore is called.
+func (c *cycle) cordon(nodes []string) (restore func()) {
+	st := c.snap.State
+	was := make([]fleet.Health, len(nodes))
+	for i, name := range nodes {
+		n, err := st.NodeIndex(name)
+		if err != nil {
+			panic(fmt.Sprintf("sched: node %s of a placement: %v", name, err)) // a programmer error
+		}
+		was[i] = st.Fleet().Nodes[n].Health
+		setHealth(st, name, fleet.Cordoned)
+	}
+	return func() {
+		for i, name := range nodes {
+			setHealth(st, name, cmp.Or(was[i], fleet.Healthy))
+		}
+	}
+}
+
+func setHealth(st *gang.State, node string, h fleet.Health) {
+	if err := st.SetHealth(node, h); err != nil {
+		panic(fmt.Sprintf("sched: %v", err)) // the node is the state's own
+	}
 }

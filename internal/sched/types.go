@@ -65,6 +65,10 @@ type Config struct {
 	// quota or for a shape that already failed do not count); 0 means
 	// DefaultAttempts.
 	Attempts int
+	// FairShare orders queued units by their queues' fair share, each
+	// queue's in its own order; without it every unit goes by priority,
+	// then arrival (Kubernetes' PrioritySort).
+	FairShare bool
 	// Reservations is how many waiting units hold a reservation that later
 	// units may not delay; 0 means 1.
 	Reservations int
@@ -95,8 +99,9 @@ type Start struct {
 
 // Preempt is a running unit to stop so that another can start.
 type Preempt struct {
-	Victim string
-	For    string // the unit it makes room for
+	Victim  string
+	For     string // the unit it makes room for
+	Reclaim bool   // it takes back quota lent to its queue, not room of lower priority
 }
 
 // Reservation is room held for a waiting unit: it starts once the listed
@@ -114,6 +119,8 @@ type Wait struct {
 	Reason string
 	// Estimate is when it is expected to start, zero when unknown.
 	Estimate time.Time
+	// Quota is the ledger's refusal, for CodeQuota.
+	Quota *queue.QuotaError
 }
 
 // Code classifies why a unit waits, so that a face can say whether more

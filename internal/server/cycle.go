@@ -57,7 +57,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 		Now:    s.now(),
 		State:  s.state,
 		Book:   s.ledger.sync(s),
-		Config: sched.Config{Preemption: true, Attempts: s.cfg.Depth},
+		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth},
 	}
 	for _, r := range s.runs {
 		if r.drained {
