@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
@@ -88,73 +87,42 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 	return snap, nil
 }
 
-// pinBound places every bound pod on its node in st. The core has no
-// "place here" call, so every other node is cordoned while a node's pods
-// are placed; health is restored afterwards.
+// pinBound records every bound pod on its node in st (gang.State.Adopt:
+// the state learns what runs, nothing is chosen), nodes and pods in name
+// order.
 func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, log *slog.Logger) []boundPod {
 	var out []boundPod
-	f := st.Fleet()
-	health := make([]fleet.Health, len(f.Nodes))
-	for i := range f.Nodes {
-		health[i] = f.Nodes[i].Health
-		setHealth(st, f.Nodes[i].Name, fleet.Cordoned)
-	}
 	names := make([]string, 0, len(byNode))
 	for n := range byNode {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		i, err := st.NodeIndex(name)
-		if err != nil {
+		if _, err := st.NodeIndex(name); err != nil {
 			continue // a node outside the fleet: its pods hold nothing corral places on
 		}
-		setHealth(st, name, fleet.Healthy)
 		pods := byNode[name]
 		sort.Slice(pods, func(a, b int) bool { return podKey(pods[a]) < podKey(pods[b]) })
 		for _, p := range pods {
-			pl, err := pinPod(st, &f.Nodes[i], p)
+			pl, err := pinPod(st, name, p)
 			if err != nil {
 				log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", name, "err", err)
 				continue
 			}
 			out = append(out, boundPod{pod: p, job: pl.Job, milli: placementMilli(st, pl)})
 		}
-		setHealth(st, name, fleet.Cordoned)
-	}
-	for i := range f.Nodes {
-		setHealth(st, f.Nodes[i].Name, health[i])
 	}
 	return out
 }
 
 func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
-func pinPod(st *gang.State, node *fleet.Node, p *corev1.Pod) (*gang.Placement, error) {
+func pinPod(st *gang.State, node string, p *corev1.Pod) (*gang.Placement, error) {
 	d, err := demand(p)
 	if err != nil {
 		return nil, err
 	}
-	d.Models = nil
-	j := &job.Job{
-		Name:        boundJobName(p),
-		Groups:      []job.Group{{Name: "pod", Count: 1, Task: d}},
-		Tolerations: node.Taints,
-	}
-	pl, unfit := st.Place(j)
-	if unfit != nil {
-		return nil, unfit
-	}
-	return pl, nil
+	return st.Adopt(&job.Job{Name: boundJobName(p), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}, node)
 }
 
 func boundJobName(p *corev1.Pod) string { return "bound " + string(p.UID) }
-
-func setHealth(st *gang.State, node string, h fleet.Health) {
-	if h == "" {
-		h = fleet.Healthy
-	}
-	if err := st.SetHealth(node, h); err != nil {
-		panic(err) // the node comes from st's own fleet
-	}
-}

@@ -120,9 +120,9 @@ func (s *Server) rebuild() error {
 		if r.drained {
 			continue
 		}
-		p, ok := state.TryPlace(gangJob(&r.job))
-		if !ok {
-			s.log.Error("running job does not fit the machine's GPUs", "job", r.job.Name())
+		p, err := state.Adopt(gangJob(&r.job), nodeName)
+		if err != nil {
+			s.log.Error("running job does not fit the machine's GPUs", "job", r.job.Name(), "err", err)
 			continue
 		}
 		for i, t := range p.Tasks {
