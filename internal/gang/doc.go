@@ -11,11 +11,16 @@
 // State is the allocation of one fleet (state.go); Place decides and applies
 // a job (place.go) and Release frees it. Placement is exact for gangs of one
 // task shape: it reports "does not fit" only when no placement exists, and
-// then says why per level (reasons.go). Single tasks take an indexed fast
-// path (fast.go) that picks the same node as the general search for whole
-// GPUs. Nothing here reads a clock or a random source; equal inputs give
-// equal decisions.
+// then says why per level (reasons.go). A single task of whole GPUs, a
+// share or CPU only is placed by corral's packing policy
+// (internal/placement's Corral, on a mirror of the state, learning the mix
+// of task shapes from the jobs offered: pack.go), among the open nodes of
+// the most used domains that can take it; MIG slices and whole-node tasks
+// take an indexed fast path (fast.go). Adopt records work that already
+// runs somewhere (adopt.go). Nothing here reads a clock or a random source;
+// equal inputs give equal decisions.
 //
-// It imports internal/fleet, internal/job and internal/gpu only. Start with
-// State in state.go, then Place in place.go.
+// It imports internal/fleet, internal/job, internal/gpu, internal/model and
+// internal/placement only. Start with State in state.go, then Place in
+// place.go.
 package gang

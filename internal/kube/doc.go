@@ -7,11 +7,12 @@
 // scheduler.go) rebuilds a snapshot from that cache (snapshot.go): a
 // fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
 // a gang.State holding every bound pod where it runs, and a queue.Book of
-// the quota in use (queues.go). decide (decide.go) then places the pending
-// work in a fixed order — priority, then age, then name (units.go): each
-// single pod or whole pod group is one gang.Place decision, charged to its
-// queue, bound through the pods/binding subresource (binder.go) all at once
-// or not at all; a pod group's status says whether it started. Work that
+// the quota in use (queues.go). decide (decide.go) then runs the shared
+// scheduling cycle (internal/sched) over it: pending pods and pod groups
+// are its units (units.go), bound pods its running units; each unit is
+// placed whole or not at all, charged to its queue, and bound through the
+// pods/binding subresource (binder.go); a pod group's status says whether
+// it started. Work that
 // does not fit gets the core's reasons as a FailedScheduling event and a
 // PodScheduled=False condition (status.go), or evicts lower-priority work
 // through the Eviction API (preempt.go). Only
@@ -20,6 +21,6 @@
 // lines (accounting.go).
 //
 // It imports the core (internal/fleet, internal/gang, internal/job,
-// internal/gpu, internal/queue) and client-go; nothing in the core imports
+// internal/gpu, internal/queue, internal/sched) and client-go; nothing in the core imports
 // it. Start reading at Scheduler in scheduler.go, then decide.go.
 package kube

@@ -10,9 +10,13 @@
 // back. On restart, recover re-adopts the tasks that survived, and marks
 // the others lost.
 //
-// Quotas are a per-tenant cap on GPUs held (in thousandths, so MIG slices
-// and shares count their fraction); higher priority runs first and
-// preempts lower priority when that makes room. The core's state covers
+// Each scheduling pass runs the shared cycle (internal/sched, cycle.go):
+// every tenant is a queue of a ledger kept across passes (ledger.go),
+// whose quota is the tenant's cap on GPUs held (in thousandths, so MIG
+// slices and shares count their fraction); the cycle orders tenants by
+// fair share, starts what fits, reserves room for what waits, and
+// preempts lower priority when that makes room, and the server applies
+// its decisions. The core's state covers
 // the healthy GPUs only; its GPU indices map onto physical ones (phys), so
 // that a GPU can be drained and the state rebuilt around running work.
 //
