@@ -25,6 +25,27 @@
 // holds no GPU. If the supervisor itself is killed, the server that
 // follows it kills the task's group and reports the task Lost.
 //
+// A task's environment is its Spec.Env and the device and rank variables,
+// on top of a PATH and its user's HOME, USER and LOGNAME: nothing of the
+// server's own environment, which may hold secrets, reaches it. With
+// Spec.User set, the supervisor (which stays root) starts the task under
+// that uid, gid and supplementary groups; the task's records and logs
+// are the supervisor's (0600), so that a task cannot forge its exit
+// record.
+//
+// With Spec.Cgroups set (see OpenCgroups), each task gets a cgroup of its
+// own in each writable hierarchy, v1 (memory, cpu, devices, freezer) or
+// v2: the supervisor joins it, forks the task and returns, so the task
+// starts inside it. Signals go to every process of the cgroup, and the
+// cgroup is killed whole (cgroup.kill on v2; on v1, frozen then killed)
+// when the task ends, is stopped or loses its supervisor, and removed:
+// no process of a task outlives it, even one that left its group.
+// Spec.MemoryBytes and Spec.CPUMilli become memory.limit_in_bytes (v1) or
+// memory.max (v2) and a CFS quota. A task may open only the basic
+// devices and Spec.DeviceFiles (its GPUs): the v1 devices controller
+// (deny all, then allow), or on v2 an eBPF device program assembled by
+// hand and attached with the bpf system call.
+//
 // The supervisor mode is switched on by an environment variable that this
 // package's init checks, so any binary that links the package (corral, a
 // test binary) can supervise without changes to its main.
@@ -33,7 +54,9 @@
 // not kill the whole process tree: under systemd, run the server with
 // KillMode=process.
 //
-// Start from here: Start and Adopt in task.go, then supervise.go.
+// Start from here: Start and Adopt in task.go, then supervise.go; users
+// in user.go, cgroups in cgroup_linux.go, devices in devices_linux.go and
+// devfilter_linux.go.
 //
 // The package needs Linux: process groups, a child subreaper and /proc.
 // It imports no other corral package.

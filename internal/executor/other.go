@@ -2,7 +2,10 @@
 
 package executor
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // errUnsupported is what Start and Adopt return outside Linux.
 var errUnsupported = errors.New("executor: running tasks needs Linux")
@@ -14,3 +17,18 @@ func startSupervisor(Spec, []byte) (supervisorProc, report, error) {
 func findSupervisor(state) (supervisorProc, error) { return nil, errUnsupported }
 
 func killGroup(int) {}
+
+// OpenCgroups fails outside Linux: there are no cgroups.
+func OpenCgroups(string) (*Cgroups, error) { return nil, errUnsupported }
+
+// Remove has nothing to remove outside Linux.
+func (c *Cgroups) Remove() error { return nil }
+
+func makeTaskCgroup(s Spec) ([]string, error) {
+	if s.Cgroups == nil {
+		return nil, nil
+	}
+	return nil, errUnsupported
+}
+
+func removeCgroup([]string, time.Duration) error { return nil }

@@ -18,6 +18,9 @@ type state struct {
 	SupervisorStart uint64    // its start time in clock ticks since boot (/proc/<pid>/stat field 22)
 	PID             int       // the task's pid, also its process group id
 	Started         time.Time // when the task started
+	// Cgroup is the task's cgroup, a directory in each hierarchy: what
+	// is killed when the supervisor is lost.
+	Cgroup []string `json:",omitempty"`
 }
 
 // superviseEnv, set to "1", turns the process into a task's supervisor.
@@ -27,8 +30,9 @@ const superviseEnv = "CORRAL_EXECUTOR_SUPERVISE"
 
 // launch is what Start hands the supervisor on its standard input.
 type launch struct {
-	Spec Spec
-	Env  []string // the task's whole environment
+	Spec   Spec
+	Env    []string // the task's whole environment
+	Cgroup []string `json:",omitempty"` // the task's cgroup, made by Start
 }
 
 // report is the supervisor's answer to Start: the task runs, or why not.

@@ -19,7 +19,12 @@ type Spec struct {
 	ID      string   // unique and file-name safe, e.g. "j000017-0"; names the files under Dir
 	Command []string // argv; Command[0] is looked up in PATH
 	WorkDir string   // working directory of the process ("" = Dir)
-	Env     []string // extra KEY=VALUE, appended to the server's environment
+	// Env is the task's KEY=VALUE variables, after a PATH and the
+	// HOME, USER and LOGNAME of User (see baseEnv): nothing of the
+	// server's own environment reaches the task.
+	Env []string
+	// User is the Unix account the task runs as; nil means the server's.
+	User *User `json:",omitempty"`
 	// Devices are GPU indices ("0", "3"), GPU UUIDs or MIG UUIDs. They
 	// set CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES (comma-joined)
 	// and CUDA_DEVICE_ORDER=PCI_BUS_ID, so that indices mean what NVML
@@ -40,6 +45,22 @@ type Spec struct {
 	Dir            string        // state directory: stdout/stderr logs and the exit record live here
 	TimeLimit      time.Duration // 0 = none; at the limit the task is stopped with Grace
 	Grace          time.Duration // SIGTERM -> SIGKILL delay when stopped for the time limit (default 10s)
+
+	// Cgroups, when set, puts the task in a cgroup of its own (named
+	// ID under each of its hierarchies): the whole cgroup is killed when
+	// the task ends, is stopped, or loses its supervisor, and the limits
+	// below are the kernel's.
+	Cgroups *Cgroups `json:",omitempty"`
+	// CPUMilli caps the task's CPU time in thousandths of a CPU (a CFS
+	// quota); MemoryBytes caps its memory (and swap). 0: no cap.
+	CPUMilli    int64 `json:",omitempty"`
+	MemoryBytes int64 `json:",omitempty"`
+	// DeviceFiles are the device files, beyond the harmless ones
+	// (/dev/null, /dev/zero, ttys...), that a task in a cgroup may open,
+	// such as its GPUs' /dev/nvidiaN and the driver's /dev/nvidiactl;
+	// any other device is refused with EPERM. Files that do not exist
+	// are skipped.
+	DeviceFiles []string `json:",omitempty"`
 }
 
 // Result is how a task ended.
@@ -75,6 +96,12 @@ func (s Spec) validate() error {
 	}
 	if s.TimeLimit < 0 || s.Grace < 0 {
 		return fmt.Errorf("executor: task %s has a negative time limit or grace period", s.ID)
+	}
+	if s.CPUMilli < 0 || s.MemoryBytes < 0 {
+		return fmt.Errorf("executor: task %s has a negative CPU or memory limit", s.ID)
+	}
+	if err := s.User.validate(); err != nil {
+		return fmt.Errorf("executor: task %s: %w", s.ID, err)
 	}
 	return nil
 }
@@ -116,18 +143,18 @@ func (s Spec) statePath() string { return s.path(".state") }
 func (s Spec) stopPath() string  { return s.path(".stop") }
 func (s Spec) exitPath() string  { return s.path(".exit") }
 
-// taskEnv is the task's environment: base (the server's), then Spec.Env,
-// then the device and gang variables, so that the scheduler's choice of
-// GPUs and ranks wins over anything inherited. When a key repeats, the
-// process sees the last value.
-func taskEnv(base []string, s Spec) []string {
-	env := make([]string, 0, len(base)+len(s.Env)+8)
-	for _, kv := range base {
+// taskEnv is the task's environment: a PATH and the user's HOME, USER and
+// LOGNAME (baseEnv), then Spec.Env, then the device and gang variables,
+// so that the scheduler's choice of GPUs and ranks wins over anything
+// the submitter sent. When a key repeats, the process sees the last
+// value. The server's own environment is no part of it.
+func taskEnv(s Spec) []string {
+	env := baseEnv(s.User)
+	for _, kv := range s.Env {
 		if !strings.HasPrefix(kv, superviseEnv+"=") {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, s.Env...)
 	if len(s.Devices) == 0 {
 		env = append(env, "CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=void")
 	} else {

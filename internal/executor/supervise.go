@@ -35,6 +35,7 @@ func init() {
 // supervisor follows one running task.
 type supervisor struct {
 	spec     Spec
+	cgroup   []string // the task's cgroup, when it has one
 	cmd      *exec.Cmd
 	pgid     int
 	result   Result
@@ -79,42 +80,29 @@ func sendReport(out *os.File, r report) int {
 	return 0
 }
 
-// startTask starts the task in a process group of its own and records its
-// state file. The supervisor becomes a child subreaper so that processes
-// the task leaves behind are re-parented to it and can be reaped.
+// startTask starts the task in a process group of its own (and its
+// cgroup, as its user) and records its state file. The supervisor
+// becomes a child subreaper so that processes the task leaves behind are
+// re-parented to it and can be reaped.
 func startTask(l launch) (*supervisor, error) {
 	spec := l.Spec
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("becoming a subreaper: %w", err)
 	}
-	stdout, err := openLog(spec.StdoutPath())
+	cmd, err := taskCommand(l)
 	if err != nil {
 		return nil, err
 	}
-	defer stdout.Close()
-	stderr, err := openLog(spec.StderrPath())
-	if err != nil {
+	defer closeLogs(cmd)
+	if err := startIn(cmd, l); err != nil {
 		return nil, err
 	}
-	defer stderr.Close()
-
-	if _, err := os.Stat(spec.workDir()); err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
-	cmd.Env = l.Env
-	cmd.Dir = spec.workDir()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %q: %w", spec.Command[0], err)
-	}
-	s := &supervisor{spec: spec, cmd: cmd, pgid: cmd.Process.Pid}
+	s := &supervisor{spec: spec, cgroup: l.Cgroup, cmd: cmd, pgid: cmd.Process.Pid}
 	s.result.Started = time.Now()
 	self, err := procStart(os.Getpid())
 	if err == nil {
 		err = writeJSON(spec.statePath(), state{Supervisor: os.Getpid(), SupervisorStart: self,
-			PID: s.pgid, Started: s.result.Started})
+			PID: s.pgid, Started: s.result.Started, Cgroup: l.Cgroup})
 	}
 	if err != nil {
 		s.stop(false, 0)
@@ -124,8 +112,70 @@ func startTask(l launch) (*supervisor, error) {
 	return s, nil
 }
 
+// taskCommand prepares the task's process: its program found in the
+// task's own PATH, its environment, directory, logs and credentials.
+func taskCommand(l launch) (*exec.Cmd, error) {
+	spec := l.Spec
+	if _, err := os.Stat(spec.workDir()); err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	path, err := lookPath(spec.Command[0], l.Env)
+	if err != nil {
+		return nil, fmt.Errorf("starting %w", err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: spec.Command, Env: l.Env, Dir: spec.workDir()}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if u := spec.User; u.switches() {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+	}
+	if cmd.Stdout, err = openLog(spec.StdoutPath()); err != nil {
+		return nil, err
+	}
+	if cmd.Stderr, err = openLog(spec.StderrPath()); err != nil {
+		closeLogs(cmd)
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func closeLogs(cmd *exec.Cmd) {
+	for _, w := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+		if f, ok := w.(*os.File); ok {
+			f.Close()
+		}
+	}
+}
+
+// startIn starts cmd inside the task's cgroup: the supervisor joins it,
+// forks the task there and returns to the server's cgroup, so that the
+// task's first instruction already runs under the cgroup's limits.
+func startIn(cmd *exec.Cmd, l launch) error {
+	if len(l.Cgroup) == 0 {
+		return startCmd(cmd, l.Spec)
+	}
+	if err := joinCgroup(l.Cgroup); err != nil {
+		leaveCgroup(l.Spec.Cgroups)
+		return err
+	}
+	err := startCmd(cmd, l.Spec)
+	if lerr := leaveCgroup(l.Spec.Cgroups); lerr != nil && err == nil {
+		// The supervisor must not die with the task's cgroup.
+		cmd.Process.Kill()
+		cmd.Wait()
+		return lerr
+	}
+	return err
+}
+
+func startCmd(cmd *exec.Cmd, spec Spec) error {
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %q: %w", spec.Command[0], err)
+	}
+	return nil
+}
+
 func openLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the task's log: %w", err)
 	}
@@ -163,7 +213,7 @@ func (s *supervisor) watch(sigs <-chan os.Signal) {
 		case <-limit:
 			s.stop(true, s.spec.grace())
 		case <-s.kill.C:
-			signalGroup(s.pgid, syscall.SIGKILL)
+			s.killAll()
 		case sig := <-sigs:
 			s.onSignal(sig)
 		}
@@ -193,7 +243,7 @@ func (s *supervisor) stop(timedOut bool, grace time.Duration) {
 	if !s.stopping {
 		s.stopping = true
 		s.result.TimedOut, s.result.Stopped = timedOut, !timedOut
-		signalGroup(s.pgid, syscall.SIGTERM)
+		s.signal(syscall.SIGTERM)
 	}
 	at := time.Now().Add(grace)
 	if s.killAt.IsZero() || at.Before(s.killAt) {
@@ -201,7 +251,7 @@ func (s *supervisor) stop(timedOut bool, grace time.Duration) {
 		if s.kill != nil {
 			s.kill.Reset(grace)
 		} else if grace == 0 {
-			signalGroup(s.pgid, syscall.SIGKILL)
+			s.killAll()
 		}
 	}
 }
@@ -209,7 +259,7 @@ func (s *supervisor) stop(timedOut bool, grace time.Duration) {
 // finish kills what is left of the task's group, reaps the main process
 // and every re-parented descendant, and fills in the exit code.
 func (s *supervisor) finish() {
-	signalGroup(s.pgid, syscall.SIGKILL)
+	s.killAll()
 	err := s.cmd.Wait()
 	if s.result.Ended.IsZero() {
 		s.result.Ended = time.Now()
@@ -230,6 +280,27 @@ func (s *supervisor) finish() {
 		s.result.Error = fmt.Sprintf("waiting for the task: %v", err)
 	}
 	reapDescendants(30 * time.Second)
+	if err := removeCgroup(s.cgroup, 30*time.Second); err != nil && s.result.Error == "" {
+		s.result.Error = err.Error()
+	}
+}
+
+// signal sends sig to every process of the task: those in its cgroup,
+// which holds even the ones that left its process group, else its group.
+func (s *supervisor) signal(sig syscall.Signal) {
+	if len(s.cgroup) > 0 {
+		signalCgroup(s.cgroup, sig)
+		return
+	}
+	signalGroup(s.pgid, sig)
+}
+
+// killAll sends SIGKILL to the task's group and its whole cgroup.
+func (s *supervisor) killAll() {
+	signalGroup(s.pgid, syscall.SIGKILL)
+	if len(s.cgroup) > 0 {
+		killCgroup(s.cgroup)
+	}
 }
 
 // reapDescendants reaps the processes re-parented to the supervisor after

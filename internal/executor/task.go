@@ -12,10 +12,11 @@ import (
 
 // Task is a running or ended task. Its methods are safe for concurrent use.
 type Task struct {
-	spec Spec
-	pid  int
-	sup  supervisorProc
-	done chan struct{}
+	spec   Spec
+	pid    int
+	cgroup []string // the task's cgroup, when it has one
+	sup    supervisorProc
+	done   chan struct{}
 
 	mu     sync.Mutex
 	result Result
@@ -34,17 +35,28 @@ func Start(spec Spec) (*Task, error) {
 	if err := prepareDir(spec); err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(launch{Spec: spec, Env: taskEnv(os.Environ(), spec)})
+	cgroup, err := makeTaskCgroup(spec)
 	if err != nil {
-		return nil, fmt.Errorf("executor: encoding task %s: %w", spec.ID, err)
+		return nil, fmt.Errorf("executor: task %s: %w", spec.ID, err)
 	}
-	sup, rep, err := startSupervisor(spec, payload)
+	sup, rep, err := launchTask(spec, cgroup)
 	if err != nil {
+		removeCgroup(cgroup, 5*time.Second)
 		return nil, err
 	}
 	t := newTask(spec, rep.PID, sup)
+	t.cgroup = cgroup
 	go t.follow()
 	return t, nil
+}
+
+// launchTask hands the task to a new supervisor.
+func launchTask(spec Spec, cgroup []string) (supervisorProc, report, error) {
+	payload, err := json.Marshal(launch{Spec: spec, Env: taskEnv(spec), Cgroup: cgroup})
+	if err != nil {
+		return nil, report{}, fmt.Errorf("executor: encoding task %s: %w", spec.ID, err)
+	}
+	return startSupervisor(spec, payload)
 }
 
 // refuseRunning fails when a task with the same id and state directory
@@ -64,7 +76,7 @@ func refuseRunning(spec Spec) error {
 // prepareDir creates the state directory and removes the records of an
 // earlier run under the same id.
 func prepareDir(spec Spec) error {
-	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(spec.Dir, 0o700); err != nil {
 		return fmt.Errorf("executor: task %s: %w", spec.ID, err)
 	}
 	for _, p := range []string{spec.exitPath(), spec.stopPath(), spec.statePath()} {
@@ -104,9 +116,14 @@ func Adopt(spec Spec, pid int) (*Task, error) {
 		if t, err := adoptEnded(spec, pid); t != nil || err != nil {
 			return t, err
 		}
-		return nil, fmt.Errorf("%w: task %s: supervisor %d is gone and left no exit record", ErrLost, spec.ID, st.Supervisor)
+		// What is left of the task is in its cgroup, which is its
+		// alone: unlike its process group id, it cannot name
+		// another's processes, however long ago the supervisor died.
+		err := removeCgroup(st.Cgroup, 10*time.Second)
+		return nil, errors.Join(fmt.Errorf("%w: task %s: supervisor %d is gone and left no exit record", ErrLost, spec.ID, st.Supervisor), err)
 	}
 	t := newTask(spec, st.PID, sup)
+	t.cgroup = st.Cgroup
 	go t.follow()
 	return t, nil
 }
@@ -149,9 +166,12 @@ func (t *Task) follow() {
 	if !ok {
 		// The supervisor was killed: what is left of the task has nobody
 		// to stop it. Its group id is still reserved while any member
-		// lives, and this runs as soon as the supervisor is gone.
+		// lives, and this runs as soon as the supervisor is gone; its
+		// cgroup holds even the processes that left the group. The task
+		// is Done once they are all gone.
 		killGroup(t.pid)
 		res = Result{ExitCode: -1, Lost: true, Ended: time.Now()}
+		err = errors.Join(err, removeCgroup(t.cgroup, 10*time.Second))
 		if err != nil {
 			res.Error = err.Error()
 		}

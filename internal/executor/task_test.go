@@ -81,8 +81,10 @@ func TestEnvironment(t *testing.T) {
 		{"a gang spread over machines has its own local world size", func(s *Spec) {
 			s.WorldSize, s.Rank, s.LocalRank, s.LocalWorldSize = 16, 9, 1, 8
 		}, map[string]string{"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "8"}},
-		{"the server's environment is inherited, the supervisor's mode is not", func(*Spec) {},
-			map[string]string{"PATH": os.Getenv("PATH"), superviseEnv: "<unset>"}},
+		{"the server's environment is not inherited, nor the supervisor's mode", func(*Spec) {},
+			map[string]string{"PATH": DefaultPath, "HOME": currentUser().Home, "USER": currentUser().Name, superviseEnv: "<unset>"}},
+		{"the submitter's PATH wins over the default", func(s *Spec) { s.Env = []string{"PATH=/opt/x/bin:/usr/bin:/bin"} },
+			map[string]string{"PATH": "/opt/x/bin:/usr/bin:/bin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
