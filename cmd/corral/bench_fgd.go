@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -84,7 +85,10 @@ func runBenchFGD(args []string, stdout, stderr io.Writer) error {
 	}
 	var bounds []report.Bound
 	if o.bound {
-		if bounds, err = computeBounds(specs, o.workers, newProgress(stderr, o.quiet, "bounds")); err != nil {
+		bar := newProgress(stderr, o.quiet, "bounds")
+		bounds, err = packbench.Bounds(specs, o.workers, bar.update)
+		bar.finish()
+		if err != nil {
 			return err
 		}
 	}
@@ -217,8 +221,12 @@ func (o *fgdOptions) writeFiles(stdout io.Writer, runs []packbench.Summary, cell
 		fmt.Fprintf(stdout, "\nwrote %s\n", o.jsonPath)
 	}
 	if o.svgPath != "" {
-		if err := writeCurves(o.svgPath, cells, bounds); err != nil {
+		var b bytes.Buffer
+		if err := report.WriteFGDCurves(&b, cells, bounds); err != nil {
 			return err
+		}
+		if err := os.WriteFile(o.svgPath, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write svg: %w", err)
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", o.svgPath)
 	}

@@ -5,7 +5,10 @@
 //
 // Run replays one (trace, policy, seed) exactly as the authors' artifact
 // does, drawing from Go's math/rand Go-1 source in the same order; Grid runs
-// many in parallel; Summarise bins the records by arrived percentage.
+// many in parallel; Summarise bins the records by arrived percentage;
+// Bounds (bounds.go) finds, per trace, the LP bound at x = 100 and an
+// offline packing to compare the policies with.
 //
-// It imports model and placement only and performs no I/O. Start with Run.
+// It imports model, placement and bound, and fleet, gang and job for the
+// live policy (live.go); it performs no I/O. Start with Run.
 package packbench

@@ -2,5 +2,5 @@
 // and JSON here, SVG charts in the svg subpackage.
 //
 // It formats what other packages computed and decides nothing. Start with
-// fgd.go, the packing benchmark's table.
+// fgd.go, the packing benchmark's table; curves.go draws its curves.
 package report

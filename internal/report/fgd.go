@@ -10,12 +10,9 @@ import (
 )
 
 // Bound is, for one trace, how well any placement could do at x = 100
-// (LP bound) and what an offline heuristic packing achieved, over seeds.
-type Bound struct {
-	Trace  string
-	LP     packbench.Stat // lower bound on unallocated GPU %
-	Packed packbench.Stat // unallocated GPU % of the offline heuristic
-}
+// (LP bound) and what an offline heuristic packing achieved, over seeds, as
+// packbench.Bounds computes it.
+type Bound = packbench.Bound
 
 // WriteFGDTable prints one block per trace: every policy's unallocated GPU %
 // at x = 100, at x = 130 and at the first failed pod (mean [min-max] over
