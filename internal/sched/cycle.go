@@ -19,7 +19,10 @@ type cycle struct {
 	failed   map[string]bool     // shapes that found no room this cycle
 	stopping map[string]bool     // running units stopping or chosen to stop
 	running  map[string]*Running // by name
-	attempts int
+	// quotaHeld names, per queue, the unit whose quota is being freed: no
+	// other unit of the queue is admitted this cycle.
+	quotaHeld map[string]string
+	attempts  int
 }
 
 // head is a waiting unit with a reservation.
@@ -45,7 +48,7 @@ type head struct {
 //
 // The snapshot's State and Book end up holding exactly the started units.
 func Cycle(snap *Snapshot) Decisions {
-	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, running: map[string]*Running{}}
+	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, running: map[string]*Running{}, quotaHeld: map[string]string{}}
 	for i := range snap.Running {
 		r := &snap.Running[i]
 		c.running[r.Name] = r
@@ -94,17 +97,41 @@ func (c *cycle) overQuota(u *Unit) bool {
 	if c.snap.Book == nil || u.Queue == "" {
 		return false
 	}
+	if holder := c.quotaHeld[u.Queue]; holder != "" {
+		c.wait(u, CodeQuota, fmt.Sprintf("queue %s: its quota is held for %s, for which running work is stopping", u.Queue, holder))
+		return true
+	}
 	err := c.snap.Book.CanAdmit(u.Queue, u.Need)
 	if err == nil {
 		return false
 	}
 	why := fmt.Sprintf("queue %s: %v", u.Queue, err)
-	if victims, ok := c.reclaim(u); ok {
-		why += "; " + reclaimNote(u.Queue, victims)
+	switch victims := c.stoppingFor(u.Job.Name); {
+	case len(victims) > 0 || u.Claimed:
+		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: victims})
+		c.quotaHeld[u.Queue] = u.Job.Name
+		why += "; waiting for the work stopped for it"
+	default:
+		why += c.makeQuotaRoom(u)
 	}
 	c.wait(u, CodeQuota, why)
 	errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
 	return true
+}
+
+// makeQuotaRoom stops work to free quota for u — lent quota first, then
+// its own queue's lower-priority work — and holds its queue's quota for
+// it; it says what it did, or nothing.
+func (c *cycle) makeQuotaRoom(u *Unit) string {
+	if victims, ok := c.reclaim(u); ok {
+		c.quotaHeld[u.Queue] = u.Job.Name
+		return "; " + reclaimNote(u.Queue, victims)
+	}
+	if victims, ok := c.preemptInQueue(u); ok {
+		c.quotaHeld[u.Queue] = u.Job.Name
+		return "; preempting its queue's lower-priority " + strings.Join(victims, ", ")
+	}
+	return ""
 }
 
 // placed starts u, just placed as p, unless it would delay a reservation;

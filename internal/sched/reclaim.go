@@ -102,3 +102,34 @@ func (c *cycle) borrowers(queues map[string]bool) []Running {
 func reclaimNote(q string, victims []string) string {
 	return fmt.Sprintf("reclaiming the quota queue %s lent to its cohort: stopping %s", q, strings.Join(victims, ", "))
 }
+
+// preemptInQueue makes room within u's own queue: when the queue's quota
+// cannot admit u, running units of the same queue with lower priority are
+// stopped, youngest first, until what they free lets the quota admit u
+// and the fleet hold it (Kueue's preemption within a ClusterQueue). false
+// when that is not enough.
+func (c *cycle) preemptInQueue(u *Unit) ([]string, bool) {
+	if !c.snap.Config.Preemption || u.NeverPreempts || c.snap.Book == nil || u.Queue == "" {
+		return nil, false
+	}
+	var cands []string
+	short := c.shortfall(u)
+	for _, r := range c.candidates(u) {
+		if r.Queue == u.Queue {
+			cands = append(cands, r.Name)
+		}
+	}
+	enough := func(k int) bool {
+		left := short.Clone()
+		for _, name := range cands[:k] {
+			left = left.Sub(c.running[name].Need)
+		}
+		return covered(left) && c.fitsWithout(cands[:k], u)
+	}
+	if len(cands) == 0 || !enough(len(cands)) {
+		return nil, false
+	}
+	victims := cands[:shortestPrefix(len(cands), enough)]
+	c.stopFor(u, victims)
+	return victims, true
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/store"
 )
@@ -63,7 +64,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 		if r.drained {
 			continue // its GPU failed: it is not in the core's state
 		}
-		snap.Running = append(snap.Running, runningOf(&r.job))
+		snap.Running = append(snap.Running, runningOf(&r.job, need(r.job.Spec, s.model)))
 	}
 	slices.SortFunc(snap.Running, func(a, b sched.Running) int { return strings.Compare(a.Name, b.Name) })
 	for _, j := range s.waiting {
@@ -78,8 +79,8 @@ func (s *Server) snapshot() *sched.Snapshot {
 // runningOf is a running job as the cycle sees it: any running job may be
 // preempted for one of higher priority, and its time limit is its
 // estimated end.
-func runningOf(j *store.Job) sched.Running {
-	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started}
+func runningOf(j *store.Job, need queue.Amounts) sched.Running {
+	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Need: need, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started}
 	if j.Spec.TimeLimit > 0 {
 		r.End = j.Started.Add(j.Spec.TimeLimit)
 	}

@@ -16,9 +16,6 @@ import (
 // machine's one model.
 var gpuFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
 
-// unlimited is the nominal quota of a tenant without a cap, in milli-GPUs.
-const unlimited = int64(1) << 40
-
 // need is what a job charges its tenant's queue while it runs.
 func need(spec store.Spec, model *gpu.Model) queue.Amounts {
 	return queue.Amounts{gpuFlavor: int64(milli(spec, model))}
@@ -88,8 +85,9 @@ func (l *ledger) release(s *Server, id uint64) {
 }
 
 // queueSpecs is one queue per tenant that has a record, runs or waits: its
-// GPU cap as nominal quota (no cap: unlimited), raised to what it already
-// runs when the cap was lowered below that.
+// GPU cap as nominal quota (no cap: the whole machine, so that fair share
+// weighs every uncapped tenant alike), raised to what it already runs when
+// the cap was lowered below that.
 func (s *Server) queueSpecs() []queue.Spec {
 	use := map[string]int64{}
 	for _, r := range s.runs {
@@ -109,7 +107,7 @@ func (s *Server) queueSpecs() []queue.Spec {
 	}
 	var specs []queue.Spec
 	for _, t := range slices.Sorted(maps.Keys(names)) {
-		nominal := unlimited
+		nominal := int64(len(s.gpus)) * 1000
 		if q := int64(s.tenants[t].QuotaMilli); q > 0 {
 			nominal = max(q, use[t])
 		}

@@ -1,0 +1,153 @@
+package twin
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
+)
+
+// GPUFlavor is the one flavor the twin counts quota in, as the server does.
+var GPUFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
+
+// Core runs a script on sched.Cycle directly, with the settings the faces
+// use (preemption on, fair share across tenants): the reference the faces
+// are held to. A preempted job goes back to waiting at once, as if its
+// processes stopped the moment they were told.
+type Core struct {
+	state     *gang.State
+	gpus      int
+	book      *queue.Book
+	specs     []queue.Spec
+	now       time.Duration // logical time: one minute a cycle
+	arrival   int64
+	pending   []sched.Unit
+	running   map[string]sched.Running
+	submitted map[string]sched.Unit // as submitted, to requeue
+	claims    map[string]bool       // waiting jobs that running work was stopped for
+	started   []string
+	preempted []string
+}
+
+// NewCore is an empty core face.
+func NewCore() *Core {
+	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, claims: map[string]bool{}}
+}
+
+func (c *Core) Fleet(gpus int) error {
+	f := &fleet.Fleet{Nodes: []fleet.Node{{Name: "node", GPUs: gpus, GPUModel: "H100-80GB", CPUMilli: 1 << 20, MemoryMiB: 1 << 30}}}
+	st, err := gang.New(f)
+	c.state, c.gpus = st, gpus
+	return err
+}
+
+func (c *Core) Tenant(name string, quota int) error {
+	nominal := int64(c.gpus) * queue.Milli // no quota: the whole machine, as the server has it
+	if quota > 0 {
+		nominal = int64(quota) * queue.Milli
+	}
+	c.specs = append(c.specs, queue.Spec{Name: name, Nominal: queue.Amounts{GPUFlavor: nominal}, Order: queue.PriorityFIFO})
+	book, err := queue.NewBook(c.specs, 0)
+	c.book = book
+	return err
+}
+
+func (c *Core) Submit(j Job) error {
+	c.arrival++
+	u := sched.Unit{Job: CoreJob(j), Queue: j.Tenant, Need: Need(j), Arrival: c.arrival}
+	c.submitted[j.Name] = u
+	c.pending = append(c.pending, u)
+	return nil
+}
+
+func (c *Core) Finish(name string) error {
+	r, ok := c.running[name]
+	if !ok {
+		return fmt.Errorf("%s is not running", name)
+	}
+	return c.end(r)
+}
+
+// end takes a running job off the fleet and its quota.
+func (c *Core) end(r sched.Running) error {
+	delete(c.running, r.Name)
+	if err := c.state.Release(r.Name); err != nil {
+		return err
+	}
+	return c.book.Release(r.Queue, r.Need)
+}
+
+func (c *Core) Settle() (started, preempted, waiting []string, err error) {
+	for range 100 {
+		d := sched.Cycle(c.snapshot())
+		if err := c.apply(d); err != nil {
+			return nil, nil, nil, err
+		}
+		if len(d.Starts) == 0 && len(d.Preempts) == 0 {
+			break
+		}
+	}
+	for _, u := range c.pending {
+		waiting = append(waiting, u.Job.Name)
+	}
+	started, preempted = c.started, c.preempted
+	c.started, c.preempted = nil, nil
+	return started, preempted, waiting, nil
+}
+
+func (c *Core) snapshot() *sched.Snapshot {
+	c.now += time.Minute
+	_ = c.book.Advance(c.now)
+	snap := &sched.Snapshot{Now: time.Unix(0, 0).Add(c.now), State: c.state, Book: c.book,
+		Config: sched.Config{Preemption: true, FairShare: true}}
+	for _, u := range c.pending {
+		u.Claimed = c.claims[u.Job.Name]
+		snap.Pending = append(snap.Pending, u)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.running)) {
+		snap.Running = append(snap.Running, c.running[name])
+	}
+	return snap
+}
+
+// apply records the cycle's starts as running and ends its victims, which
+// wait again.
+func (c *Core) apply(d sched.Decisions) error {
+	for _, s := range d.Starts {
+		j := s.Unit.Job
+		c.running[j.Name] = sched.Running{Name: j.Name, Queue: s.Unit.Queue, Need: s.Unit.Need, Priority: j.Priority,
+			Preemptible: true, Started: time.Unix(0, 0).Add(c.now)}
+		c.pending = slices.DeleteFunc(c.pending, func(u sched.Unit) bool { return u.Job.Name == j.Name })
+		c.started = append(c.started, j.Name)
+		delete(c.claims, j.Name)
+	}
+	for _, p := range d.Preempts {
+		r := c.running[p.Victim]
+		if err := c.end(r); err != nil {
+			return err
+		}
+		c.preempted = append(c.preempted, p.Victim)
+		c.claims[p.For] = true
+		c.pending = append(c.pending, c.submitted[p.Victim]) // requeued in its place
+	}
+	return nil
+}
+
+// CoreJob is a twin job as the core takes it.
+func CoreJob(j Job) *job.Job {
+	return &job.Job{Name: j.Name, Tenant: j.Tenant, Priority: j.Priority,
+		Groups: []job.Group{{Name: "task", Count: max(j.Tasks, 1), Task: job.Demand{GPUs: j.GPUs}}}}
+}
+
+// Need is what a twin job charges its tenant.
+func Need(j Job) queue.Amounts {
+	return queue.Amounts{GPUFlavor: int64(j.GPUs*max(j.Tasks, 1)) * queue.Milli}
+}
+
+var _ Face = (*Core)(nil)
