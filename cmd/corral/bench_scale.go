@@ -81,7 +81,10 @@ Phases and metrics (JSON field names):
                time inside Place. p50/p90/p99/p999/max_decision_ms: latency
                of each Place, placed or not; decisions_over_1ms counts the
                slow ones. Releases are not decisions: releases and
-               p99_release_ms report them apart.
+               p99_release_ms report them apart. pod_kinds splits the
+               decisions by kind of pod and the policy that placed it (live
+               for 1-GPU pods, mig for each MIG profile): decisions, placed,
+               place_seconds, decisions_per_sec_place_only, p50_ms, p99_ms.
   gang512      A fresh state is filled with random 1..G-GPU one-task jobs
                until one does not fit, then random jobs are released down to
                70%%, which scatters the free GPUs over nodes and blocks. Each

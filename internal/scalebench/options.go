@@ -15,10 +15,14 @@ const (
 	MaxMixedGangsSec   = 5.0 // for 1,000 gangs; pro-rated for Options.Gangs
 )
 
+// podPolicy names the policy that places the stream's 1-GPU pods: the live
+// one, gang.State.Place as corral server and kube-scheduler call it. A
+// variable so that bench/scale/run.sh, which builds this driver over an
+// older placement core for its baseline, can name that core's policy
+// (-ldflags -X).
+var podPolicy = "live"
+
 const (
-	// PodPolicy names the policy that places the stream's 1-GPU pods: the
-	// live one, gang.State.Place as corral server and kube-scheduler call it.
-	PodPolicy = "live"
 	// GPUModel is the model of the whole-GPU nodes; MIGModel that of the
 	// dynamic-MIG racks of the pod stream.
 	GPUModel = fleet.DefaultGPUModel

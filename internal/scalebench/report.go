@@ -40,6 +40,9 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("pod decisions/s (Place only)", fmt.Sprintf("%.0f", r.DecisionsPerSecPlaceOnly), "", nil)
 	row("pod decision p50 / p99", fmt.Sprintf("%.4f / %.4f ms", r.P50DecisionMs, r.P99DecisionMs), fmt.Sprintf("p99 <= %g ms", th.MaxP99DecisionMs), &r.Pass.P99Decision)
 	row("pod decision p99.9 / max", fmt.Sprintf("%.3f / %.3f ms (%d over 1 ms)", r.P999DecisionMs, r.MaxDecisionMs, r.DecisionsOver1ms), "", nil)
+	for _, k := range r.PodKinds {
+		row(fmt.Sprintf("  %s (%s) p50 / p99", k.Kind, k.Policy), fmt.Sprintf("%.4f / %.4f ms (%.0f/s in Place)", k.P50Ms, k.P99Ms, k.PerSecPlaceOnly), "", nil)
+	}
 	row("release p99", fmt.Sprintf("%.4f ms", r.P99ReleaseMs), "", nil)
 	row("gang512 p50 / p99", fmt.Sprintf("%.2f / %.2f ms", r.Gang512P50Ms, r.Gang512P99Ms), fmt.Sprintf("p99 <= %g ms", th.MaxGang512P99Ms), &r.Pass.Gang512P99)
 	row(fmt.Sprintf("%d mixed gangs, time in Place", r.MixedGangs), fmt.Sprintf("%.3f s", r.MixedGangsSeconds), fmt.Sprintf("<= %g s", th.MaxMixedGangsSeconds), &r.Pass.MixedGangs)

@@ -26,25 +26,26 @@ type Result struct {
 	FleetHeapBytes    int64   `json:"fleet_heap_bytes"`
 	StateHeapBytes    int64   `json:"state_heap_bytes"`
 
-	Decisions                int     `json:"decisions"`
-	DecisionsPlaced          int     `json:"decisions_placed"`
-	DecisionsUnfit           int     `json:"decisions_unfit"`
-	DecisionsUnfitMIG        int     `json:"decisions_unfit_mig"`
-	WarmupPlaced             int     `json:"warmup_placed"`
-	Releases                 int     `json:"releases"`
-	StreamSeconds            float64 `json:"stream_seconds"`
-	DecisionsPerSec          float64 `json:"decisions_per_sec"`
-	DecisionsPerSecPlaceOnly float64 `json:"decisions_per_sec_place_only"`
-	P50DecisionMs            float64 `json:"p50_decision_ms"`
-	P90DecisionMs            float64 `json:"p90_decision_ms"`
-	P99DecisionMs            float64 `json:"p99_decision_ms"`
-	P999DecisionMs           float64 `json:"p999_decision_ms"`
-	MaxDecisionMs            float64 `json:"max_decision_ms"`
-	DecisionsOver1ms         int     `json:"decisions_over_1ms"`
-	P99ReleaseMs             float64 `json:"p99_release_ms"`
-	OccupancyMinPct          float64 `json:"occupancy_min_pct"`
-	OccupancyMeanPct         float64 `json:"occupancy_mean_pct"`
-	OccupancyMaxPct          float64 `json:"occupancy_max_pct"`
+	Decisions                int            `json:"decisions"`
+	DecisionsPlaced          int            `json:"decisions_placed"`
+	DecisionsUnfit           int            `json:"decisions_unfit"`
+	DecisionsUnfitMIG        int            `json:"decisions_unfit_mig"`
+	WarmupPlaced             int            `json:"warmup_placed"`
+	Releases                 int            `json:"releases"`
+	StreamSeconds            float64        `json:"stream_seconds"`
+	DecisionsPerSec          float64        `json:"decisions_per_sec"`
+	DecisionsPerSecPlaceOnly float64        `json:"decisions_per_sec_place_only"`
+	P50DecisionMs            float64        `json:"p50_decision_ms"`
+	P90DecisionMs            float64        `json:"p90_decision_ms"`
+	P99DecisionMs            float64        `json:"p99_decision_ms"`
+	P999DecisionMs           float64        `json:"p999_decision_ms"`
+	MaxDecisionMs            float64        `json:"max_decision_ms"`
+	DecisionsOver1ms         int            `json:"decisions_over_1ms"`
+	P99ReleaseMs             float64        `json:"p99_release_ms"`
+	OccupancyMinPct          float64        `json:"occupancy_min_pct"`
+	OccupancyMeanPct         float64        `json:"occupancy_mean_pct"`
+	OccupancyMaxPct          float64        `json:"occupancy_max_pct"`
+	PodKinds                 []PodKindStats `json:"pod_kinds"`
 
 	Gang512Trials         int          `json:"gang512_trials"`
 	Gang512Placed         int          `json:"gang512_placed"`
@@ -71,6 +72,20 @@ type Result struct {
 
 	Thresholds Thresholds `json:"thresholds"`
 	Pass       Pass       `json:"pass"`
+}
+
+// PodKindStats are the stream's decisions of one kind of pod: 1-GPU pods
+// placed by the live policy (pod_policy), or MIG pods of one profile placed by the MIG
+// search (policy "mig").
+type PodKindStats struct {
+	Kind            string  `json:"kind"`
+	Policy          string  `json:"policy"`
+	Decisions       int     `json:"decisions"`
+	Placed          int     `json:"placed"`
+	PlaceSeconds    float64 `json:"place_seconds"`
+	PerSecPlaceOnly float64 `json:"decisions_per_sec_place_only"`
+	P50Ms           float64 `json:"p50_ms"`
+	P99Ms           float64 `json:"p99_ms"`
 }
 
 // ShapeStats are the gang512 trials of one gang shape.

@@ -18,7 +18,7 @@ func Run(o Options) (*Result, error) {
 	}
 	res := &Result{
 		Nodes: o.Nodes, GPUsPerNode: o.GPUsPerNode, GPUModel: GPUModel, MIGModel: MIGModel,
-		PinWhole: o.PinWhole, PodPolicy: PodPolicy, Seed: o.Seed,
+		PinWhole: o.PinWhole, PodPolicy: podPolicy, Seed: o.Seed,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
 	}

@@ -61,6 +61,13 @@ func TestRunCountsAddUp(t *testing.T) {
 	if r.Decisions != 500 || r.DecisionsPlaced+r.DecisionsUnfit != 500 || r.DecisionsPlaced == 0 {
 		t.Errorf("decisions %d = placed %d + unfit %d", r.Decisions, r.DecisionsPlaced, r.DecisionsUnfit)
 	}
+	sum, placed := 0, 0
+	for _, k := range r.PodKinds {
+		sum, placed = sum+k.Decisions, placed+k.Placed
+	}
+	if len(r.PodKinds) != 4 || r.PodKinds[0].Policy != "live" || r.PodKinds[1].Policy != "mig" || sum != r.Decisions || placed != r.DecisionsPlaced {
+		t.Errorf("pod kinds %+v do not split %d decisions (%d placed)", r.PodKinds, r.Decisions, r.DecisionsPlaced)
+	}
 	if r.Gang512Trials != 4 || r.Gang512Placed+r.Gang512Unfit != 4 || len(r.Gang512Shapes) != 2 {
 		t.Errorf("gang512 %d = placed %d + unfit %d, %d shapes", r.Gang512Trials, r.Gang512Placed, r.Gang512Unfit, len(r.Gang512Shapes))
 	}

@@ -12,7 +12,8 @@ import (
 
 // podShape is one kind of pod in the decision stream.
 type podShape struct {
-	pct    int // share of the stream
+	kind   string // as PodKindStats.Kind names it
+	pct    int    // share of the stream
 	demand job.Demand
 	units  int // GPU eighths
 }
@@ -26,11 +27,11 @@ func podShapes(gpusPerNode, wholeNodes, migNodes int, pinWhole bool) []podShape 
 	if pinWhole {
 		one.Models = []string{GPUModel}
 	}
-	whole := []podShape{{50, one, migUnitsPerGPU}}
+	whole := []podShape{{"1 GPU", 50, one, migUnitsPerGPU}}
 	mig := []podShape{
-		{25, job.Demand{MIG: "1g.10gb", CPUMilli: cpu / 8, MemoryMiB: mem / 8}, 1},
-		{15, job.Demand{MIG: "2g.20gb", CPUMilli: cpu / 4, MemoryMiB: mem / 4}, 2},
-		{10, job.Demand{MIG: "3g.40gb", CPUMilli: cpu / 2, MemoryMiB: mem / 2}, 4},
+		{"MIG 1g.10gb", 25, job.Demand{MIG: "1g.10gb", CPUMilli: cpu / 8, MemoryMiB: mem / 8}, 1},
+		{"MIG 2g.20gb", 15, job.Demand{MIG: "2g.20gb", CPUMilli: cpu / 4, MemoryMiB: mem / 4}, 2},
+		{"MIG 3g.40gb", 10, job.Demand{MIG: "3g.40gb", CPUMilli: cpu / 2, MemoryMiB: mem / 2}, 4},
 	}
 	switch {
 	case migNodes == 0:
@@ -41,19 +42,20 @@ func podShapes(gpusPerNode, wholeNodes, migNodes int, pinWhole bool) []podShape 
 	return append(whole, mig...)
 }
 
-func pickShape(rng *rand.Rand, shapes []podShape) podShape {
+// pickShape draws the index of a shape in proportion to its pct.
+func pickShape(rng *rand.Rand, shapes []podShape) int {
 	total := 0
 	for _, sh := range shapes {
 		total += sh.pct
 	}
 	r := rng.IntN(total)
-	for _, sh := range shapes {
+	for i, sh := range shapes {
 		if r < sh.pct {
-			return sh
+			return i
 		}
 		r -= sh.pct
 	}
-	return shapes[len(shapes)-1]
+	return len(shapes) - 1
 }
 
 // streamTarget is the occupancy the stream aims at before decision i of n:
@@ -67,6 +69,8 @@ func streamTarget(i, n int) float64 {
 // streamRun is what the stream loop collects besides the result's counts.
 type streamRun struct {
 	lat, rel               []time.Duration
+	byKind                 [][]time.Duration // lat split by shape
+	placedByKind           []int
 	place, wall            time.Duration
 	occMin, occMax, occSum float64
 }
@@ -77,15 +81,16 @@ func stream(o Options, s *gang.State, res *Result) {
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	t := newTracker(s, res.GPUs)
 	shapes := podShapes(o.GPUsPerNode, res.WholeNodes, res.MIGNodes, o.PinWhole)
-	for misses := 0; t.occupancy() < 0.5 && misses < 100; {
-		sh := pickShape(rng, shapes)
+	for misses := 0; t.occupancy() < 0.5 && misses < 100; { // warm-up, untimed
+		sh := shapes[pickShape(rng, shapes)]
 		if _, ok := t.place(oneTask(t.name("p"), sh.demand), sh.units); ok {
 			res.WarmupPlaced++
 		} else {
 			misses++
 		}
 	}
-	run := streamRun{lat: make([]time.Duration, o.decisions()), occMin: math.Inf(1)}
+	run := streamRun{lat: make([]time.Duration, o.decisions()), occMin: math.Inf(1),
+		byKind: make([][]time.Duration, len(shapes)), placedByKind: make([]int, len(shapes))}
 	bar := o.phase("pod decisions")
 	start := time.Now()
 	for i := range run.lat {
@@ -93,17 +98,44 @@ func stream(o Options, s *gang.State, res *Result) {
 			d, _ := t.releaseAt(rng.IntN(len(t.live))) // names come from live: no error
 			run.rel = append(run.rel, d)
 		}
-		sh := pickShape(rng, shapes)
-		d, ok := t.place(oneTask(t.name("p"), sh.demand), sh.units)
+		k := pickShape(rng, shapes)
+		d, ok := t.place(oneTask(t.name("p"), shapes[k].demand), shapes[k].units)
 		run.lat[i] = d
 		run.place += d
-		res.count(d, ok, sh.demand.MIG != "")
+		run.byKind[k] = append(run.byKind[k], d)
+		if ok {
+			run.placedByKind[k]++
+		}
+		res.count(d, ok, shapes[k].demand.MIG != "")
 		occ := t.occupancy()
 		run.occMin, run.occMax, run.occSum = min(run.occMin, occ), max(run.occMax, occ), run.occSum+occ
 		bar(i+1, len(run.lat))
 	}
 	run.wall = time.Since(start)
 	res.summariseStream(&run)
+	res.PodKinds = kindStats(shapes, &run)
+}
+
+// kindStats splits the stream's decisions by kind of pod.
+func kindStats(shapes []podShape, run *streamRun) []PodKindStats {
+	out := make([]PodKindStats, len(shapes))
+	for k, sh := range shapes {
+		var sum time.Duration
+		for _, d := range run.byKind[k] {
+			sum += d
+		}
+		policy := podPolicy
+		if sh.demand.MIG != "" {
+			policy = "mig"
+		}
+		q := quantiles(run.byKind[k])
+		out[k] = PodKindStats{Kind: sh.kind, Policy: policy, Decisions: len(run.byKind[k]),
+			Placed: run.placedByKind[k], PlaceSeconds: sum.Seconds(), P50Ms: q.at(0.5), P99Ms: q.at(0.99)}
+		if sum > 0 {
+			out[k].PerSecPlaceOnly = float64(len(run.byKind[k])) / sum.Seconds()
+		}
+	}
+	return out
 }
 
 // count records one stream decision of duration d.
