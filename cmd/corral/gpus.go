@@ -7,12 +7,17 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/corral-sched/corral/internal/server/api"
 )
 
 const gpusUsage = `Usage: corral gpus [flags]
 
 Lists the server's GPUs and what runs on each, like sinfo: the fraction of
-each GPU in use and the jobs (with their rank, and MIG slice or share).
+each GPU in use and the jobs (with their rank, and MIG slice or share),
+then how jobs are isolated: whose Unix user they run as, their cgroups,
+and a warning for each fence that does not hold (no cgroups, no device
+fencing). --json prints the API's answer, isolation included.
 ` + clientHelp + `
 Flags:
 `
@@ -29,13 +34,24 @@ func runGPUs(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := requestContext(30 * time.Second)
 	defer cancel()
-	gpus, err := c.GPUs(ctx)
+	list, err := c.GPUList(ctx)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(gpus)
+		return json.NewEncoder(stdout).Encode(list)
 	}
+	if err := printGPUs(stdout, list.GPUs); err != nil {
+		return err
+	}
+	if list.Isolation != nil {
+		fmt.Fprintln(stdout)
+		printIsolation(stdout, *list.Isolation)
+	}
+	return nil
+}
+
+func printGPUs(stdout io.Writer, gpus []api.GPU) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tMODEL\tMEMORY\tMIG\tUSED\tJOBS")
 	for _, g := range gpus {

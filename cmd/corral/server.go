@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -41,7 +42,16 @@ In production:
 finds the GPUs through the NVIDIA driver (or takes --gpus 8xH100-80GB to
 declare them). On the first start it creates the admin tenant and prints
 its token once. Jobs keep running when the server stops; the next server on
-the same database adopts them.
+the same database adopts them. Under systemd, use deploy/corral-server.service
+(KillMode=process, Delegate=yes).
+
+Run as root, the server runs each job as its tenant's Unix user (corral
+server tenant set NAME --unix-user USER; a tenant without one cannot
+submit), with a clean environment, in a cgroup of its own per task: killed
+whole, its memory and CPU requests as limits, only its GPUs' device files
+openable. Not run as root, it runs every job as itself, and takes one
+tenant's jobs at a time unless --single-user says that sharing its user is
+fine. corral gpus tells what isolation holds.
 
 Tenants (with the admin token): 'corral server tenant -h'.
 
@@ -57,6 +67,7 @@ type serverFlags struct {
 	slices                 int
 	newAdminToken, verbose bool
 	containerRuntime       string
+	singleUser, cgroups    bool
 }
 
 func runServer(args []string, stdout, stderr io.Writer) error {
@@ -79,6 +90,8 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.newAdminToken, "new-admin-token", false, "print a new admin token at start")
 	fs.BoolVar(&f.verbose, "v", false, "log every request")
 	fs.StringVar(&f.containerRuntime, "container-runtime", "", "Docker-compatible `CLI` (docker, podman) that runs jobs submitted with --image")
+	fs.BoolVar(&f.singleUser, "single-user", false, "not root: run every tenant's jobs as the server's own user (without it, one tenant's jobs at a time); --dev implies it")
+	fs.BoolVar(&f.cgroups, "cgroups", true, "give each task a cgroup: killed whole, memory and CPU limits, only its GPUs' devices (false: none)")
 	if err := parseFlags(fs, serverUsage, args); err != nil {
 		return err
 	}
@@ -101,17 +114,22 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.dev {
-		if f.db == "" {
-			dir, err := os.MkdirTemp("", "corral-dev-")
-			if err != nil {
-				return err
-			}
-			f.db = filepath.Join(dir, "corral.db")
+	if f.dev && f.db == "" {
+		dir, err := os.MkdirTemp("", "corral-dev-")
+		if err != nil {
+			return err
 		}
+		if err := os.Chmod(dir, 0o711); err != nil { // jobs run as other users pass through it
+			return err
+		}
+		f.db = filepath.Join(dir, "corral.db")
 	}
 	if f.db == "" {
 		return errors.New("no database: give --db FILE, or try --dev")
+	}
+	runAs, err := serverRunAs(f)
+	if err != nil {
+		return err
 	}
 	level := slog.LevelInfo
 	if f.verbose {
@@ -123,7 +141,8 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger, ContainerRuntime: f.containerRuntime}
+	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger,
+		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups}
 	if f.gpus == "" {
 		cfg.Health = gpuHealth
 	}
@@ -172,6 +191,21 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// serverRunAs is whose user the jobs run as: their tenants' when the
+// server runs as root; else the server's, for one tenant at a time
+// unless --single-user (or --dev) says that all may share it.
+func serverRunAs(f serverFlags) (server.RunAs, error) {
+	switch {
+	case os.Geteuid() == 0 && f.singleUser:
+		return 0, errors.New("--single-user: as root, jobs run as their tenants' Unix users; it would run them all as root")
+	case os.Geteuid() == 0:
+		return server.RunAsTenant, nil
+	case f.singleUser || f.dev:
+		return server.RunAsServer, nil
+	}
+	return server.RunAsServerOneTenant, nil
+}
+
 // serverURL is a URL that reaches a server listening on addr: a wildcard
 // address (0.0.0.0, ::, which Go reports as [::]) is not one, so it
 // becomes the loopback address over HTTP, and the host name over HTTPS,
@@ -197,18 +231,53 @@ func announce(srv *server.Server, st *store.Store, f serverFlags, url string, st
 	first := errors.Is(err, store.ErrNotFound)
 	if !f.dev && !f.newAdminToken && !first {
 		fmt.Fprintf(stdout, "corral server listening on %s\n", url)
+		printIsolation(stdout, srv.Isolation())
 		return nil
 	}
 	token, err := srv.Bootstrap(f.admin)
 	if err != nil {
 		return err
 	}
+	if err := devAdminUser(st, f); err != nil {
+		return err
+	}
+	defer printIsolation(stdout, srv.Isolation())
 	fmt.Fprintf(stdout, "corral server listening on %s (database %s)\n", url, f.db)
 	fmt.Fprintf(stdout, "Admin token for tenant %q (shown once):\n\n", f.admin)
 	fmt.Fprintf(stdout, "export CORRAL_TOKEN=%s CORRAL_SERVER=%s\n\n", token, url)
 	fmt.Fprintf(stdout, "Dashboard: %s/#token=%s\n", url, token)
 	fmt.Fprintln(stdout, "Then: corral submit --gpus 1 -- nvidia-smi -L; corral queue; corral gpus")
 	return nil
+}
+
+// devAdminUser gives the admin tenant of a --dev server run by root a
+// Unix user to run its jobs as, nobody, unless it has one: a root server
+// never runs jobs as root.
+func devAdminUser(st *store.Store, f serverFlags) error {
+	if !f.dev || os.Geteuid() != 0 {
+		return nil
+	}
+	_, err := st.UpdateTenant(f.admin, func(t *store.Tenant) error {
+		if t.UnixUser == "" && t.UID == 0 {
+			t.UnixUser = "nobody"
+		}
+		return nil
+	})
+	return err
+}
+
+// printIsolation says whose user the jobs run as and what isolation does
+// not hold.
+func printIsolation(w io.Writer, iso api.Isolation) {
+	if iso.RunAs == "tenant" {
+		fmt.Fprintln(w, "Jobs run as their tenants' Unix users (corral server tenant set NAME --unix-user USER).")
+	} else {
+		fmt.Fprintf(w, "Jobs run as %s, the server's user.\n", iso.User)
+	}
+	fmt.Fprintf(w, "Tasks' cgroups: %s.\n", iso.Cgroups)
+	for _, p := range iso.Problems {
+		fmt.Fprintf(w, "warning: %s\n", p)
+	}
 }
 
 // machineGPUs declares fake GPUs when asked, else discovers the real ones.
@@ -264,35 +333,48 @@ func gpuHealth() (map[int][]string, error) {
 }
 
 const tenantUsage = `Usage: corral server tenant list
-       corral server tenant create [--quota GPUS] [--admin] NAME
+       corral server tenant create [--quota GPUS] [--admin] [--unix-user USER] [--uid N] [--gid N] NAME
+       corral server tenant set NAME [--quota GPUS] [--unix-user USER] [--uid N] [--gid N]
        corral server tenant token NAME
 
 Manages the tenants of a running server (needs an admin token). create adds
-a tenant and prints its first token; token prints a new one (tokens are
-stored hashed and shown once); --quota caps the GPUs the tenant's running
-jobs hold (fractions count: 0.5 is half a GPU; 0 means no cap).
+a tenant and prints its first token; set changes the flags it is given;
+token prints a new one (tokens are stored hashed and shown once); --quota
+caps the GPUs the tenant's running jobs hold (fractions count: 0.5 is half
+a GPU; 0 means no cap).
+
+A server run by root runs each job as its tenant's Unix user: --unix-user
+names the account (or --uid gives it; a uid without an account needs
+--gid), --gid overrides its primary group. Root is refused. set with an
+empty --unix-user or a zero --uid or --gid unsets it.
 ` + clientHelp + `
 Flags:
 `
 
 func runTenant(args []string, stdout, stderr io.Writer) error {
 	fs, cf := clientFlagSet("server tenant", stderr)
-	quota := fs.Float64("quota", 0, "GPU quota of a new tenant (0: none)")
+	quota := fs.Float64("quota", 0, "GPU quota of the tenant (0: none)")
 	admin := fs.Bool("admin", false, "make the new tenant an admin")
+	unixUser := fs.String("unix-user", "", "the Unix `user` the tenant's jobs run as (a server run by root)")
+	uid := fs.Uint("uid", 0, "the Unix uid the tenant's jobs run as, instead of --unix-user")
+	gid := fs.Uint("gid", 0, "the Unix gid the tenant's jobs run as (default: the user's group)")
 	// Flags may come before and after the verb; -h needs no token.
 	if err := parseFlags(fs, tenantUsage, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return errors.New("give list, create or token")
+		return errors.New("give list, create, set or token")
 	}
 	verb := fs.Arg(0)
 	if err := parseFlags(fs, tenantUsage, fs.Args()[1:]); err != nil {
 		return err
 	}
-	if verb != "list" && verb != "create" && verb != "token" {
-		return fmt.Errorf("%q: give list, create or token (see corral server tenant -h)", verb)
+	if verb != "list" && verb != "create" && verb != "set" && verb != "token" {
+		return fmt.Errorf("%q: give list, create, set or token (see corral server tenant -h)", verb)
+	}
+	if *uid > math.MaxUint32 || *gid > math.MaxUint32 {
+		return fmt.Errorf("--uid %d, --gid %d: Unix ids are below 2^32", *uid, *gid)
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -306,25 +388,82 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "TENANT\tQUOTA\tADMIN\tCREATED")
-		for _, t := range ts {
-			q := "-"
-			if t.QuotaGPUs > 0 {
-				q = fmt.Sprintf("%g GPUs", t.QuotaGPUs)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.Name, q, t.Admin, t.Created.Local().Format(time.DateTime))
-		}
-		return tw.Flush()
+		return printTenants(stdout, ts)
 	case verb == "create" && fs.NArg() == 1:
-		if _, err := c.CreateTenant(ctx, api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: *quota, Admin: *admin}); err != nil {
+		req := api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: *quota, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
+		if _, err := c.CreateTenant(ctx, req); err != nil {
 			return err
 		}
 		return printToken(ctx, c, fs.Arg(0), stdout)
+	case verb == "set" && fs.NArg() == 1:
+		u, err := tenantUpdate(fs, *quota, *unixUser, *uid, *gid)
+		if err != nil {
+			return err
+		}
+		t, err := c.UpdateTenant(ctx, fs.Arg(0), u)
+		if err != nil {
+			return err
+		}
+		return printTenants(stdout, []api.Tenant{t})
 	case verb == "token" && fs.NArg() == 1:
 		return printToken(ctx, c, fs.Arg(0), stdout)
 	}
 	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(fs.Args(), " "))
+}
+
+// tenantUpdate is what set changes: the flags given, and only those.
+func tenantUpdate(fs *flag.FlagSet, quota float64, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
+	var u api.TenantUpdate
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "quota":
+			u.QuotaGPUs = &quota
+		case "unix-user":
+			u.UnixUser = &unixUser
+		case "uid":
+			id := uint32(uid)
+			u.UID = &id
+		case "gid":
+			id := uint32(gid)
+			u.GID = &id
+		}
+	})
+	if u == (api.TenantUpdate{}) {
+		return u, errors.New("set: give --quota, --unix-user, --uid or --gid")
+	}
+	return u, nil
+}
+
+func printTenants(stdout io.Writer, ts []api.Tenant) error {
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "TENANT\tQUOTA\tADMIN\tUNIX USER\tCREATED")
+	for _, t := range ts {
+		q := "-"
+		if t.QuotaGPUs > 0 {
+			q = fmt.Sprintf("%g GPUs", t.QuotaGPUs)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", t.Name, q, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
+}
+
+// unixAccount shows a tenant's Unix account: "alice", "uid 1001",
+// "alice gid 100", or "-".
+func unixAccount(t api.Tenant) string {
+	var parts []string
+	if t.UnixUser != "" {
+		parts = append(parts, t.UnixUser)
+	}
+	if t.UID != 0 {
+		parts = append(parts, fmt.Sprintf("uid %d", t.UID))
+	}
+	if t.GID != 0 {
+		parts = append(parts, fmt.Sprintf("gid %d", t.GID))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 func printToken(ctx context.Context, c *client.Client, tenant string, stdout io.Writer) error {

@@ -105,6 +105,7 @@ func TestRestartAdoptsRunningJob(t *testing.T) {
 	args := []string{"--db", filepath.Join(dir, "corral.db"), "--gpus", "4xH100-80GB", "--listen", addr}
 	first := startServerChild(t, append(args, "--new-admin-token")...)
 	c := &client.Client{Server: first.url, Token: first.token}
+	jobsAsNobody(t, c, dir)
 	ctx := context.Background()
 	long, err := c.Submit(ctx, api.JobRequest{GPUs: 2, Command: []string{"sh", "-c", "echo started; sleep 4; echo finished; exit 7"}})
 	if err != nil {
@@ -157,6 +158,25 @@ func TestRestartAdoptsRunningJob(t *testing.T) {
 	}
 }
 
+// jobsAsNobody lets the admin tenant run jobs on a server run by root,
+// which runs each job as its tenant's Unix user: as nobody, with the
+// test's directory (the database's, holding the tasks') passable.
+func jobsAsNobody(t *testing.T, c *client.Client, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	nobody := "nobody"
+	if _, err := c.UpdateTenant(context.Background(), "admin", api.TenantUpdate{UnixUser: &nobody}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func waitJob(t *testing.T, c *client.Client, id string, cond func(api.Job) bool) api.Job {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -178,6 +198,7 @@ func TestCLIAgainstServer(t *testing.T) {
 	srv := startServerChild(t, "--db", filepath.Join(dir, "corral.db"), "--gpus", "2xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
 	t.Setenv("CORRAL_SERVER", srv.url)
 	t.Setenv("CORRAL_TOKEN", srv.token)
+	jobsAsNobody(t, &client.Client{Server: srv.url, Token: srv.token}, dir)
 	cli := func(args ...string) string {
 		t.Helper()
 		var out, errOut strings.Builder

@@ -59,6 +59,9 @@ func OpenCgroups(name string) (*Cgroups, error) {
 	}
 	c.chooseDevices()
 	c.noteMissing()
+	for _, h := range c.Hierarchies {
+		os.Remove(h.Dir) // made again for the next task: none is left behind by a server that is killed
+	}
 	return c, nil
 }
 
@@ -95,8 +98,11 @@ func (c *Cgroups) noteMissing() {
 
 // Remove removes the tasks' cgroups (killing what still runs in them)
 // and then the directories OpenCgroups made. A server never calls it:
-// its tasks outlive it. Tests do.
+// its tasks outlive it. Tests do. A nil Cgroups has nothing to remove.
 func (c *Cgroups) Remove() error {
+	if c == nil {
+		return nil
+	}
 	var errs []error
 	for _, h := range c.Hierarchies {
 		leaves, _ := filepath.Glob(filepath.Join(h.Dir, "*", "cgroup.procs"))
@@ -310,9 +316,43 @@ func (h Hierarchy) makeLeaf(spec Spec, rules []deviceRule, devices string) (stri
 			return "", fmt.Errorf("an earlier cgroup of the task: %w", err)
 		}
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := h.mkdirLeaf(dir); err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)
 	}
+	return dir, h.configure(dir, spec, rules, devices)
+}
+
+// mkdirLeaf makes the cgroup dir under h.Dir, and h.Dir first when the
+// last task's end removed it (again, if that happens in between).
+func (h Hierarchy) mkdirLeaf(dir string) error {
+	var err error
+	for range 10 {
+		if err = h.ensureDir(); err == nil {
+			if err = os.Mkdir(dir, 0o755); !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// ensureDir makes h.Dir, with the v2 controllers enabled for the tasks'
+// cgroups under it, unless it exists.
+func (h Hierarchy) ensureDir() error {
+	if err := os.Mkdir(h.Dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	if h.V2 && len(h.Controllers) > 0 {
+		return writeCgroupFile(h.Dir, "cgroup.subtree_control", "+"+strings.Join(h.Controllers, " +"))
+	}
+	return nil
+}
+
+// configure sets the limits and device rules of the task's cgroup dir.
+func (h Hierarchy) configure(dir string, spec Spec, rules []deviceRule, devices string) error {
 	for _, ctrl := range h.Controllers {
 		var err error
 		switch ctrl {
@@ -326,15 +366,15 @@ func (h Hierarchy) makeLeaf(spec Spec, rules []deviceRule, devices string) (stri
 			}
 		}
 		if err != nil {
-			return dir, fmt.Errorf("cgroup %s: %w", dir, err)
+			return fmt.Errorf("cgroup %s: %w", dir, err)
 		}
 	}
 	if h.V2 && devices == "bpf" {
 		if err := attachDeviceFilter(dir, rules); err != nil {
-			return dir, fmt.Errorf("cgroup %s: %w", dir, err)
+			return fmt.Errorf("cgroup %s: %w", dir, err)
 		}
 	}
-	return dir, nil
+	return nil
 }
 
 // setMemory caps the cgroup's memory, and its swap (none beyond it).
@@ -466,8 +506,14 @@ func freeze(dir, state string) bool {
 
 // removeCgroup kills every process in the cgroups dirs and removes them
 // once empty, trying for at most limit (a process stuck in the kernel
-// cannot be killed).
+// cannot be killed), and then their parents if no other task's cgroup is
+// left there.
 func removeCgroup(dirs []string, limit time.Duration) error {
+	defer func(dirs []string) {
+		for _, d := range dirs {
+			os.Remove(filepath.Dir(d)) // fails while it holds another cgroup
+		}
+	}(dirs)
 	deadline := time.Now().Add(limit)
 	for len(dirs) > 0 {
 		killCgroup(dirs)

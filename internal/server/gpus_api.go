@@ -8,7 +8,10 @@ import (
 )
 
 func (s *Server) handleGPUs(w http.ResponseWriter, _ *http.Request, _ store.Tenant) {
-	writeJSON(w, http.StatusOK, s.GPUs())
+	out := s.GPUs()
+	iso := s.Isolation()
+	out.Isolation = &iso
+	writeJSON(w, http.StatusOK, out)
 }
 
 // GPUs lists the machine's GPUs and the tasks on each.

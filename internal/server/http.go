@@ -41,6 +41,7 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/acct", true, false, s.handleAcct},
 		{"GET", "/v1/tenants", true, true, s.handleTenants},
 		{"POST", "/v1/tenants", true, true, s.handleCreateTenant},
+		{"PATCH", "/v1/tenants/{name}", true, true, s.handleUpdateTenant},
 		{"POST", "/v1/tenants/{name}/tokens", true, true, s.handleIssueToken},
 	}
 }

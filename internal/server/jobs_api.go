@@ -37,6 +37,14 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("the job holds %s GPUs; tenant %s may hold at most %s", gpuString(m), who.Name, gpuString(q)))
 		return
 	}
+	if s.cfg.RunAs == RunAsServerOneTenant {
+		s.soleMu.Lock() // no other tenant's job slips in between the check and the submission
+		defer s.soleMu.Unlock()
+	}
+	if err := s.admitTenant(who); err != nil {
+		writeError(w, errorCode(err, http.StatusForbidden), err.Error())
+		return
+	}
 	j, err := s.st.Submit(who.Name, spec, s.now())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())

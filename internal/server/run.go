@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,14 +48,18 @@ func (s *Server) taskDir(j *store.Job) string {
 func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 	t := j.Tasks[i]
 	spec := executor.Spec{
-		ID:        j.Name() + "-" + strconv.Itoa(i),
-		Command:   j.Spec.Command,
-		WorkDir:   j.Spec.WorkDir,
-		Env:       append(append([]string(nil), j.Spec.Env...), "CORRAL_JOB_ID="+j.Name(), "CORRAL_TENANT="+j.Tenant),
-		Devices:   t.Devices,
-		Dir:       s.taskDir(j),
-		TimeLimit: j.Spec.TimeLimit,
-		Grace:     j.Spec.Grace,
+		ID:          j.Name() + "-" + strconv.Itoa(i),
+		Command:     j.Spec.Command,
+		WorkDir:     s.workDir(j),
+		Env:         append(append([]string(nil), j.Spec.Env...), "CORRAL_JOB_ID="+j.Name(), "CORRAL_TENANT="+j.Tenant),
+		Devices:     t.Devices,
+		Dir:         s.taskDir(j),
+		TimeLimit:   j.Spec.TimeLimit,
+		Grace:       j.Spec.Grace,
+		Cgroups:     s.iso.cgroups,
+		CPUMilli:    j.Spec.CPUMilli,
+		MemoryBytes: j.Spec.MemoryMiB << 20,
+		DeviceFiles: s.deviceFiles(t),
 	}
 	if t.MIG != "" {
 		spec.Env = append(spec.Env, "CORRAL_MIG_PROFILE="+t.MIG)
@@ -127,12 +130,18 @@ func (s *Server) start(j store.Job, p *gang.Placement) error {
 	delete(s.reasons, j.ID)
 	r := &run{job: j}
 	s.runs[j.ID] = r
-	if err := os.MkdirAll(s.taskDir(&j), 0o700); err != nil {
+	u, err := s.jobUser(j.Tenant)
+	if err == nil {
+		err = s.prepareTaskDirs(&j, u)
+	}
+	if err != nil {
 		s.abandon(r, err)
 		return err
 	}
 	for i := range j.Tasks {
-		t, err := executor.Start(s.taskSpec(&j, i))
+		spec := s.taskSpec(&j, i)
+		spec.User = u
+		t, err := executor.Start(spec)
 		if err != nil {
 			s.abandon(r, fmt.Errorf("start rank %d: %w", i, err))
 			return err

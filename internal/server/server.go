@@ -47,6 +47,17 @@ type Config struct {
 	// ContainerRuntime, when set, is a Docker-compatible CLI (docker,
 	// podman) that runs the tasks of jobs that name an image.
 	ContainerRuntime string
+	// RunAs is whose Unix user the jobs run as (default RunAsServer:
+	// the server's own); see RunAs.
+	RunAs RunAs
+	// Cgroups gives each task a cgroup of its own, under the server's
+	// cgroup in each writable hierarchy: killed whole, with the job's
+	// memory and CPU as limits and only its GPUs' device files
+	// openable. Where no hierarchy is writable, tasks run without, and
+	// Isolation says so.
+	Cgroups bool
+	// DevDir holds the GPUs' device files (default /dev).
+	DevDir string
 }
 
 // DefaultDepth is the default of Config.Depth.
@@ -73,6 +84,9 @@ type Server struct {
 	ledger  ledger               // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
 	bad     map[int]string // unhealthy GPUs and their problems
+	iso     isolation      // how tasks are fenced; set by New
+
+	soleMu sync.Mutex // serializes submissions on a RunAsServerOneTenant server
 
 	inMu     sync.Mutex
 	incoming []uint64 // submitted, not yet admitted to waiting
@@ -132,8 +146,17 @@ func New(cfg Config) (*Server, error) {
 	for i := range s.phys {
 		s.phys[i] = cfg.GPUs[i].Index
 	}
+	if err := s.setupIsolation(); err != nil {
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("server: recover: %w", err)
+	}
+	if err := s.checkOneTenant(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	for _, p := range s.iso.problems {
+		s.log.Warn("isolation: " + p)
 	}
 	return s, nil
 }

@@ -23,7 +23,29 @@ func (s *Server) handleTenants(w http.ResponseWriter, _ *http.Request, _ store.T
 }
 
 func tenantView(t store.Tenant) api.Tenant {
-	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, Admin: t.Admin, Created: t.Created}
+	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, Admin: t.Admin, Created: t.Created,
+		UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
+}
+
+// checkQuota says what is wrong with a GPU quota, if anything.
+func checkQuota(q float64) error {
+	if q < 0 || q > 1e6 {
+		return fmt.Errorf("quota_gpus %v: want 0 (no cap) or more", q)
+	}
+	return nil
+}
+
+// checkUnixUser says what is wrong with a tenant's Unix account, if
+// anything: one that is set must resolve, and not to root.
+func checkUnixUser(t store.Tenant) error {
+	if t.UnixUser == "" && t.UID == 0 {
+		if t.GID != 0 {
+			return fmt.Errorf("tenant %s: gid %d without a unix_user or uid", t.Name, t.GID)
+		}
+		return nil
+	}
+	_, err := tenantUser(t)
+	return err
 }
 
 func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
@@ -36,11 +58,16 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("name %q: use letters, digits, '.', '_' and '-'", req.Name))
 		return
 	}
-	if req.QuotaGPUs < 0 || req.QuotaGPUs > 1e6 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("quota_gpus %v: want 0 (no cap) or more", req.QuotaGPUs))
+	if err := checkQuota(req.QuotaGPUs); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), Admin: req.Admin, Created: s.now().UTC()}
+	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), Admin: req.Admin, Created: s.now().UTC(),
+		UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
+	if err := checkUnixUser(t); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if err := s.st.CreateTenant(t); err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, store.ErrExists) {
@@ -50,6 +77,52 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		return
 	}
 	writeJSON(w, http.StatusCreated, tenantView(t))
+}
+
+// handleUpdateTenant changes the quota or the Unix account of a tenant.
+func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+	var req api.TenantUpdate
+	if code, err := decode(r, &req); err != nil {
+		writeError(w, code, err.Error())
+		return
+	}
+	if req.QuotaGPUs != nil {
+		if err := checkQuota(*req.QuotaGPUs); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	t, err := s.st.UpdateTenant(r.PathValue("name"), func(t *store.Tenant) error {
+		applyTenantUpdate(t, req)
+		if err := checkUnixUser(*t); err != nil {
+			return &httpError{http.StatusBadRequest, err}
+		}
+		return nil
+	})
+	if err != nil {
+		code := errorCode(err, http.StatusInternalServerError)
+		if errors.Is(err, store.ErrNotFound) {
+			code = http.StatusNotFound
+		}
+		writeError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, tenantView(t))
+}
+
+func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
+	if u.QuotaGPUs != nil {
+		t.QuotaMilli = int(*u.QuotaGPUs * 1000)
+	}
+	if u.UnixUser != nil {
+		t.UnixUser = *u.UnixUser
+	}
+	if u.UID != nil {
+		t.UID = *u.UID
+	}
+	if u.GID != nil {
+		t.GID = *u.GID
+	}
 }
 
 func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, _ store.Tenant) {

@@ -137,6 +137,13 @@ type Tenant struct {
 	QuotaMilli int       `json:"quota_milli,omitempty"`
 	Admin      bool      `json:"admin,omitempty"`
 	Created    time.Time `json:"created"`
+	// UnixUser, UID and GID are the Unix account the tenant's jobs run
+	// as on a server that runs as root: a login name, or a uid (with a
+	// gid when it has no account); GID overrides the account's primary
+	// group. Zero values are unset.
+	UnixUser string `json:"unix_user,omitempty"`
+	UID      uint32 `json:"uid,omitempty"`
+	GID      uint32 `json:"gid,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

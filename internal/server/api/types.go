@@ -112,7 +112,25 @@ type Use struct {
 
 // GPUList is the answer to gpus.
 type GPUList struct {
-	GPUs []GPU `json:"gpus"`
+	GPUs      []GPU      `json:"gpus"`
+	Isolation *Isolation `json:"isolation,omitempty"`
+}
+
+// Isolation is how the server fences jobs from one another, from the
+// server and from GPUs not theirs, and what does not hold.
+type Isolation struct {
+	// RunAs is "tenant" when each job runs as its tenant's Unix user,
+	// "server" when every job runs as the server's own user, User.
+	RunAs string `json:"run_as"`
+	User  string `json:"user"` // the server's Unix user
+	// Cgroups describes the tasks' cgroups, or says "none".
+	Cgroups string `json:"cgroups"`
+	// Limits: the kernel enforces the jobs' memory and CPU requests.
+	Limits bool `json:"limits"`
+	// Devices: a task can open only its own GPUs' device files.
+	Devices bool `json:"devices"`
+	// Problems says, in words, what does not hold.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Tenant is a tenant as the API shows it.
@@ -121,13 +139,31 @@ type Tenant struct {
 	QuotaGPUs float64   `json:"quota_gpus,omitempty"`
 	Admin     bool      `json:"admin,omitempty"`
 	Created   time.Time `json:"created"`
+	UnixUser  string    `json:"unix_user,omitempty"`
+	UID       uint32    `json:"uid,omitempty"`
+	GID       uint32    `json:"gid,omitempty"`
 }
 
-// TenantRequest creates a tenant.
+// TenantRequest creates a tenant. UnixUser (a login name) or UID, and
+// GID, are the Unix account its jobs run as on a server run by root;
+// GID overrides the account's primary group, and a UID without an
+// account needs one.
 type TenantRequest struct {
 	Name      string  `json:"name"`
 	QuotaGPUs float64 `json:"quota_gpus,omitempty"` // 0: no cap
 	Admin     bool    `json:"admin,omitempty"`
+	UnixUser  string  `json:"unix_user,omitempty"`
+	UID       uint32  `json:"uid,omitempty"`
+	GID       uint32  `json:"gid,omitempty"`
+}
+
+// TenantUpdate changes a tenant: the fields given, and only those. An
+// empty unix_user or a zero uid or gid unsets it.
+type TenantUpdate struct {
+	QuotaGPUs *float64 `json:"quota_gpus,omitempty"`
+	UnixUser  *string  `json:"unix_user,omitempty"`
+	UID       *uint32  `json:"uid,omitempty"`
+	GID       *uint32  `json:"gid,omitempty"`
 }
 
 // TenantList is the answer to tenants.

@@ -165,8 +165,14 @@ func (c *Client) copyTo(ctx context.Context, path string, q url.Values, w io.Wri
 
 // GPUs lists the machine's GPUs and what runs on them.
 func (c *Client) GPUs(ctx context.Context) ([]api.GPU, error) {
+	l, err := c.GPUList(ctx)
+	return l.GPUs, err
+}
+
+// GPUList lists the GPUs and tells how jobs are isolated on them.
+func (c *Client) GPUList(ctx context.Context) (api.GPUList, error) {
 	var l api.GPUList
-	return l.GPUs, c.call(ctx, "GET", "/v1/gpus", nil, nil, &l)
+	return l, c.call(ctx, "GET", "/v1/gpus", nil, nil, &l)
 }
 
 // Acct reads accounting records and sums; query may hold tenant, since,
@@ -200,6 +206,12 @@ func (c *Client) Tenants(ctx context.Context) ([]api.Tenant, error) {
 func (c *Client) CreateTenant(ctx context.Context, r api.TenantRequest) (api.Tenant, error) {
 	var t api.Tenant
 	return t, c.call(ctx, "POST", "/v1/tenants", nil, r, &t)
+}
+
+// UpdateTenant changes the fields of a tenant that u gives (admins).
+func (c *Client) UpdateTenant(ctx context.Context, name string, u api.TenantUpdate) (api.Tenant, error) {
+	var t api.Tenant
+	return t, c.call(ctx, "PATCH", "/v1/tenants/"+url.PathEscape(name), nil, u, &t)
 }
 
 // IssueToken makes a new token for a tenant (admins).
