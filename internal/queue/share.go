@@ -27,8 +27,9 @@ const DefaultHalfLife = 7 * 24 * time.Hour
 //
 // Advancing in one step or in many gives the same result. A queue's share is
 //
-//	Share = U / (Weight · N),  N = the queue's total nominal quota in GPUs,
-//	                           or 1 when it has none,
+//	Share = U / (Weight · N),  N = the queue's ShareGPUs when set, else
+//	                           its total nominal quota in GPUs, or 1 when
+//	                           it has none,
 //
 // so a queue that used its whole nominal quota steadily for a long time has
 // a share near h/ln 2 / Weight seconds, whatever its size. Lower shares are
@@ -81,6 +82,9 @@ func (b *Book) Share(queue string) float64 {
 func (b *Book) share(i int) float64 {
 	n := b.queues[i]
 	nominal := gpus(n.spec.Nominal)
+	if n.spec.ShareGPUs > 0 {
+		nominal = n.spec.ShareGPUs
+	}
 	if nominal <= 0 {
 		nominal = 1
 	}

@@ -194,3 +194,30 @@ func TestFairTree(t *testing.T) {
 		t.Errorf("Order of an unknown queue: %v", err)
 	}
 }
+
+// A queue whose nominal quota is no real limit is measured against the
+// size it may fill: equal use over equal sizes, equal shares.
+func TestShareGPUsSetsTheMeasure(t *testing.T) {
+	f := Flavor{Model: "gpu", Capacity: "any"}
+	b, err := NewBook([]Spec{
+		{Name: "capped", Nominal: GPUs(f, 8)},
+		{Name: "uncapped", Nominal: GPUs(f, 1<<30), ShareGPUs: 8},
+	}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"capped", "uncapped"} {
+		if _, err := b.Admit(q, GPUs(f, 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if a, u := b.Share("capped"), b.Share("uncapped"); a != u || a == 0 {
+		t.Fatalf("shares %v and %v, want equal and positive", a, u)
+	}
+	if _, err := NewBook([]Spec{{Name: "bad", ShareGPUs: -1}}, 0); err == nil {
+		t.Fatal("a negative ShareGPUs was accepted")
+	}
+}

@@ -73,7 +73,12 @@ type Spec struct {
 	LendingLimit Amounts
 	// Weight scales the queue's fair share; 0 means 1.
 	Weight float64
-	Order  Order
+	// ShareGPUs is the size fair share measures the queue's use against,
+	// in GPUs, for a queue whose nominal quota is no real limit (a tenant
+	// without a cap: the machine or cluster it may fill); 0 means its
+	// nominal quota.
+	ShareGPUs float64
+	Order     Order
 }
 
 func (s *Spec) weight() float64 {
@@ -106,6 +111,9 @@ func (s *Spec) validate() error {
 	}
 	if s.Weight < 0 || math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) {
 		add("weight %v, want a positive number (0 means 1)", s.Weight)
+	}
+	if s.ShareGPUs < 0 || math.IsNaN(s.ShareGPUs) || math.IsInf(s.ShareGPUs, 0) {
+		add("share GPUs %v, want a positive number (0 means the nominal quota)", s.ShareGPUs)
 	}
 	if s.Order < FIFO || s.Order > ShortestFirst {
 		add("unknown order %d", int(s.Order))

@@ -57,7 +57,6 @@ func (s *Server) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{
 		Now:    s.now(),
 		State:  s.state,
-		Book:   s.ledger.sync(s),
 		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth},
 	}
 	for _, r := range s.runs {
@@ -67,6 +66,16 @@ func (s *Server) snapshot() *sched.Snapshot {
 		snap.Running = append(snap.Running, runningOf(&r.job, need(r.job.Spec, s.model)))
 	}
 	slices.SortFunc(snap.Running, func(a, b sched.Running) int { return strings.Compare(a.Name, b.Name) })
+	book, err := s.ledger.Sync(s.queueSpecs(), snap.Running, snap.Now)
+	if err != nil {
+		panic(fmt.Sprintf("server: %v", err)) // the tenants' specs are built valid
+	}
+	snap.Book = book
+	for id := range s.claims {
+		if _, ok := s.waiting[id]; !ok {
+			delete(s.claims, id)
+		}
+	}
 	for _, j := range s.waiting {
 		snap.Pending = append(snap.Pending, sched.Unit{
 			Job: gangJob(&j), Queue: j.Tenant, Need: need(j.Spec, s.model), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
@@ -105,9 +114,9 @@ func (s *Server) applyStarts(starts []sched.Start, begin time.Time) {
 			panic(fmt.Sprintf("server: cycle started unknown unit %q", st.Unit.Job.Name)) // units are named by job ID
 		}
 		j := s.waiting[id]
-		s.ledger.charged[id] = charge{st.Unit.Queue, st.Unit.Need}
+		s.ledger.Started(j.Name(), st.Unit.Queue, st.Admission.Need)
 		if err := s.start(j, st.Placement); err != nil {
-			s.ledger.release(s, id)
+			s.ledger.Release(j.Name())
 			s.log.Error("start job", "job", j.Name(), "err", err)
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/queue"
@@ -16,78 +15,18 @@ import (
 // machine's one model.
 var gpuFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
 
+// unlimited is the nominal quota of a tenant without a cap, in milli-GPUs.
+const unlimited = int64(1) << 40
+
 // need is what a job charges its tenant's queue while it runs.
 func need(spec store.Spec, model *gpu.Model) queue.Amounts {
 	return queue.Amounts{gpuFlavor: int64(milli(spec, model))}
 }
 
-// ledger is the tenants' quota book, one queue per tenant, kept across
-// cycles so that fair share remembers past use (decayed with the Book's
-// half-life). It is rebuilt, forgetting that history, when a quota changes.
-type ledger struct {
-	book    *queue.Book
-	built   string            // the queue specs the book was built from
-	epoch   time.Time         // the book's time zero
-	charged map[uint64]charge // running jobs admitted to the book
-}
-
-// charge is what one running job was admitted for.
-type charge struct {
-	tenant string
-	need   queue.Amounts
-}
-
-// sync brings the book up to date with the tenants, the clock and the
-// running jobs, and returns it. The caller holds s.mu.
-func (l *ledger) sync(s *Server) *queue.Book {
-	specs := s.queueSpecs()
-	if key := fmt.Sprint(specs); l.book == nil || key != l.built {
-		book, err := queue.NewBook(specs, 0)
-		if err != nil {
-			panic(fmt.Sprintf("server: tenant queues: %v", err)) // specs are built valid
-		}
-		l.book, l.built, l.epoch, l.charged = book, key, s.now(), map[uint64]charge{}
-	}
-	if now := s.now().Sub(l.epoch); now >= l.book.Now() {
-		_ = l.book.Advance(now) // cannot fail: time moves forward
-	}
-	for id := range l.charged {
-		if r := s.runs[id]; r == nil || r.drained {
-			l.release(s, id)
-		}
-	}
-	for id, r := range s.runs {
-		if _, ok := l.charged[id]; !ok && !r.drained {
-			n := need(r.job.Spec, s.model)
-			if _, err := l.book.Admit(r.job.Tenant, n); err == nil {
-				l.charged[id] = charge{r.job.Tenant, n}
-			}
-		}
-	}
-	for id := range s.claims {
-		if _, ok := s.waiting[id]; !ok {
-			delete(s.claims, id)
-		}
-	}
-	return l.book
-}
-
-// release gives back what job id was charged.
-func (l *ledger) release(s *Server, id uint64) {
-	c, ok := l.charged[id]
-	if !ok {
-		return
-	}
-	if err := l.book.Release(c.tenant, c.need); err != nil {
-		s.log.Error("release quota", "job", store.FormatID(id), "tenant", c.tenant, "err", err)
-	}
-	delete(l.charged, id)
-}
-
 // queueSpecs is one queue per tenant that has a record, runs or waits: its
-// GPU cap as nominal quota (no cap: the whole machine, so that fair share
-// weighs every uncapped tenant alike), raised to what it already runs when
-// the cap was lowered below that.
+// GPU cap as nominal quota, raised to what it already runs when the cap was
+// lowered below that. A tenant without a cap has no limit, and fair share
+// measures its use against the whole machine.
 func (s *Server) queueSpecs() []queue.Spec {
 	use := map[string]int64{}
 	for _, r := range s.runs {
@@ -107,11 +46,11 @@ func (s *Server) queueSpecs() []queue.Spec {
 	}
 	var specs []queue.Spec
 	for _, t := range slices.Sorted(maps.Keys(names)) {
-		nominal := int64(len(s.gpus)) * 1000
+		spec := queue.Spec{Name: t, Nominal: queue.Amounts{gpuFlavor: unlimited}, ShareGPUs: float64(len(s.gpus)), Order: queue.PriorityFIFO}
 		if q := int64(s.tenants[t].QuotaMilli); q > 0 {
-			nominal = max(q, use[t])
+			spec.Nominal[gpuFlavor], spec.ShareGPUs = max(q, use[t]), 0
 		}
-		specs = append(specs, queue.Spec{Name: t, Nominal: queue.Amounts{gpuFlavor: nominal}, Order: queue.PriorityFIFO})
+		specs = append(specs, spec)
 	}
 	return specs
 }

@@ -31,8 +31,8 @@ func TestTwinServer(t *testing.T) {
 	}
 }
 
-// serverFace is the server as a twin.Face. Steps that change the world
-// (submissions, ends) happen while the scheduling loop is held, so that,
+// serverFace is the server as a twin.Face. The submissions and ends of a
+// step happen at its settle, while the scheduling loop is held, so that,
 // as in the core, the next cycle sees all of a step at once.
 type serverFace struct {
 	t        *testing.T
@@ -43,6 +43,10 @@ type serverFace struct {
 	ids      map[string]uint64 // twin name -> job ID
 	attempts map[string]int    // job ID -> attempts seen at the last settle
 	records  map[string]bool   // accounting records seen: job/attempt
+	// submitting and finishing are the jobs to submit and to end at the
+	// next settle.
+	submitting []twin.Job
+	finishing  []string
 }
 
 func (f *serverFace) Fleet(gpus int) error {
@@ -57,42 +61,69 @@ func (f *serverFace) Tenant(name string, quota int) error {
 	return nil
 }
 
+// Submit keeps a job to submit at the next settle, with the step's other
+// submissions and ends, so that the loop sees the step whole.
 func (f *serverFace) Submit(j twin.Job) error {
-	spec := store.Spec{Name: j.Name, GPUs: j.GPUs, Tasks: max(j.Tasks, 1), Priority: j.Priority, Grace: 10 * time.Second,
-		Command: []string{"sh", "-c", fmt.Sprintf("while [ ! -f %s ]; do sleep 0.05; done", filepath.Join(f.done, j.Name))}}
-	f.h.srv.mu.Lock() // no cycle until the step is whole
-	defer f.h.srv.mu.Unlock()
-	job, err := f.h.st.Submit(j.Tenant, spec, time.Now())
-	if err != nil {
-		return err
-	}
-	f.h.srv.enqueue(job.ID)
-	f.names[job.Name()], f.ids[j.Name] = j.Name, job.ID
+	f.submitting = append(f.submitting, j)
 	return nil
 }
 
-// Finish ends a job's processes while the loop is held, then lets the
-// loop take every end in one cycle.
-func (f *serverFace) Finish(name string) error {
-	f.h.srv.mu.Lock()
-	r := f.h.srv.runs[f.ids[name]]
-	if r == nil {
-		f.h.srv.mu.Unlock()
-		return fmt.Errorf("%s is not running", name)
+// submitAll submits the kept jobs while the loop is held. The caller
+// holds the loop.
+func (f *serverFace) submitAll() error {
+	for _, j := range f.submitting {
+		spec := store.Spec{Name: j.Name, GPUs: j.GPUs, Tasks: max(j.Tasks, 1), Priority: j.Priority, Grace: 10 * time.Second,
+			Command: []string{"sh", "-c", fmt.Sprintf("while [ ! -f %s ]; do sleep 0.05; done", filepath.Join(f.done, j.Name))}}
+		job, err := f.h.st.Submit(j.Tenant, spec, time.Now())
+		if err != nil {
+			return err
+		}
+		f.h.srv.enqueue(job.ID)
+		f.names[job.Name()], f.ids[j.Name] = j.Name, job.ID
 	}
-	if err := os.WriteFile(filepath.Join(f.done, name), nil, 0o644); err != nil {
-		f.h.srv.mu.Unlock()
+	f.submitting = nil
+	return nil
+}
+
+// Finish marks a job to end at the next settle, so that, as in the core,
+// every end of a step reaches the scheduling loop at once.
+func (f *serverFace) Finish(name string) error {
+	f.finishing = append(f.finishing, name)
+	return nil
+}
+
+// step applies the kept submissions and ends while the loop is held, so
+// that it takes the ends together (the first, then the rest that wait in
+// its channel) and decides once on the whole step.
+func (f *serverFace) step() error {
+	f.h.srv.mu.Lock()
+	defer f.h.srv.mu.Unlock()
+	if err := f.submitAll(); err != nil {
 		return err
 	}
-	for _, task := range r.tasks {
-		<-task.Done()
+	for _, name := range f.finishing {
+		r := f.h.srv.runs[f.ids[name]]
+		if r == nil {
+			return fmt.Errorf("%s is not running", name)
+		}
+		if err := os.WriteFile(filepath.Join(f.done, name), nil, 0o644); err != nil {
+			return err
+		}
+		for _, task := range r.tasks {
+			<-task.Done()
+		}
 	}
-	time.Sleep(50 * time.Millisecond) // the watcher hands the end to the loop
-	f.h.srv.mu.Unlock()
+	if len(f.finishing) > 0 {
+		time.Sleep(100 * time.Millisecond) // the watchers hand the ends to the loop
+	}
+	f.finishing = nil
 	return nil
 }
 
 func (f *serverFace) Settle() (started, preempted, waiting []string, err error) {
+	if err := f.step(); err != nil {
+		return nil, nil, nil, err
+	}
 	jobs, err := f.quiet()
 	if err != nil {
 		return nil, nil, nil, err
@@ -120,8 +151,8 @@ func (f *serverFace) Settle() (started, preempted, waiting []string, err error) 
 	return started, preempted, waiting, nil
 }
 
-// quiet waits until the jobs stop changing and none is stopping, and
-// returns them.
+// quiet waits until the jobs stop changing, none is stopping and a cycle
+// has looked at every waiting one, and returns them.
 func (f *serverFace) quiet() ([]api.Job, error) {
 	var last string
 	stable := 0
@@ -134,7 +165,8 @@ func (f *serverFace) quiet() ([]api.Job, error) {
 		stopping := false
 		for _, j := range jobs {
 			fmt.Fprintf(&b, "%s %s %d;", j.ID, j.State, j.Attempts)
-			stopping = stopping || j.Stopping != ""
+			unseen := j.State == string(store.Pending) && j.Reason == "" // no cycle has looked at it yet
+			stopping = stopping || j.Stopping != "" || unseen
 		}
 		if b.String() == last && !stopping {
 			stable++

@@ -48,11 +48,13 @@ func (c *Core) Fleet(gpus int) error {
 }
 
 func (c *Core) Tenant(name string, quota int) error {
-	nominal := int64(c.gpus) * queue.Milli // no quota: the whole machine, as the server has it
+	// No quota: no limit, and fair share measured against the machine, as
+	// the server has it.
+	spec := queue.Spec{Name: name, Nominal: queue.Amounts{GPUFlavor: 1 << 40}, ShareGPUs: float64(c.gpus), Order: queue.PriorityFIFO}
 	if quota > 0 {
-		nominal = int64(quota) * queue.Milli
+		spec.Nominal[GPUFlavor], spec.ShareGPUs = int64(quota)*queue.Milli, 0
 	}
-	c.specs = append(c.specs, queue.Spec{Name: name, Nominal: queue.Amounts{GPUFlavor: nominal}, Order: queue.PriorityFIFO})
+	c.specs = append(c.specs, spec)
 	book, err := queue.NewBook(c.specs, 0)
 	c.book = book
 	return err
