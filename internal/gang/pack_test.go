@@ -38,7 +38,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 			pod := packPod(rng)
 			name := fmt.Sprintf("p%d", step)
 			want, fits := refPlace(ref, policy, &pod)
-			p, ok := s.TryPlace(podAsJob(name, pod))
+			p, ok := s.TryPlace(job.Single(name, job.PodDemand(pod)))
 			if ok != fits {
 				t.Fatalf("seed %d step %d: Place ok=%v, reference fits=%v for %+v", seed, step, ok, fits, pod)
 			}
@@ -129,15 +129,4 @@ func packPod(rng *rand.Rand) model.Pod {
 		pod.Models = []string{"T4"}
 	}
 	return pod
-}
-
-func podAsJob(name string, pod model.Pod) *job.Job {
-	d := job.Demand{CPUMilli: pod.CPUMilli, MemoryMiB: pod.MemoryMiB, Models: pod.Models}
-	switch {
-	case pod.IsShare():
-		d.GPUMilli = int(pod.GPUMilli)
-	case pod.IsGPU():
-		d.GPUs = pod.NumGPU
-	}
-	return &job.Job{Name: name, Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/corral-sched/corral/internal/model"
 )
 
 // Job is a gang: task groups placed together in one decision or not at all.
@@ -189,4 +191,23 @@ func (g Group) validate() error {
 		return fmt.Errorf("%q: negative cpu or memory", g.Name)
 	}
 	return nil
+}
+
+// PodDemand is a benchmark pod (internal/model) as one task's demand: its
+// GPUs whole, or its milli of one GPU shared, and its CPU, memory and
+// allowed models.
+func PodDemand(p model.Pod) Demand {
+	d := Demand{CPUMilli: p.CPUMilli, MemoryMiB: p.MemoryMiB, Models: p.Models}
+	switch {
+	case p.IsShare():
+		d.GPUMilli = int(p.GPUMilli)
+	case p.IsGPU():
+		d.GPUs = p.NumGPU
+	}
+	return d
+}
+
+// Single is a job of one task.
+func Single(name string, d Demand) *Job {
+	return &Job{Name: name, Groups: []Group{{Name: "task", Count: 1, Task: d}}}
 }

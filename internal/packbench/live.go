@@ -49,23 +49,11 @@ func fleetNode(n model.Node) fleet.Node {
 	return fn
 }
 
-// podJob is a pod as a one-task job, the form the faces submit.
-func podJob(pod *model.Pod, name string) *job.Job {
-	d := job.Demand{CPUMilli: pod.CPUMilli, MemoryMiB: pod.MemoryMiB, Models: pod.Models}
-	switch {
-	case pod.IsShare():
-		d.GPUMilli = int(pod.GPUMilli)
-	case pod.IsGPU():
-		d.GPUs = pod.NumGPU
-	}
-	return &job.Job{Name: name, Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
-}
-
 // placeLive places pod through the live path and mirrors its decision on
 // the replay's cluster, whose Bind checks that it fits.
 func (r *replay) placeLive(l *live, pod *model.Pod) bool {
 	l.count++
-	p, ok := l.state.TryPlace(podJob(pod, strconv.Itoa(l.count)))
+	p, ok := l.state.TryPlace(job.Single(strconv.Itoa(l.count), job.PodDemand(*pod)))
 	if !ok {
 		return false
 	}

@@ -36,9 +36,7 @@ func TestCycleQuotaBacklogDoesNotStarve(t *testing.T) {
 // it, with no runtime estimate, may not take the room it waits for.
 func TestCycleGangReservationHoldsAgainstSmallJobs(t *testing.T) {
 	w := newWorld(t, 1, 8)
-	for i := range 6 {
-		w.run(gpuJob(fmt.Sprintf("r%d", i), 1, 1, 0), "", noTime, false)
-	}
+	w.runMany("r", 6, 0, "", false)
 	w.submit(gpuJob("gang", 2, 2, 0), "")
 	w.submit(gpuJob("small", 1, 1, 0), "")
 	d := Cycle(w.snapshot(Config{}))
@@ -85,9 +83,7 @@ func TestCycleBackfillEndsBeforeReservation(t *testing.T) {
 // low-priority job does not take it, and nothing more is preempted.
 func TestCyclePreemptionHoldsFreedRoom(t *testing.T) {
 	w := newWorld(t, 1, 8)
-	for i := range 8 {
-		w.run(gpuJob(fmt.Sprintf("low%d", i), 1, 1, 0), "", noTime, true)
-	}
+	w.runMany("low", 8, 0, "", true)
 	w.submit(gpuJob("big", 1, 8, 10), "")
 	w.submit(gpuJob("low-waiting", 1, 1, 0), "")
 	d := Cycle(w.snapshot(Config{Preemption: true}))
@@ -167,9 +163,7 @@ func TestCycleReclaimsLentQuota(t *testing.T) {
 	a, b := quota("a", 4), quota("b", 4)
 	a.Cohort, b.Cohort = "c", "c"
 	w := newWorld(t, 1, 8, a, b)
-	for i := range 8 {
-		w.run(gpuJob(fmt.Sprintf("b%d", i), 1, 1, 0), "b", noTime, true)
-	}
+	w.runMany("b", 8, 0, "b", true)
 	w.submit(gpuJob("a-job", 1, 2, 0), "a")
 	d := Cycle(w.snapshot(Config{Preemption: true}))
 	want := []string{
@@ -186,9 +180,7 @@ func TestCycleReclaimsLentQuota(t *testing.T) {
 // A unit that may never preempt waits, whatever its priority.
 func TestCycleNeverPreempts(t *testing.T) {
 	w := newWorld(t, 1, 8)
-	for i := range 8 {
-		w.run(gpuJob(fmt.Sprintf("low%d", i), 1, 1, 0), "", noTime, true)
-	}
+	w.runMany("low", 8, 0, "", true)
 	w.submit(gpuJob("polite", 1, 8, 10), "")
 	w.pending[0].NeverPreempts = true
 	d := Cycle(w.snapshot(Config{Preemption: true}))
@@ -201,9 +193,7 @@ func TestCycleNeverPreempts(t *testing.T) {
 // more is preempted.
 func TestCycleWaitsForStoppingUnits(t *testing.T) {
 	w := newWorld(t, 1, 8)
-	for i := range 8 {
-		w.run(gpuJob(fmt.Sprintf("low%d", i), 1, 1, 0), "", noTime, true)
-	}
+	w.runMany("low", 8, 0, "", true)
 	for i := range 4 {
 		w.running[i].StoppingFor = "-"
 	}

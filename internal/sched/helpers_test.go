@@ -73,6 +73,15 @@ func (w *world) run(j *job.Job, q string, end time.Time, preemptible bool) *worl
 	return w
 }
 
+// runMany runs n jobs of one GPU each, named prefix0..., in queue q.
+func (w *world) runMany(prefix string, n, prio int, q string, preemptible bool) *world {
+	w.t.Helper()
+	for i := range n {
+		w.run(gpuJob(fmt.Sprintf("%s%d", prefix, i), 1, 1, prio), q, noTime, preemptible)
+	}
+	return w
+}
+
 // submit adds j as pending in queue q.
 func (w *world) submit(j *job.Job, q string) *world {
 	w.arrival++
