@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/corral-sched/corral/internal/sim"
 )
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {
@@ -165,7 +167,7 @@ func TestSimCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"corral ", "kube-default ", "kueue-like ", "slurm-like ", "wait mean", "Jain", "research"} {
+	for _, want := range []string{"corral ", "kube-default ", "kube-packed ", "kueue-like ", "kueue-strict ", "slurm-like ", "slurm-exclusive ", "volcano-like ", "wait mean", "Jain", "research"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -187,7 +189,7 @@ func TestSimCommand(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Results) != 4 || doc.Results[0].Summary.Jobs == 0 || doc.Results[0].Summary.Utilisation <= 0 {
+	if len(doc.Results) != len(sim.PolicyNames()) || doc.Results[0].Summary.Jobs == 0 || doc.Results[0].Summary.Utilisation <= 0 {
 		t.Errorf("JSON: %+v", doc)
 	}
 	// The stable fields outside tools read, per policy.
@@ -198,7 +200,7 @@ func TestSimCommand(t *testing.T) {
 	if err := json.Unmarshal(data, &stable); err != nil {
 		t.Fatal(err)
 	}
-	for _, policy := range []string{"corral", "kube-default", "kueue-like", "slurm-like"} {
+	for _, policy := range sim.PolicyNames() {
 		fields := stable.Policies[policy]
 		for _, key := range []string{"mean_wait_s", "p99_wait_s", "mean_jct_s", "gpu_allocation_pct", "lost_gpu_hours", "preemptions", "deadlocked_gangs"} {
 			if _, ok := fields[key]; !ok {

@@ -35,7 +35,10 @@ Workloads:
                        "pending at snapshot" class says how long today's
                        queue would wait under each policy
 
-Policies (models of other systems are labelled as models):
+Policies: corral, and models of other systems, each configured as its
+documentation gives for GPU clusters and citing the pages it follows
+("per"); "worst case" labels the earlier, misconfigured models, kept for
+comparison:
 %s
 Examples:
   corral sim                                        # 256 synthetic nodes, 14 days, load 0.8
@@ -271,11 +274,16 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	return o, nil
 }
 
+// policyList describes every policy, with the documentation each model
+// of another system follows.
 func policyList() string {
 	var b strings.Builder
 	for _, name := range sim.PolicyNames() {
 		p, _ := sim.NewPolicy(name)
-		fmt.Fprintf(&b, "  %-13s %s\n", name, p.Describe())
+		fmt.Fprintf(&b, "  %-15s %s\n", name, p.Describe())
+		for _, doc := range sim.Docs(p) {
+			fmt.Fprintf(&b, "  %-15s   per %s\n", "", doc)
+		}
 	}
 	return b.String()
 }
@@ -362,12 +370,12 @@ func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
 }
 
 func writeSimTable(w io.Writer, results []*sim.Result) {
-	fmt.Fprintf(w, "%-13s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s %5s %6s %9s\n", "policy", "jobs", "waiting",
+	fmt.Fprintf(w, "%-15s %7s %7s %9s %9s %9s %9s %9s %6s %6s %10s %8s %5s %6s %9s\n", "policy", "jobs", "waiting",
 		"wait mean", "wait p50", "wait p99", "JCT mean", "JCT p99", "util", "alloc", "idle GPU-h", "deadlock", "Jain",
 		"stops", "lost GPU-h")
 	for _, r := range results {
 		s := r.Summary
-		fmt.Fprintf(w, "%-13s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d %5.2f %6d %9.0f\n", r.Policy, s.Jobs,
+		fmt.Fprintf(w, "%-15s %7d %7d %8.2fh %8.2fh %8.2fh %8.2fh %8.2fh %5.1f%% %5.1f%% %10.0f %8d %5.2f %6d %9.0f\n", r.Policy, s.Jobs,
 			s.NeverStarted, s.MeanWaitH, s.P50WaitH, s.P99WaitH, s.MeanJCTH, s.P99JCTH, 100*s.Utilisation,
 			100*s.Allocation, max(s.IdleHeldGPUH, 0), s.PartialAtEnd, s.Jain, s.Interruptions, s.LostGPUHours)
 	}
@@ -403,13 +411,13 @@ func waitTable(w io.Writer, title string, columns []string, results []*sim.Resul
 	if len(columns) < 2 {
 		return
 	}
-	fmt.Fprintf(w, "\n%-13s", title)
+	fmt.Fprintf(w, "\n%-15s", title)
 	for _, c := range columns {
 		fmt.Fprintf(w, " %12s", c)
 	}
 	fmt.Fprintln(w)
 	for _, r := range results {
-		fmt.Fprintf(w, "%-13s", r.Policy)
+		fmt.Fprintf(w, "%-15s", r.Policy)
 		for i := range columns {
 			fmt.Fprintf(w, " %11.2fh", cell(r.Summary, i))
 		}

@@ -55,6 +55,6 @@ func writeAutoscaling(w io.Writer, f *fleet.Fleet, results []*sim.Result) {
 		if fixed > 0 {
 			share = 100 * s.BoughtGPUHours / fixed
 		}
-		fmt.Fprintf(w, "  %-13s %10.0f GPU-h bought, %5.1f%% of %.0f; %d nodes joined, %d left\n", r.Policy, s.BoughtGPUHours, share, fixed, s.ScaleUps, s.ScaleDowns)
+		fmt.Fprintf(w, "  %-15s %10.0f GPU-h bought, %5.1f%% of %.0f; %d nodes joined, %d left\n", r.Policy, s.BoughtGPUHours, share, fixed, s.ScaleUps, s.ScaleDowns)
 	}
 }

@@ -71,7 +71,7 @@ func unpriced(cat *price.Catalog, u cost.Usage) string {
 // went.
 func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost) {
 	fmt.Fprintln(w, "\ncost at catalog prices (internal/cost/price/catalog.yaml; --prices to override):")
-	fmt.Fprintf(w, "  %-13s %12s %10s %10s %10s %10s %7s %9s %10s %9s\n", "policy", "total USD", "USD/useful", "undone", "bought", "used",
+	fmt.Fprintf(w, "  %-15s %12s %10s %10s %10s %10s %7s %9s %10s %9s\n", "policy", "total USD", "USD/useful", "undone", "bought", "used",
 		"wasted", "idle", "fragmented", "lost")
 	for _, r := range results {
 		c := costs[r.Policy]
@@ -80,7 +80,7 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 		if t.BoughtGPUH > 0 {
 			wasted = 100 * t.WastedGPUH / t.BoughtGPUH
 		}
-		fmt.Fprintf(w, "  %-13s %12.0f %10s %10.0f %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, t.CostUSD, perUseful(c.USDPerUsefulGPUH),
+		fmt.Fprintf(w, "  %-15s %12.0f %10s %10.0f %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, t.CostUSD, perUseful(c.USDPerUsefulGPUH),
 			c.WorkUndoneGPUH, t.BoughtGPUH, t.UsedGPUH, wasted, t.IdleGPUH, t.FragmentedGPUH, t.PreemptedLostGPUH+t.InterruptedLostGPUH)
 	}
 	var notes []string

@@ -102,10 +102,11 @@ func TestSimCommandTCOWithoutAutoscaleSaysIdleNodesArePaid(t *testing.T) {
 }
 
 // Totals for unequal work are shown beside the cost of a useful GPU-hour
-// and the work left undone: kube-default leaves gangs deadlocked on 16
-// nodes over 14 days, corral finishes everything.
+// and the work left undone: kube-default (no gangs) leaves gangs
+// deadlocked on 32 nodes over 14 days at load 0.95, corral finishes
+// everything.
 func TestSimCommandCostsShowWorkUndone(t *testing.T) {
-	out, doc := simDocOf(t, "--nodes", "16", "--days", "14", "--tco", "--autoscale", "0:", "--policies", "corral,kube-default,slurm-like")
+	out, doc := simDocOf(t, "--nodes", "32", "--days", "14", "--load", "0.95", "--tco", "--autoscale", "0:", "--policies", "corral,kube-default,slurm-like")
 	for _, want := range []string{"total USD USD/useful     undone", "total USD USD/useful     undone wait mean"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -122,7 +123,7 @@ func TestSimCommandCostsShowWorkUndone(t *testing.T) {
 	if per := at(t, doc, "costs.corral.usd_per_useful_gpu_hour"); per != bill["cost_usd"].(float64)/bill["used_gpu_hours"].(float64) {
 		t.Errorf("corral: %v per useful GPU-hour, bill %v", per, bill)
 	}
-	for i, name := range []string{"managed-training", "kube-default", "kube-corral", "hpc-whole-node"} {
+	for i, name := range []string{"managed-training", "kube-default", "kube-corral", "hpc-slurm"} {
 		row := at(t, doc, fmt.Sprintf("tco.%d", i)).(map[string]any)
 		per, ok := row["usd_per_useful_gpu_hour"].(float64)
 		if row["platform"] != name || !ok || per <= 0 || math.Abs(per-row["total_usd"].(float64)/row["useful_gpu_hours"].(float64)) > 1e-9*per {

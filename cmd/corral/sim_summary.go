@@ -13,7 +13,7 @@ func writeDefrag(w io.Writer, results []*sim.Result) {
 	fmt.Fprintln(w, "\ndefragmentation: small checkpointing jobs moved for gangs kept waiting by scattered free GPUs")
 	for _, r := range results {
 		s := r.Summary
-		fmt.Fprintf(w, "  %-13s %6d jobs moved, %8.0f GPU-h gained net of work lost\n", r.Policy, s.Moves, s.DefragGainGPUH)
+		fmt.Fprintf(w, "  %-15s %6d jobs moved, %8.0f GPU-h gained net of work lost\n", r.Policy, s.Moves, s.DefragGainGPUH)
 	}
 }
 
@@ -24,10 +24,10 @@ func writeEstimates(w io.Writer, results []*sim.Result) {
 	for _, r := range results {
 		s := r.Summary
 		if s.Estimates == 0 {
-			fmt.Fprintf(w, "  %-13s none (no job waited behind a reservation)\n", r.Policy)
+			fmt.Fprintf(w, "  %-15s none (no job waited behind a reservation)\n", r.Policy)
 			continue
 		}
-		fmt.Fprintf(w, "  %-13s %6d jobs, mean |start - estimate| %6.2fh, %3.0f%% started no later than estimated\n",
+		fmt.Fprintf(w, "  %-15s %6d jobs, mean |start - estimate| %6.2fh, %3.0f%% started no later than estimated\n",
 			r.Policy, s.Estimates, s.EstimateErrH, 100*s.EstimateEarly)
 	}
 }

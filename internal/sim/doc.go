@@ -6,9 +6,17 @@
 // A Policy decides, at every moment something happens, which pending jobs
 // start: corral's (gangs placed whole by internal/gang, the head of the
 // queue holding a reservation that backfill may not delay), and models of
-// other systems, labelled as models: kube-default (pods placed one at a
-// time by spreading, holding GPUs while their siblings wait) and
-// slurm-like (whole nodes, FIFO with backfill). Metrics (metrics.go) are
+// other systems, labelled as models and each configured as its
+// documentation gives for GPU clusters, citing the pages it follows
+// (Docs): slurm-like (cons_tres per-GPU GRES, multifactor priority,
+// backfill, QOS preemption), kueue-like (BestEffortFIFO ClusterQueues in a
+// cohort, preemption, waitForPodsReady), kube-default and kube-packed
+// (PrioritySort, NodeResourcesFit LeastAllocated or MostAllocated,
+// priority preemption, no gangs) and volcano-like (gang, binpack,
+// proportion with reclaim). The earlier, misconfigured models stay as
+// labelled worst cases: slurm-exclusive (whole nodes) and kueue-strict
+// (StrictFIFO, pods spread and interleaved). peers.go holds what the
+// models share. Metrics (metrics.go) are
 // waits, completion times, GPU allocation and use, and the jobs left stuck.
 // A job whose tenant's quota, with everything its cohort could lend, can
 // never admit it is refused when it arrives, before any policy sees it

@@ -18,11 +18,19 @@ type Policy interface {
 	Cycle(s *Sim)
 }
 
+// policies are corral and the models of other systems: each peer at its
+// documented best for GPU clusters (slurm-like, kueue-like, kube-default
+// and kube-packed, volcano-like), and the earlier models kept as labelled
+// worst cases (slurm-exclusive, kueue-strict).
 var policies = map[string]func() Policy{
-	"corral":       func() Policy { return corralPolicy{} },
-	"kube-default": func() Policy { return kubePolicy{} },
-	"slurm-like":   func() Policy { return slurmPolicy{} },
-	"kueue-like":   func() Policy { return kueuePolicy{} },
+	"corral":          func() Policy { return corralPolicy{} },
+	"kube-default":    func() Policy { return newKubePolicy(false) },
+	"kube-packed":     func() Policy { return newKubePolicy(true) },
+	"slurm-like":      newSlurmPolicy,
+	"slurm-exclusive": func() Policy { return slurmExclusivePolicy{} },
+	"kueue-like":      newKueuePolicy,
+	"kueue-strict":    func() Policy { return kueueStrictPolicy{} },
+	"volcano-like":    newVolcanoPolicy,
 }
 
 // NewPolicy returns the named policy.

@@ -42,9 +42,15 @@ func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
 		if why := res.Refused[0].Reason; !strings.Contains(why, "tenant x's quota, with everything its cohort could lend, is 15.999 GPUs; the job needs 16.000") {
 			t.Errorf("%s: reason %q", name, why)
 		}
-		if s.Jobs != 3 || s.Finished != 3 || s.NeverStarted != 0 || s.WorkGPUH != 80 || s.UndoneGPUH != 0 {
-			t.Errorf("%s: %d jobs, %d finished, %d never started, work %g GPU-h, undone %g; want 3, 3, 0, 80, 0",
-				name, s.Jobs, s.Finished, s.NeverStarted, s.WorkGPUH, s.UndoneGPUH)
+		finished, undone := 3, 0.0
+		if name == "volcano-like" {
+			// proportion deserves each queue about a third of the 16 GPUs,
+			// and no 8-GPU job fits in that (TestVolcanoKeepsQueuesWithinTheirDeservedShare).
+			finished, undone = 0, 80
+		}
+		if s.Jobs != 3 || s.Finished != finished || s.NeverStarted != 3-finished || s.WorkGPUH != 80 || s.UndoneGPUH != undone {
+			t.Errorf("%s: %d jobs, %d finished, %d never started, work %g GPU-h, undone %g; want 3, %d, %d, 80, %g",
+				name, s.Jobs, s.Finished, s.NeverStarted, s.WorkGPUH, s.UndoneGPUH, finished, 3-finished, undone)
 		}
 		for _, j := range res.Jobs {
 			if j.Name == "big" {
@@ -57,13 +63,12 @@ func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
 	}
 }
 
-// Work left undone is the work of jobs that did not finish: a gang that
-// never fits while a job without an estimate holds its room is undone.
+// Work left undone is the work of jobs that did not finish: the gangs
+// deadlocked under kube-default are undone, the job before them is not.
 func TestUndoneWorkOfJobsThatDidNotFinish(t *testing.T) {
-	res := run(t, "kube-default", smallFleet(2, 8),
-		arrival("a", 0, 2, 8, time.Hour, time.Hour), arrival("b", 0, 2, 8, time.Hour, time.Hour))
-	if s := res.Summary; s.WorkGPUH != 32 || s.UndoneGPUH != 32 || s.Finished != 0 {
-		t.Errorf("deadlocked gangs: work %g, undone %g GPU-h, %d finished; want 32, 32, 0", s.WorkGPUH, s.UndoneGPUH, s.Finished)
+	res := run(t, "kube-default", smallFleet(2, 8), crossedGangs()...)
+	if s := res.Summary; s.WorkGPUH != 40 || s.UndoneGPUH != 32 || s.Finished != 1 {
+		t.Errorf("deadlocked gangs: work %g, undone %g GPU-h, %d finished; want 40, 32, 1", s.WorkGPUH, s.UndoneGPUH, s.Finished)
 	}
 }
 

@@ -51,23 +51,37 @@ func record(t *testing.T, r *Result, name string) JobRecord {
 	return JobRecord{}
 }
 
-// Two gangs that each need the whole fleet: pods placed one at a time
-// deadlock (each gang holds one node and waits for the other); corral runs
-// them one after the other.
-func TestKubeDefaultDeadlocksWhereCorralDoesNot(t *testing.T) {
-	f := smallFleet(2, 8)
-	a := arrival("a", 0, 2, 8, time.Hour, time.Hour)
-	b := arrival("b", 0, 2, 8, time.Hour, time.Hour)
-	kube := run(t, "kube-default", f, a, b)
-	if kube.Summary.PartialAtEnd != 2 || kube.Summary.Started != 0 {
-		t.Errorf("kube-default: %d partial holders, %d started; want a deadlock of 2, 0 started", kube.Summary.PartialAtEnd, kube.Summary.Started)
-	}
-	c := run(t, "corral", f, a, b)
-	if c.Summary.Finished != 2 || c.Summary.PartialAtEnd != 0 {
-		t.Fatalf("corral: %+v", c.Summary)
-	}
-	if ra, rb := record(t, c, "a"), record(t, c, "b"); ra.Start != 0 || rb.Start != time.Hour {
-		t.Errorf("corral starts a at %v and b at %v, want 0 and 1h", ra.Start, rb.Start)
+// crossedGangs is two gangs that each need the whole fleet, the second of
+// higher priority, arriving while a job that may not be preempted holds
+// one node: pods placed one at a time deadlock (a holds one node, b the
+// other, each waiting for the rest); gangs placed whole run b, then a.
+func crossedGangs() []workload.Arrival {
+	r := arrival("r", 0, 1, 8, time.Hour, time.Hour)
+	a := arrival("a", time.Minute, 2, 8, time.Hour, time.Hour)
+	b := arrival("b", 2*time.Minute, 2, 8, time.Hour, time.Hour)
+	b.Job.Priority = 1
+	return []workload.Arrival{r, a, b}
+}
+
+func TestKubeDefaultDeadlocksWhereGangsDoNot(t *testing.T) {
+	for _, c := range []struct {
+		policy       string
+		partial      int
+		aStart, bEnd time.Duration // 0: never
+	}{
+		{"kube-default", 2, 0, 0},
+		{"kube-packed", 2, 0, 0},
+		{"corral", 0, 2 * time.Hour, 2 * time.Hour},
+		{"volcano-like", 0, 2 * time.Hour, 2 * time.Hour},
+	} {
+		t.Run(c.policy, func(t *testing.T) {
+			res := run(t, c.policy, smallFleet(2, 8), crossedGangs()...)
+			a, b := record(t, res, "a"), record(t, res, "b")
+			if res.Summary.PartialAtEnd != c.partial || a.Start != c.aStart || b.End != c.bEnd {
+				t.Errorf("%d partial holders, a starts at %v, b ends at %v; want %d, %v, %v",
+					res.Summary.PartialAtEnd, a.Start, b.End, c.partial, c.aStart, c.bEnd)
+			}
+		})
 	}
 }
 
@@ -99,18 +113,18 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 	}
 }
 
-// Whole nodes: two 1-GPU jobs take two nodes under slurm-like, one under
-// corral.
-func TestSlurmLikeTakesWholeNodes(t *testing.T) {
-	f := smallFleet(2, 8)
+// cons_tres: three 1-GPU jobs on two 8-GPU nodes all start at once under
+// slurm-like (a GPU task gets GPUs) and corral; slurm-exclusive gives each
+// a whole node, so the third waits an hour.
+func TestSlurmLikeGivesAGPUTaskGPUsNotANode(t *testing.T) {
 	jobs := []workload.Arrival{arrival("x", 0, 1, 1, time.Hour, time.Hour), arrival("y", 0, 1, 1, time.Hour, time.Hour), arrival("z", 0, 1, 1, time.Hour, time.Hour)}
-	s := run(t, "slurm-like", f, jobs...)
-	if r := record(t, s, "z"); r.Start != time.Hour {
-		t.Errorf("slurm-like started z at %v, want 1h (both nodes taken whole)", r.Start)
-	}
-	c := run(t, "corral", f, jobs...)
-	if r := record(t, c, "z"); r.Start != 0 {
-		t.Errorf("corral started z at %v, want 0", r.Start)
+	for _, c := range []struct {
+		policy string
+		z      time.Duration
+	}{{"slurm-like", 0}, {"corral", 0}, {"slurm-exclusive", time.Hour}} {
+		if r := record(t, run(t, c.policy, smallFleet(2, 8), jobs...), "z"); r.Start != c.z {
+			t.Errorf("%s started z at %v, want %v", c.policy, r.Start, c.z)
+		}
 	}
 }
 

@@ -1,0 +1,201 @@
+package sim
+
+import (
+	"sort"
+
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// volcanoPolicy models the Volcano scheduler configured as its
+// documentation describes for AI training, with actions enqueue, allocate,
+// reclaim, backfill and plugins priority, gang, drf, proportion, binpack.
+// It is a model of that configuration, not Volcano:
+//
+//   - A queue per tenant whose weight is the tenant's share of the work
+//     (corral's nominal quota). proportion: each queue deserves a share of
+//     the fleet by weight, capped by what it asks for (running plus
+//     pending), the rest shared out again among the others; a queue
+//     holding its deserved share or more (overused) gets nothing more, and
+//     a job that would take its queue past that share is not allocated.
+//   - allocate: the queue with the lowest share (allocated over deserved,
+//     drf) goes next; its jobs by priority (priority plugin), then
+//     creation time. gang: a job starts with at least minAvailable tasks
+//     placed at once, or not at all; there is no reservation, so a job
+//     that does not fit is passed over. binpack: tasks are packed, and a
+//     job's topology constraints are kept (Network Topology Aware
+//     Scheduling).
+//   - A job that started with fewer tasks than it asked (minAvailable
+//     below its replicas) gets the rest as room appears, after the
+//     waiting jobs of the cycle.
+//   - reclaim: a job of a queue below its deserved share that does not fit
+//     evicts running preemptible jobs of overused queues, lowest priority
+//     first, each taken while its queue holds more than its deserved
+//     share (proportion's reclaimable check); victims get --preempt-grace.
+//
+// Enqueue's overcommit check, which only holds jobs back, is not modelled.
+type volcanoPolicy struct{ noReclaim failedAt }
+
+func newVolcanoPolicy() Policy { return volcanoPolicy{noReclaim: failedAt{}} }
+
+func (volcanoPolicy) Name() string { return "volcano-like" }
+func (volcanoPolicy) Describe() string {
+	return "model of Volcano: gang (minAvailable), binpack, proportion queues by weight with drf order and reclaim, priority; no reservation"
+}
+func (volcanoPolicy) StateOptions() gang.Options { return gang.Options{} }
+func (volcanoPolicy) Docs() []string {
+	return []string{
+		"https://volcano.sh/en/docs/plugins/ (gang, binpack, priority, drf, proportion)",
+		"https://volcano.sh/en/docs/actions/ (enqueue, allocate, reclaim, backfill)",
+		"https://volcano.sh/en/docs/queue/ (weight, reclaimable)",
+		"https://volcano.sh/en/docs/network_topology_aware_scheduling/",
+	}
+}
+
+func (v volcanoPolicy) Cycle(s *Sim) {
+	jobs := map[string][]*pendingJob{}
+	for _, p := range byPriorityThenArrival(s.pending) {
+		jobs[tenantOf(p.a)] = append(jobs[tenantOf(p.a)], p)
+	}
+	alloc := s.runningGPUs()
+	deserved := s.deserved(alloc)
+	failed := map[string]bool{}
+	for {
+		t := nextQueue(jobs, alloc, deserved)
+		if t == "" {
+			s.growElastic()
+			return
+		}
+		p := jobs[t][0]
+		jobs[t] = jobs[t][1:]
+		if alloc[t]+minGPUs(p.a) > deserved[t]+1e-9 {
+			continue // proportion: not allocatable beyond the deserved share
+		}
+		key := shapeKey(p.a.Job)
+		if !failed[key] && s.tryPlaceJob(p) {
+			alloc[t] += s.running[p.a.Job.Name].gpus
+			continue
+		}
+		failed[key] = true
+		if v.reclaim(s, p, alloc, deserved) {
+			clear(failed)
+			alloc = s.runningGPUs()
+		}
+	}
+}
+
+// minGPUs is what a job needs to start: its minimum tasks' GPUs (the
+// quota it is charged).
+func minGPUs(a *workload.Arrival) float64 {
+	return float64(need(a)[quotaFlavor]) / queue.Milli
+}
+
+// tryPlaceJob places p whole (at least its minimum tasks) and starts it.
+func (s *Sim) tryPlaceJob(p *pendingJob) bool {
+	if _, ok := s.tryPlace(p.a.Job); !ok {
+		return false
+	}
+	s.start(p, []string{p.a.Job.Name})
+	return true
+}
+
+// nextQueue is the queue with jobs left, not overused, with the lowest
+// share (allocated over deserved), then by name; "" if none.
+func nextQueue(jobs map[string][]*pendingJob, alloc, deserved map[string]float64) string {
+	best, bestShare := "", 0.0
+	for t, q := range jobs {
+		if len(q) == 0 || alloc[t] >= deserved[t]-1e-9 {
+			continue
+		}
+		share := alloc[t] / deserved[t]
+		if best == "" || share < bestShare || (share == bestShare && t < best) {
+			best, bestShare = t, share
+		}
+	}
+	return best
+}
+
+// deserved is proportion's share of the fleet for each queue: by weight,
+// capped by the queue's request (running plus pending), what is left over
+// shared again among the rest until nothing is.
+func (s *Sim) deserved(alloc map[string]float64) map[string]float64 {
+	request := map[string]float64{}
+	for t, g := range alloc {
+		request[t] = g
+	}
+	for _, p := range s.pending {
+		request[tenantOf(p.a)] += demandGPUs(p.a)
+	}
+	names := make([]string, 0, len(s.entitled))
+	for t := range s.entitled {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	out := map[string]float64{}
+	met := map[string]bool{}
+	remaining := s.acct.capacity
+	for remaining > 1e-9 {
+		weight := 0.0
+		for _, t := range names {
+			if !met[t] {
+				weight += s.entitled[t]
+			}
+		}
+		if weight == 0 {
+			break
+		}
+		given := 0.0
+		for _, t := range names {
+			if met[t] {
+				continue
+			}
+			add := min(remaining*s.entitled[t]/weight, request[t]-out[t])
+			out[t] += add
+			given += add
+			met[t] = out[t] >= request[t]-1e-9
+		}
+		remaining -= given
+		if given <= 1e-9 {
+			break
+		}
+	}
+	return out
+}
+
+// reclaim evicts running preemptible jobs of overused queues, lowest
+// priority first, each taken while its queue holds more than its deserved
+// share, until p fits; p then starts after the grace period.
+func (v volcanoPolicy) reclaim(s *Sim, p *pendingJob, alloc, deserved map[string]float64) bool {
+	t := tenantOf(p.a)
+	if alloc[t] >= deserved[t]-1e-9 || v.noReclaim.same(p.a.Job.Name, s.version) {
+		return false
+	}
+	v.noReclaim.note(p.a.Job.Name, s.version)
+	tally := map[string]float64{}
+	for q, g := range alloc {
+		tally[q] = g
+	}
+	var victims []string
+	for _, name := range s.victimsBelow(func(r *runningJob) bool { return tenantOf(r.a) != t }) {
+		r := s.running[name]
+		if q := tenantOf(r.a); tally[q] > deserved[q]+1e-9 {
+			tally[q] -= r.gpus
+			victims = append(victims, name)
+		}
+	}
+	if !s.preemptPlaced(p, p.a.Job, inSet(victims), "reclaimed by queue "+t+" for") {
+		return false
+	}
+	s.start(p, []string{p.a.Job.Name})
+	return true
+}
+
+// inSet accepts the running jobs named.
+func inSet(names []string) func(r *runningJob) bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return func(r *runningJob) bool { return set[r.a.Job.Name] }
+}
