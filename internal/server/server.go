@@ -13,6 +13,7 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -81,7 +82,7 @@ type Server struct {
 	runs    map[uint64]*run      // running jobs
 	reasons map[uint64]string    // why each waiting job did not start in the last cycle
 	claims  map[uint64]bool      // waiting jobs that running work was stopped for
-	ledger  ledger               // the tenants' quotas and fair share
+	ledger  sched.Ledger         // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
 	bad     map[int]string // unhealthy GPUs and their problems
 	iso     isolation      // how tasks are fenced; set by New
