@@ -7,16 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/corral-sched/corral/internal/kube"
 )
@@ -47,10 +45,16 @@ serves it.
 
 Nodes: GPUs come from the NVIDIA device plugin's resources and GPU feature
 discovery's labels (nvidia.com/gpu.product, nvidia.com/gpu.count,
-nvidia.com/gpu.replicas); the topology from the labels of
---topology-levels. A pod that cannot start gets a FailedScheduling event and
-a PodScheduled=False condition saying why, for example "needs 32 GPUs (4
-tasks of 8); the fleet has room for 24 GPUs (3 tasks of 8) now".
+nvidia.com/gpu.replicas); a model not in corral's catalog is described from
+the node's nvidia.com/gpu.memory label and reported with an UnknownGPUModel
+event on the node. The topology comes from the labels of --topology-levels.
+A pod that cannot start gets a FailedScheduling event and a
+PodScheduled=False condition saying why, for example "needs 32 GPUs (4
+tasks of 8); the fleet has room for 24 GPUs (3 tasks of 8) now". Its reason
+is Unschedulable when more capacity would help (cluster-autoscaler reads
+only that one), else WaitingForQuota, WaitingForGang,
+WaitingForReservation or WaitingForPreemption. Pods with
+spec.schedulingGates are left alone until their gates are removed.
 
 Queues: pods labelled corral.sh/queue: NAME are charged to the cluster-wide
 Queue NAME (CRD in deploy/crds/); a pod or pod group starts only while the
@@ -60,7 +64,9 @@ pods or pod groups corral placed, through the Eviction API, which honours
 PodDisruptionBudgets (see --no-preemption, --preemption-grace).
 
 Run several replicas with --leader-elect (the default): one schedules, the
-others wait on a coordination.k8s.io Lease. Manifests: deploy/.
+others wait on a coordination.k8s.io Lease. Each serves /livez, /readyz and
+/metrics on --http-address. --kube-api-qps and --kube-api-burst limit the
+API requests, in cluster as with --kubeconfig. Manifests: deploy/.
 
 Examples:
   corral kube-scheduler --kubeconfig ~/.kube/config --leader-elect=false
@@ -72,6 +78,9 @@ Flags:
 // kubeSchedulerFlags are the parsed flags of corral kube-scheduler.
 type kubeSchedulerFlags struct {
 	kubeconfig, schedulerName, levels, nvlink, nodeSelector string
+	qps                                                     float64
+	burst                                                   int
+	httpAddr                                                string
 	leaderElect                                             bool
 	leaseNamespace, leaseName, identity                     string
 	interval                                                time.Duration
@@ -92,37 +101,18 @@ func kubeSchedulerMain(ctx context.Context, args []string, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg, err := f.config()
+	s, log, closeAll, err := f.scheduler(stderr)
 	if err != nil {
 		return err
 	}
-	rc, err := restConfig(f.kubeconfig)
+	defer closeAll()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	serving, err := serveHTTP(ctx, s, f.httpAddr, log)
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("dynamic client: %w", err)
-	}
-	level := slog.LevelInfo
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if f.accounting != "" {
-		file, err := os.OpenFile(f.accounting, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("accounting: %w", err)
-		}
-		defer file.Close()
-		cfg.Accounting = file
-	}
-	s := kube.New(client, dyn, cfg, log)
-	log.Info("corral kube-scheduler starting", "scheduler-name", cfg.SchedulerName, "host", rc.Host, "leader-elect", f.leaderElect)
+	defer func() { cancel(); <-serving }()
 	if !f.leaderElect {
 		return s.Run(ctx)
 	}
@@ -131,12 +121,73 @@ func kubeSchedulerMain(ctx context.Context, args []string, stderr io.Writer) err
 	return s.RunElected(ctx, el)
 }
 
+// scheduler builds the scheduler the flags describe, its clients (rate
+// limited as --kube-api-qps and --kube-api-burst say, in cluster too) and
+// its logger; closeAll closes the accounting file.
+func (f *kubeSchedulerFlags) scheduler(stderr io.Writer) (s *kube.Scheduler, log *slog.Logger, closeAll func(), err error) {
+	cfg, err := f.config()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rc, err := kube.RESTConfig(kube.ClientOptions{Kubeconfig: f.kubeconfig, QPS: float32(f.qps), Burst: f.burst})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	clients, err := kube.NewClients(rc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg.Events = clients.Events
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	closeAll = func() {}
+	if f.accounting != "" {
+		file, err := os.OpenFile(f.accounting, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("accounting: %w", err)
+		}
+		closeAll = func() { file.Close() }
+		cfg.Accounting = file
+	}
+	log.Info("corral kube-scheduler starting", "scheduler-name", cfg.SchedulerName, "host", rc.Host,
+		"qps", rc.QPS, "burst", rc.Burst, "leader-elect", f.leaderElect, "http-address", f.httpAddr)
+	return kube.New(clients.Client, clients.Dynamic, cfg, log), log, closeAll, nil
+}
+
+// serveHTTP serves the probes and metrics on addr until ctx ends; the
+// returned channel closes when it has stopped. An empty addr serves
+// nothing.
+func serveHTTP(ctx context.Context, s *kube.Scheduler, addr string, log *slog.Logger) (<-chan struct{}, error) {
+	done := make(chan struct{})
+	if addr == "" {
+		close(done)
+		return done, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http-address: %w", err)
+	}
+	go func() {
+		defer close(done)
+		if err := s.ServeOn(ctx, ln); err != nil {
+			log.Error("health and metrics endpoint", "err", err)
+		}
+	}()
+	return done, nil
+}
+
 func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFlags, error) {
 	fs := flag.NewFlagSet("kube-scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	host, _ := os.Hostname()
 	f := &kubeSchedulerFlags{}
 	fs.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; empty: the in-cluster service account")
+	fs.Float64Var(&f.qps, "kube-api-qps", kube.DefaultQPS, "requests per second to the API server, per client (in cluster too); negative: no limit")
+	fs.IntVar(&f.burst, "kube-api-burst", kube.DefaultBurst, "requests allowed in a burst to the API server, per client")
+	fs.StringVar(&f.httpAddr, "http-address", ":10251", "serve /livez, /readyz and /metrics on this address; empty: not at all")
 	fs.StringVar(&f.schedulerName, "scheduler-name", kube.DefaultSchedulerName, "place the pods whose spec.schedulerName is this")
 	fs.StringVar(&f.levels, "topology-levels", "zone=topology.kubernetes.io/zone,block=corral.sh/block,rack=corral.sh/rack",
 		"topology levels, outermost first, as name=node-label pairs")
@@ -198,18 +249,8 @@ func hasLevel(levels []kube.Level, name string) bool {
 	return false
 }
 
+// restConfig is the client configuration of a kubeconfig, or in cluster
+// when it is empty, with corral's default rate limits.
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("no --kubeconfig and not in a cluster: %w", err)
-		}
-		return rc, nil
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
-	}
-	rc.QPS, rc.Burst = 200, 400
-	return rc, nil
+	return kube.RESTConfig(kube.ClientOptions{Kubeconfig: kubeconfig})
 }

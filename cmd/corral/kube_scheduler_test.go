@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -61,8 +63,10 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	var logs bytes.Buffer
+	addr := freeAddr(t)
 	go func() {
-		done <- kubeSchedulerMain(runCtx, []string{"--kubeconfig", kubeconfig, "--leader-elect-namespace", ns, "--id", "one"}, &syncWriter{w: &logs})
+		done <- kubeSchedulerMain(runCtx, []string{"--kubeconfig", kubeconfig, "--leader-elect-namespace", ns, "--id", "one",
+			"--http-address", addr, "--kube-api-qps", "100", "--kube-api-burst", "150"}, &syncWriter{w: &logs})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -76,9 +80,45 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	checkEndpoints(t, "http://"+addr)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "qps=100 burst=150") {
+		t.Errorf("the log does not show the client limits of the flags:\n%s", logs.String())
+	}
+}
+
+// freeAddr is a loopback address with a port free now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// checkEndpoints checks the probes and metrics of a scheduler that has
+// bound one pod.
+func checkEndpoints(t *testing.T, base string) {
+	t.Helper()
+	for path, want := range map[string]string{
+		"/livez":   "ok",
+		"/readyz":  "ok",
+		"/metrics": "corral_kube_binds_total 1",
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %q, want 200 with %q", path, resp.StatusCode, body, want)
+		}
 	}
 }
 

@@ -56,8 +56,8 @@ func kubeInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
 	for _, a := range w.Arrivals {
 		w.Horizon = max(w.Horizon, a.At+a.Duration)
 	}
-	label := fmt.Sprintf("snapshot of %s at %s: %d GPU pods running, %d jobs waiting (%d nodes or pods left out)",
-		rc.Host, snap.Taken.UTC().Format(time.RFC3339), len(snap.Running), len(snap.Pending), len(snap.Skipped))
+	label := fmt.Sprintf("snapshot of %s at %s: %d GPU pods running, %d jobs waiting (%d nodes or pods left out; %d nodes of GPU models not in the catalog, described from their labels)",
+		rc.Host, snap.Taken.UTC().Format(time.RFC3339), len(snap.Running), len(snap.Pending), len(snap.Skipped), len(snap.Described))
 	return snap.Fleet, w, label, nil
 }
 

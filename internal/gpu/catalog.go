@@ -123,8 +123,13 @@ func Models() []*Model {
 // "NVIDIA-H100-80GB-HBM3" or "Tesla-V100-SXM2-16GB": a leading "NVIDIA" or
 // "Tesla" and form-factor words (SXM, PCIe, HBM3...) are dropped before
 // looking up what is left.
+//
+// Models added at run time by Register are found after the catalog's.
 func Lookup(name string) (*Model, error) {
 	if m, ok := byName[normalize(name)]; ok {
+		return m, nil
+	}
+	if m, ok := lookupRegistered(normalize(name)); ok {
 		return m, nil
 	}
 	return nil, fmt.Errorf("gpu: unknown GPU model %q (known: %s; aliases: %s)",

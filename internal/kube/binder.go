@@ -34,17 +34,11 @@ func (c *counters) stats() Stats {
 }
 
 // bindAll binds each pod through the pods/binding subresource, several at
-// a time, records a Scheduled event for each pod bound, and returns the
-// bindings' errors.
-func bindAll(ctx context.Context, client kubernetes.Interface, component string, binds []binding, n *counters) []error {
+// a time, and returns the bindings' errors. Events are the caller's, off
+// this path.
+func bindAll(ctx context.Context, client kubernetes.Interface, binds []binding, n *counters) []error {
 	errs := make([]error, len(binds))
-	parallel(len(binds), func(i int) {
-		b := binds[i]
-		if errs[i] = bind(ctx, client, b, n); errs[i] == nil {
-			msg := fmt.Sprintf("Successfully assigned %s to %s", podKey(b.pod), b.node)
-			_ = emit(ctx, client, component, b.pod, corev1.EventTypeNormal, EventScheduled, msg)
-		}
-	})
+	parallel(len(binds), func(i int) { errs[i] = bind(ctx, client, binds[i], n) })
 	return errs
 }
 

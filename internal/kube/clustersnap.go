@@ -29,6 +29,9 @@ type Snapshot struct {
 	Running []SnapshotJob
 	Pending []SnapshotJob
 	Skipped []string // nodes and pods left out, and why
+	// Described are the GPU nodes whose model corral's catalog lacks,
+	// described from their labels and capacity, and how.
+	Described []string
 }
 
 // SnapshotJob is one job of a snapshot.
@@ -55,10 +58,13 @@ func TakeSnapshot(ctx context.Context, cs kubernetes.Interface, cfg Config) (*Sn
 	for i := range nodeList.Items {
 		nodes = append(nodes, &nodeList.Items[i])
 	}
-	f, skipped := buildFleet(nodes, &c, nil)
+	f, skipped, described := buildFleet(nodes, &c, nil)
 	s := &Snapshot{Taken: c.Now(), Fleet: f}
 	for _, name := range slices.Sorted(maps.Keys(skipped)) {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("node %s: %v", name, skipped[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(described)) {
+		s.Described = append(s.Described, fmt.Sprintf("node %s: %s", name, described[name]))
 	}
 	groups := map[string][]*corev1.Pod{}
 	var groupOrder []string

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Level is one topology level of the fleet and the node label that names a
@@ -43,6 +44,10 @@ type Config struct {
 	Accounting io.Writer
 	// Now is the clock of the accounting records; default time.Now.
 	Now func() time.Time
+	// Events, when set, is the client events are written with, so that
+	// they have a rate limit of their own (NewClients makes one);
+	// otherwise the scheduler's client.
+	Events kubernetes.Interface
 }
 
 // Default names.

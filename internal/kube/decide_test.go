@@ -50,7 +50,7 @@ func runDecideQueues(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod, gro
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := decide(snap, buildUnits(snap.pending, groups, snap.boundInGroup), false)
+	d := decide(snap, buildUnits(snap.pending, groups, snap.members), false)
 	var b, r []string
 	for _, x := range d.binds {
 		b = append(b, x.pod.Name+"->"+x.node)
@@ -167,7 +167,7 @@ func TestDecidePreemptsFewestLowerPriority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := decide(snap, buildUnits(snap.pending, nil, snap.boundInGroup), true)
+	d := decide(snap, buildUnits(snap.pending, nil, snap.members), true)
 	if len(d.binds) != 0 || len(d.preempts) != 1 {
 		t.Fatalf("binds %v preempts %v, want one preemption", d.binds, d.preempts)
 	}
@@ -185,7 +185,7 @@ func TestDecidePreemptsFewestLowerPriority(t *testing.T) {
 	now := metav1.Now()
 	pods[0].DeletionTimestamp = &now
 	snap, _ = takeSnapshot(&cfg, h100Nodes(2), pods, nil, nil, quietLog())
-	d = decide(snap, buildUnits(snap.pending, nil, snap.boundInGroup), true)
+	d = decide(snap, buildUnits(snap.pending, nil, snap.members), true)
 	if len(d.preempts) != 0 || !strings.Contains(d.rejects[0].message, "waiting for 1 terminating pods") {
 		t.Errorf("preempts %v rejects %v, want a wait", d.preempts, d.rejects)
 	}
@@ -284,7 +284,7 @@ func TestDecideReclaimsLentQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := decide(snap, buildUnits(snap.pending, nil, snap.boundInGroup), true)
+	d := decide(snap, buildUnits(snap.pending, nil, snap.members), true)
 	if len(d.preempts) != 1 || len(d.preempts[0].pods) != 1 || d.preempts[0].pods[0].Name != "young-b" {
 		t.Fatalf("preemptions %+v, want young-b alone (the youngest borrowing pod, enough for 4 GPUs)", d.preempts)
 	}
@@ -303,7 +303,7 @@ func TestDecideReclaimsLentQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d = decide(snap, buildUnits(snap.pending, nil, snap.boundInGroup), true)
+	d = decide(snap, buildUnits(snap.pending, nil, snap.members), true)
 	if len(d.preempts) != 0 || len(d.rejects) != 1 || !strings.Contains(d.rejects[0].message, "over quota") {
 		t.Errorf("a queue asking beyond its quota: preemptions %+v, rejects %+v", d.preempts, d.rejects)
 	}

@@ -14,15 +14,20 @@ import (
 )
 
 // The permissions of deploy/rbac.yaml are enough to schedule: gangs and
-// their status, conditions and events, preemption, the Lease.
+// their status, conditions and events, preemption, the Lease; and the API
+// server takes deploy/deployment.yaml.
 func TestDeployRBACIsEnough(t *testing.T) {
 	e := newEnv(t)
 	crds, err := kubetest.CRDDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.Apply(context.Background(), filepath.Join(filepath.Dir(crds), "rbac.yaml")); err != nil {
-		t.Fatal(err)
+	// The Deployment too: the API server checks its probes and ports (no
+	// controller runs here, so it starts nothing).
+	for _, file := range []string{"rbac.yaml", "deployment.yaml"} {
+		if err := e.c.Apply(context.Background(), filepath.Join(filepath.Dir(crds), file)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sa := rest.CopyConfig(e.c.Config)
 	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:corral-system:corral-scheduler"}

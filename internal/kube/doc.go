@@ -12,13 +12,17 @@
 // are its units (units.go), bound pods its running units; each unit is
 // placed whole or not at all, charged to its queue, and bound through the
 // pods/binding subresource (binder.go); a pod group's status says whether
-// it started. Work that
+// it started. Pods with scheduling gates are never placed. Work that
 // does not fit gets the core's reasons as a FailedScheduling event and a
-// PodScheduled=False condition (status.go), or evicts lower-priority work
-// through the Eviction API (preempt.go). Only
+// PodScheduled=False condition whose reason says whether capacity would
+// help (status.go: written by a background worker when it changes; events
+// through client-go's broadcaster, events.go), or evicts lower-priority
+// work through the Eviction API (preempt.go). Only
 // one replica schedules at a time: leader election through a
 // coordination.k8s.io Lease (elect.go). Accounting records go out as JSON
-// lines (accounting.go).
+// lines (accounting.go). client.go builds the clients, rate limited in
+// cluster as with a kubeconfig; http.go serves probes and the metrics of
+// metrics.go.
 //
 // It imports the core (internal/fleet, internal/gang, internal/job,
 // internal/gpu, internal/queue, internal/sched) and client-go; nothing in the core imports

@@ -75,6 +75,13 @@ func testLogger() *slog.Logger {
 func (e *env) start(cfg Config) (*Scheduler, func()) {
 	e.t.Helper()
 	s := New(e.c.Client, e.c.Dynamic, cfg, testLogger())
+	return s, e.startScheduler(s)
+}
+
+// startScheduler runs s until the test ends, or until the returned
+// function stops it.
+func (e *env) startScheduler(s *Scheduler) func() {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -85,7 +92,7 @@ func (e *env) start(cfg Config) (*Scheduler, func()) {
 	}()
 	stop := func() { cancel(); <-done }
 	e.t.Cleanup(stop)
-	return s, stop
+	return stop
 }
 
 // pod is a pod for corral asking for gpus whole GPUs and a little CPU.
@@ -189,6 +196,13 @@ func (e *env) waitBound(names ...string) map[string]string {
 // message contains want, and a FailedScheduling event saying the same.
 func (e *env) waitUnschedulable(name, want string) string {
 	e.t.Helper()
+	return e.waitReason(name, "", want)
+}
+
+// waitReason waits as waitUnschedulable does, for a condition of reason
+// too (any when empty).
+func (e *env) waitReason(name, reason, want string) string {
+	e.t.Helper()
 	var msg string
 	e.eventually(func() error {
 		p, err := e.c.Client.CoreV1().Pods(e.ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -199,7 +213,8 @@ func (e *env) waitUnschedulable(name, want string) string {
 			e.t.Fatalf("pod %s bound to %s, want it pending", name, p.Spec.NodeName)
 		}
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, want) {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, want) &&
+				(reason == "" || c.Reason == reason) {
 				msg = c.Message
 				return e.hasEvent(name, EventFailedScheduling, want)
 			}
@@ -284,4 +299,54 @@ func (e *env) waitGroupStatus(name, phase string, scheduled int64) {
 		}
 		return nil
 	})
+}
+
+// gate adds a scheduling gate to p, as Kueue does to pods it holds.
+func gate(p *corev1.Pod) *corev1.Pod {
+	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/admission"}}
+	return p
+}
+
+// ungate removes the pod's scheduling gates.
+func (e *env) ungate(name string) {
+	e.t.Helper()
+	ctx := context.Background()
+	p, err := e.c.Client.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p.Spec.SchedulingGates = nil
+	if _, err := e.c.Client.CoreV1().Pods(e.ns).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatalf("ungating %s: %v", name, err)
+	}
+}
+
+// scheduledCondition is the pod's PodScheduled condition, or a zero one.
+func (e *env) scheduledCondition(name string) (string, corev1.PodCondition) {
+	e.t.Helper()
+	p, err := e.c.Client.CoreV1().Pods(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return p.Spec.NodeName, c
+		}
+	}
+	return p.Spec.NodeName, corev1.PodCondition{}
+}
+
+// nodeEvent checks for an event of reason on the node whose message
+// contains want (node events live in the default namespace).
+func (e *env) nodeEvent(node, reason, want string) error {
+	evs, err := e.c.Client.CoreV1().Events(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs.Items {
+		if ev.InvolvedObject.Kind == "Node" && ev.InvolvedObject.Name == node && ev.Reason == reason && strings.Contains(ev.Message, want) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s event on node %s containing %q", reason, node, want)
 }

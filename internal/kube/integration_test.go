@@ -213,7 +213,7 @@ func TestBindConflictIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := s.pods.Pods(e.ns).Get("p")
-	errs := bindAll(ctx, e.c.Client, "corral", []binding{{pod: p, node: "race-0"}}, &s.n)
+	errs := bindAll(ctx, e.c.Client, []binding{{pod: p, node: "race-0"}}, &s.n)
 	if errs[0] == nil || s.Stats().Conflicts != 1 {
 		t.Errorf("second bind: err %v, stats %+v; want one conflict", errs[0], s.Stats())
 	}

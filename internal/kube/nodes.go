@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -22,7 +23,8 @@ const (
 	LabelCount        = "nvidia.com/gpu.count"
 	LabelReplicas     = "nvidia.com/gpu.replicas"
 	LabelMIGStrategy  = "nvidia.com/mig.strategy"
-	noDomain          = "none" // the domain of a node without a topology label
+	LabelMemory       = "nvidia.com/gpu.memory" // MiB per GPU
+	noDomain          = "none"                  // the domain of a node without a topology label
 	// sharedOnly is the core taint of nodes that offer only time-sliced
 	// shares; pods asking for nvidia.com/gpu.shared tolerate it.
 	sharedOnly = "corral.sh/time-sliced-only"
@@ -32,20 +34,24 @@ const mib = 1 << 20
 
 // buildFleet turns the nodes into a fleet, in name order, each node with
 // its extra core taints. A node whose GPUs corral cannot describe is left
-// out and reported in skipped.
-func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f *fleet.Fleet, skipped map[string]error) {
+// out and reported in skipped; a node whose GPU model the catalog lacks is
+// described from its labels and reported in described.
+func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f *fleet.Fleet, skipped map[string]error, described map[string]string) {
 	f = &fleet.Fleet{NVLinkDomain: cfg.NVLinkLevel}
 	for _, l := range cfg.Levels {
 		f.Levels = append(f.Levels, l.Name)
 	}
 	sorted := slices.Clone(nodes)
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
-	skipped = map[string]error{}
+	skipped, described = map[string]error{}, map[string]string{}
 	for _, n := range sorted {
-		fn, err := fleetNode(n, cfg)
+		fn, note, err := describeNode(n, cfg)
 		if err != nil {
 			skipped[n.Name] = err
 			continue
+		}
+		if note != "" {
+			described[n.Name] = note
 		}
 		if len(extra[n.Name]) > 0 {
 			fn.Taints = append(fn.Taints, extra[n.Name]...)
@@ -53,15 +59,22 @@ func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f
 		}
 		f.Nodes = append(f.Nodes, fn)
 	}
-	return f, skipped
+	return f, skipped, described
 }
 
-// fleetNode describes one node: its domains from topology labels, its
-// allocatable CPU and memory, and its GPUs from the device plugin's
-// resources and GPU feature discovery's labels.
+// fleetNode describes one node as describeNode does, without its note.
 func fleetNode(n *corev1.Node, cfg *Config) (fleet.Node, error) {
+	fn, _, err := describeNode(n, cfg)
+	return fn, err
+}
+
+// describeNode describes one node: its domains from topology labels, its
+// allocatable CPU and memory, and its GPUs from the device plugin's
+// resources and GPU feature discovery's labels. note says how a GPU model
+// the catalog lacks was described, or is empty.
+func describeNode(n *corev1.Node, cfg *Config) (fn fleet.Node, note string, err error) {
 	alloc := n.Status.Allocatable
-	fn := fleet.Node{
+	fn = fleet.Node{
 		Name:      n.Name,
 		Labels:    n.Labels,
 		CPUMilli:  quantity(alloc, corev1.ResourceCPU, true),
@@ -76,31 +89,33 @@ func fleetNode(n *corev1.Node, cfg *Config) (fleet.Node, error) {
 		}
 		fn.Domains = append(fn.Domains, d)
 	}
-	if err := describeGPUs(&fn, n); err != nil {
-		return fn, fmt.Errorf("node %s: %w", n.Name, err)
+	if note, err = describeGPUs(&fn, n); err != nil {
+		return fn, "", fmt.Errorf("node %s: %w", n.Name, err)
 	}
-	return fn, nil
+	return fn, note, nil
 }
 
 // describeGPUs sets the GPU fields of fn: whole GPUs, MIG instances (the
-// device plugin's mixed or single strategy) or time-sliced GPUs.
-func describeGPUs(fn *fleet.Node, n *corev1.Node) error {
+// device plugin's mixed or single strategy) or time-sliced GPUs. note says
+// how a model the catalog lacks was described.
+func describeGPUs(fn *fleet.Node, n *corev1.Node) (note string, err error) {
 	alloc := n.Status.Allocatable
 	whole := int(quantity(alloc, ResourceGPU, false))
 	shared := int(quantity(alloc, ResourceShared, false))
 	mig := migResources(alloc)
 	if whole == 0 && shared == 0 && len(mig) == 0 {
-		return nil
+		return "", nil
 	}
-	product := n.Labels[LabelProduct]
-	if base, _, isMIG := strings.Cut(product, "-MIG-"); isMIG {
-		product = base // single strategy: each MIG device is offered as a GPU
-	}
-	model, err := gpu.Lookup(product)
+	model, note, err := nodeModel(n)
 	if err != nil {
-		return fmt.Errorf("label %s=%q: %w", LabelProduct, n.Labels[LabelProduct], err)
+		return "", err
 	}
 	fn.GPUModel = model.Name
+	return note, describeCount(fn, n, model, whole, shared, mig)
+}
+
+// describeCount sets how many GPUs fn has, and how they are shared.
+func describeCount(fn *fleet.Node, n *corev1.Node, model *gpu.Model, whole, shared int, mig map[string]int) error {
 	count, _ := strconv.Atoi(n.Labels[LabelCount])
 	switch replicas, _ := strconv.Atoi(n.Labels[LabelReplicas]); {
 	case len(mig) > 0:
@@ -120,6 +135,50 @@ func describeGPUs(fn *fleet.Node, n *corev1.Node) error {
 		fn.GPUs = whole
 	}
 	return nil
+}
+
+// nodeModel is the node's GPU model: the catalog's, or one described from
+// the node's labels when the catalog lacks it or the product label is
+// missing (GPU feature discovery's nvidia.com/gpu.memory gives its memory;
+// the device plugin's resources its count). note then says so.
+func nodeModel(n *corev1.Node) (model *gpu.Model, note string, err error) {
+	label := n.Labels[LabelProduct]
+	product, _, isMIG := strings.Cut(label, "-MIG-") // single strategy: each MIG device is offered as a GPU
+	if isMIG {
+		if model, err = gpu.Lookup(product); err != nil {
+			return nil, "", fmt.Errorf("label %s=%q: MIG on a GPU model corral does not know: %w", LabelProduct, label, err)
+		}
+		return model, "", nil
+	}
+	memMiB, _ := strconv.ParseInt(n.Labels[LabelMemory], 10, 64)
+	memMiB = max(memMiB, 0)
+	name := product
+	if name == "" {
+		name = "unlabelled"
+		if memMiB > 0 {
+			name = fmt.Sprintf("unlabelled-%dMiB", memMiB)
+		}
+	}
+	model, err = gpu.Register(name, memMiB)
+	switch {
+	case errors.Is(err, gpu.ErrInCatalog):
+		return model, "", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("label %s=%q is not in corral's catalog, and describing it from the node's labels failed: %w", LabelProduct, label, err)
+	}
+	return model, unknownModelNote(label, model), nil
+}
+
+func unknownModelNote(label string, m *gpu.Model) string {
+	what := fmt.Sprintf("GPU model %q is not in corral's catalog", label)
+	if label == "" {
+		what = fmt.Sprintf("no %s label", LabelProduct)
+	}
+	mem := fmt.Sprintf("%d MiB each (label %s)", m.MemoryMiB, LabelMemory)
+	if m.MemoryMiB == 0 {
+		mem = fmt.Sprintf("memory unknown (no %s label): pods asking for GPU memory do not fit", LabelMemory)
+	}
+	return fmt.Sprintf("%s: described from the node's labels and capacity as model %s, %s", what, m.Name, mem)
 }
 
 // describeMIG makes a static MIG node whose every GPU has the same layout:

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
 )
 
 // kubeNode builds a Ready node with labels and allocatable resources.
@@ -61,7 +62,13 @@ func TestFleetNode(t *testing.T) {
 				t.Errorf("got GPUs %d slices %d", n.GPUs, n.TimeSlices)
 			}
 		}, ""},
-		{"unknown product", kubeNode("n", map[string]string{LabelProduct: "Voodoo-5"}, map[string]string{"nvidia.com/gpu": "1"}), nil, "Voodoo-5"},
+		{"unknown product", kubeNode("n", map[string]string{LabelProduct: "Voodoo-5"}, map[string]string{"nvidia.com/gpu": "1"}), func(t *testing.T, n fleet.Node) {
+			if n.GPUs != 1 || n.GPUModel != "Voodoo-5" {
+				t.Errorf("got GPUs %d model %q, want 1 Voodoo-5 described from the labels", n.GPUs, n.GPUModel)
+			}
+		}, ""},
+		{"unknown product with MIG", kubeNode("n", map[string]string{LabelProduct: "Voodoo-6-MIG-1g.5gb", LabelCount: "1"},
+			map[string]string{"nvidia.com/gpu": "7"}), nil, "MIG on a GPU model corral does not know"},
 		{"CPU-only node", kubeNode("n", nil, nil), func(t *testing.T, n fleet.Node) {
 			if n.GPUs != 0 || n.GPUModel != "" {
 				t.Errorf("got GPUs %d model %q", n.GPUs, n.GPUModel)
@@ -115,5 +122,45 @@ func TestParseLevels(t *testing.T) {
 	}
 	if _, err := ParseLevels("rack"); err == nil {
 		t.Error("a level without a label parsed")
+	}
+}
+
+// GPU nodes of models the catalog lacks are described from their labels
+// and capacity, and the note says so; they are never dropped.
+func TestDescribeNodeOfUnknownModel(t *testing.T) {
+	cfg := (&Config{}).withDefaults()
+	tests := []struct {
+		name, model, note string
+		labels            map[string]string
+		memMiB            int64
+	}{
+		{"GH200 with memory", "NVIDIA-GH200-480GB", "97871 MiB each",
+			map[string]string{LabelProduct: "NVIDIA-GH200-480GB", LabelMemory: "97871", LabelCount: "1"}, 97871},
+		{"H100 NVL with memory", "NVIDIA-H100-NVL", `"NVIDIA-H100-NVL" is not in corral's catalog`,
+			map[string]string{LabelProduct: "NVIDIA-H100-NVL", LabelMemory: "95830"}, 95830},
+		{"no product label", "unlabelled-46068MiB", "no nvidia.com/gpu.product label",
+			map[string]string{LabelMemory: "46068"}, 46068},
+		{"no labels at all", "unlabelled", "memory unknown", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, note, err := describeNode(kubeNode("n", tt.labels, map[string]string{"nvidia.com/gpu": "4"}), &cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.GPUs != 4 || n.GPUModel != tt.model || !strings.Contains(note, tt.note) {
+				t.Errorf("got %d GPUs of %q, note %q; want 4 of %q, a note with %q", n.GPUs, n.GPUModel, note, tt.model, tt.note)
+			}
+			if m, err := gpu.Lookup(n.GPUModel); err != nil || m.MemoryMiB != tt.memMiB {
+				t.Errorf("Lookup(%q) = %v, %v; want %d MiB", n.GPUModel, m, err, tt.memMiB)
+			}
+		})
+	}
+	// Two nodes naming one unknown model with different memory: the second
+	// is left out, with a reason, not silently.
+	other := kubeNode("m", map[string]string{LabelProduct: "NVIDIA-GH200-480GB", LabelMemory: "1024"}, map[string]string{"nvidia.com/gpu": "1"})
+	f, skipped, described := buildFleet([]*corev1.Node{other}, &cfg, nil)
+	if len(f.Nodes) != 0 || skipped["m"] == nil || len(described) != 0 {
+		t.Errorf("fleet %d nodes, skipped %v, described %v; want m left out for its memory", len(f.Nodes), skipped, described)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 )
 
 // Scheduler places pods with corral's core. Create it with New and run it
@@ -40,7 +41,16 @@ type Scheduler struct {
 	kick    chan struct{}
 	n       counters
 	ledger  *ledger
-	leading atomic.Bool // this replica schedules now
+	metrics *metrics
+	reports *reporter
+	leading atomic.Bool  // this replica schedules now
+	synced  atomic.Bool  // the informers' caches are synced
+	lastEnd atomic.Int64 // when the last cycle ended, in Unix nanoseconds
+
+	// events records events; set by Start. notes are the node reports
+	// made, by node (only the cycle's goroutine uses them).
+	events record.EventRecorder
+	notes  map[string]string
 
 	mu      sync.Mutex
 	assumed map[string]string // pod uid -> node, bound here but not yet seen bound
@@ -53,8 +63,10 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, notes: map[string]string{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
+	s.metrics = newMetrics(&s.n, &s.leading)
+	s.reports = newReporter(client, &s.n, log)
 	s.factory = informers.NewSharedInformerFactory(client, 0)
 	s.nodes = s.factory.Core().V1().Nodes().Lister()
 	s.pods = s.factory.Core().V1().Pods().Lister()
@@ -105,8 +117,14 @@ func (s *Scheduler) wake() {
 	}
 }
 
-// Start starts the informers and waits for their caches.
+// Start starts the informers and the event broadcaster, and waits for the
+// caches. Both stop when ctx ends.
 func (s *Scheduler) Start(ctx context.Context) error {
+	events := s.cfg.Events
+	if events == nil {
+		events = s.client
+	}
+	s.events = newRecorder(ctx, events, s.cfg.SchedulerName)
 	s.factory.Start(ctx.Done())
 	if s.dynf != nil {
 		s.dynf.Start(ctx.Done())
@@ -123,6 +141,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			}
 		}
 	}
+	s.synced.Store(true)
 	return nil
 }
 
@@ -137,14 +156,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // loop runs a cycle whenever the cluster changes, and at least every
 // Interval.
 func (s *Scheduler) loop(ctx context.Context) error {
+	s.lastEnd.Store(time.Now().UnixNano())
 	s.leading.Store(true)
 	defer s.leading.Store(false)
+	reporting := make(chan struct{})
+	go func() { defer close(reporting); s.reports.run(ctx, s.events) }()
+	defer func() { <-reporting }()
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
 	for {
 		if err := s.Cycle(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			s.log.Error("scheduling cycle", "err", err)
 		}
+		s.lastEnd.Store(time.Now().UnixNano())
 		select {
 		case <-ctx.Done():
 			return nil
@@ -166,37 +190,80 @@ func (s *Scheduler) loop(ctx context.Context) error {
 //  3. decide every unit with the core, preempting for those that do not fit;
 //  4. evict what preemption chose;
 //  5. bind what was placed, all pods of a unit in this cycle;
-//  6. report why the rest waits.
+//  6. hand why the rest waits to the reporter, which writes what changed.
+//
+// Pods with scheduling gates are not pending: they are never placed and
+// hold nothing.
 func (s *Scheduler) Cycle(ctx context.Context) error {
-	nodes, err := s.nodes.List(s.cfg.NodeSelector)
-	if err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
-	}
-	pods, err := s.pods.List(labels.Everything())
-	if err != nil {
-		return fmt.Errorf("listing pods: %w", err)
-	}
-	assumed := s.refreshAssumed(pods)
-	snap, err := takeSnapshot(&s.cfg, nodes, pods, s.queueSpecs(), assumed, s.log)
+	snap, err := s.snapshot()
 	if err != nil {
 		return err
 	}
+	s.reportNodes(snap)
 	if len(snap.pending) == 0 {
+		s.reports.submit(nil)
+		s.metrics.setPending(nil, len(snap.gated))
 		return nil
 	}
 	start := time.Now()
-	units := buildUnits(snap.pending, s.podGroups(), snap.boundInGroup)
+	units := buildUnits(snap.pending, s.podGroups(), snap.members)
 	d := decide(snap, units, !s.cfg.NoPreemption)
-	s.log.Debug("cycle", "nodes", snap.nodes, "pending", len(snap.pending), "units", len(units),
+	s.metrics.cycle.Observe(time.Since(start).Seconds())
+	s.log.Debug("cycle", "nodes", snap.nodes, "pending", len(snap.pending), "gated", len(snap.gated), "units", len(units),
 		"binds", len(d.binds), "unplaced", len(d.rejects), "preemptions", len(d.preempts), "decided_in", time.Since(start))
 	s.evictAll(ctx, snap, d.preempts)
 	s.bindAll(ctx, snap, units, d.binds)
-	for _, err := range reportAll(ctx, s.client, s.cfg.SchedulerName, d.rejects, &s.n) {
-		if err != nil {
-			s.log.Warn("report unschedulable", "err", err)
-		}
-	}
+	s.reports.submit(d.rejects)
+	s.metrics.setPending(d.rejects, len(snap.gated))
 	return nil
+}
+
+// snapshot takes the cycle's snapshot from the informer cache.
+func (s *Scheduler) snapshot() (*snapshot, error) {
+	nodes, err := s.nodes.List(s.cfg.NodeSelector)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	assumed := s.refreshAssumed(pods)
+	return takeSnapshot(&s.cfg, nodes, pods, s.queueSpecs(), assumed, s.log)
+}
+
+// reportNodes logs, and records a Warning event on, each GPU node whose
+// model the catalog lacks (described from its labels) and each left out
+// of the fleet, once per node and note. The fleet is built only while
+// pods wait, so that is when they are reported.
+func (s *Scheduler) reportNodes(snap *snapshot) {
+	if snap.state == nil {
+		return // no fleet built this cycle
+	}
+	s.metrics.nodes.WithLabelValues("described").Set(float64(len(snap.described)))
+	s.metrics.nodes.WithLabelValues("left-out").Set(float64(len(snap.skipped)))
+	notes := make(map[string]string, len(snap.described)+len(snap.skipped))
+	for name, note := range snap.described {
+		notes[name] = s.reportNode(name, EventUnknownGPUModel, note)
+	}
+	for name, err := range snap.skipped {
+		notes[name] = s.reportNode(name, EventGPUsNotDescribed, "left out of corral's fleet: "+err.Error())
+	}
+	s.notes = notes // nodes gone or described again drop out
+}
+
+// reportNode reports a node's note unless it was the last one reported,
+// and returns what to remember.
+func (s *Scheduler) reportNode(name, reason, note string) string {
+	key := reason + ": " + note
+	if s.notes[name] == key {
+		return key
+	}
+	s.log.Warn("GPU node", "node", name, "reason", reason, "note", note)
+	if s.events != nil {
+		s.events.Event(nodeRef(name), corev1.EventTypeWarning, reason, note)
+	}
+	return key
 }
 
 // evictAll carries out the preemptions and records them.
@@ -219,13 +286,14 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, binds []binding) {
 	s.assume(binds)
 	started := map[string][]*corev1.Pod{} // pod group -> pods bound now
-	for i, err := range bindAll(ctx, s.client, s.cfg.SchedulerName, binds, &s.n) {
+	for i, err := range bindAll(ctx, s.client, binds, &s.n) {
 		b := binds[i]
 		if err != nil {
 			s.forget(b.pod)
 			s.log.Warn("bind", "err", err)
 			continue
 		}
+		s.bound(b)
 		s.ledger.started(b.pod, b.node, s.node(b.node), snap.queues)
 		if GroupName(b.pod) != "" {
 			started[b.unit] = append(started[b.unit], b.pod)
@@ -238,6 +306,15 @@ func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, 
 				s.log.Warn("pod group status", "err", err)
 			}
 		}
+	}
+}
+
+// bound records a binding: its Scheduled event, sent off the bind path,
+// and its placement latency.
+func (s *Scheduler) bound(b binding) {
+	s.metrics.placement.Observe(time.Since(b.pod.CreationTimestamp.Time).Seconds())
+	if s.events != nil {
+		s.events.Event(b.pod, corev1.EventTypeNormal, EventScheduled, fmt.Sprintf("Successfully assigned %s to %s", podKey(b.pod), b.node))
 	}
 }
 

@@ -20,13 +20,19 @@ type snapshot struct {
 	skipped map[string]error // nodes left out of the fleet, and why
 	taints  []corev1.Taint   // every taint in the cluster
 	pending []*corev1.Pod
-	// boundInGroup counts the bound pods of each pod group (namespace/name).
-	boundInGroup map[string]int
-	bound        []boundPod // in node, then pod order
-	queues       map[string]*queueSpec
-	scheduler    string      // the scheduler name: only its pods are preempted
-	book         *queue.Book // quota in use per queue
-	selectors    []selector  // the pending pods' node selectors
+	// members counts the bound and the gated pods of each pod group.
+	members groupCounts
+	// gated are corral's pods that carry spec.schedulingGates: never
+	// placed, holding nothing, their SchedulingGated condition left alone.
+	gated []*corev1.Pod
+	// described are the GPU nodes whose model the catalog lacks, described
+	// from their labels, and how.
+	described map[string]string
+	bound     []boundPod // in node, then pod order
+	queues    map[string]*queueSpec
+	scheduler string      // the scheduler name: only its pods are preempted
+	book      *queue.Book // quota in use per queue
+	selectors []selector  // the pending pods' node selectors
 }
 
 // boundPod is a pod running on a node, as the core holds it.
@@ -40,7 +46,7 @@ type boundPod struct {
 // waits. Pods in assumed (uid -> node) were bound by this scheduler and
 // count as bound even if the cache does not show it yet.
 func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, log *slog.Logger) (*snapshot, error) {
-	snap := &snapshot{taints: clusterTaints(nodes), boundInGroup: map[string]int{}, queues: queues, scheduler: cfg.SchedulerName}
+	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName}
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -53,10 +59,12 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 		switch {
 		case node != "":
 			byNode[node] = append(byNode[node], p)
-			if g := GroupName(p); g != "" {
-				snap.boundInGroup[p.Namespace+"/"+g]++
-			}
-		case p.Spec.SchedulerName == cfg.SchedulerName && p.DeletionTimestamp == nil:
+			snap.members.add(snap.members.bound, p)
+		case p.Spec.SchedulerName != cfg.SchedulerName || p.DeletionTimestamp != nil:
+		case len(p.Spec.SchedulingGates) > 0:
+			snap.gated = append(snap.gated, p)
+			snap.members.add(snap.members.gated, p)
+		default:
 			snap.pending = append(snap.pending, p)
 		}
 	}
@@ -64,7 +72,8 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 		return snap, nil // nothing to place: no state needed
 	}
 	snap.selectors = nodeSelectors(snap.pending)
-	f, skipped := buildFleet(nodes, cfg, selectorTaints(nodes, snap.selectors))
+	f, skipped, described := buildFleet(nodes, cfg, selectorTaints(nodes, snap.selectors))
+	snap.described = described
 	st, err := gang.New(f)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)

@@ -21,9 +21,25 @@ type unit struct {
 	blocked  string        // why it cannot be placed at all, or ""
 }
 
+// groupCounts counts pods of each pod group (namespace/name) that are not
+// pending: bound, or gated (spec.schedulingGates), which count as missing
+// members until their gates are removed.
+type groupCounts struct{ bound, gated map[string]int }
+
+func newGroupCounts() groupCounts {
+	return groupCounts{bound: map[string]int{}, gated: map[string]int{}}
+}
+
+// add counts p in to, when p belongs to a pod group.
+func (groupCounts) add(to map[string]int, p *corev1.Pod) {
+	if g := GroupName(p); g != "" {
+		to[p.Namespace+"/"+g]++
+	}
+}
+
 // buildUnits groups pending pods into units and orders them: higher
 // priority first, then older, then by name.
-func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, boundInGroup map[string]int) []*unit {
+func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, members groupCounts) []*unit {
 	byName := map[string]*unit{}
 	var units []*unit
 	for _, p := range pending {
@@ -46,9 +62,9 @@ func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, boundInGroup
 	}
 	for _, u := range units {
 		sort.Slice(u.pods, func(a, b int) bool { return u.pods[a].Name < u.pods[b].Name })
-		u.blocked = blockedReason(u, boundInGroup)
+		u.blocked = blockedReason(u, members)
 		if u.group != nil {
-			u.bound = boundInGroup[u.name]
+			u.bound = members.bound[u.name]
 		}
 	}
 	sort.SliceStable(units, func(a, b int) bool { return unitLess(units[a], units[b]) })
@@ -66,8 +82,9 @@ func unitLess(a, b *unit) bool {
 }
 
 // blockedReason says why a pod group cannot be placed whatever the nodes:
-// its PodGroup does not exist, or it has fewer pods than minMember.
-func blockedReason(u *unit, boundInGroup map[string]int) string {
+// its PodGroup does not exist, or it has fewer pods than minMember (gated
+// pods are missing ones).
+func blockedReason(u *unit, members groupCounts) string {
 	label := GroupName(u.pods[0])
 	switch {
 	case label == "":
@@ -80,14 +97,18 @@ func blockedReason(u *unit, boundInGroup map[string]int) string {
 		return fmt.Sprintf("pod group %q does not exist: create a PodGroup (%s) named %s in namespace %s",
 			label, kind, label, u.pods[0].Namespace)
 	}
-	have := len(u.pods) + boundInGroup[u.name]
+	have := len(u.pods) + members.bound[u.name]
 	if have < u.group.MinMember {
 		field := "minMember"
 		if u.group.Native {
 			field = "minCount"
 		}
-		return fmt.Sprintf("pod group %s has %d of its %s %d pods; waiting for the rest before any starts",
-			u.group.Name, have, field, u.group.MinMember)
+		gated := ""
+		if n := members.gated[u.name]; n > 0 {
+			gated = fmt.Sprintf(" (%d more with scheduling gates)", n)
+		}
+		return fmt.Sprintf("pod group %s has %d of its %s %d pods%s; waiting for the rest before any starts",
+			u.group.Name, have, field, u.group.MinMember, gated)
 	}
 	return ""
 }
