@@ -52,7 +52,8 @@
 //
 // Tasks survive a restart of the server only if whatever restarts it does
 // not kill the whole process tree: under systemd, run the server with
-// KillMode=process.
+// KillMode=process, and Delegate=yes so that systemd leaves the tasks'
+// cgroups alone (deploy/corral-server.service).
 //
 // Start from here: Start and Adopt in task.go, then supervise.go; users
 // in user.go, cgroups in cgroup_linux.go, devices in devices_linux.go and

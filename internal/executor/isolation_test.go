@@ -192,8 +192,8 @@ func TestStopRemovesTheCgroup(t *testing.T) {
 
 func TestCgroupLimits(t *testing.T) {
 	c := testCgroups(t)
-	if !c.Has("memory") || !c.Has("cpu") {
-		t.Skipf("no memory or cpu controller: %s", c)
+	if !c.Has("memory") && !c.Has("cpu") {
+		t.Skipf("no memory nor cpu controller: %s", c)
 	}
 	spec := shSpec(t, "while [ ! -e go ]; do sleep 0.02; done; exec dd if=/dev/zero of=/dev/null bs=256M count=1")
 	spec.Cgroups, spec.MemoryBytes, spec.CPUMilli = c, 64<<20, 500
@@ -207,7 +207,7 @@ func TestCgroupLimits(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(spec.Dir, "go"), nil, 0o600)
-	if res := waitDone(t, task); res.Signal != "SIGKILL" {
+	if res := waitDone(t, task); c.Has("memory") && res.Signal != "SIGKILL" {
 		t.Errorf("a task that allocates 256 MiB under a 64 MiB limit: %+v, want killed", res)
 	}
 }
@@ -231,8 +231,9 @@ func limitFiles(h Hierarchy) [][2]string {
 }
 
 // A task may open the device files of its GPUs and no other: stand-ins
-// with NVIDIA's major number 195 (no driver behind them) fail to open
-// with ENXIO when allowed, EPERM when fenced off. Both the v1 devices
+// with NVIDIA's major number 195 fail to open with ENXIO when allowed (no
+// driver; with NVIDIA's driver loaded, ENODEV: it has no such minor),
+// EPERM when fenced off. Both the v1 devices
 // controller and the v2 eBPF program are tested where the machine has
 // them.
 func TestTaskOpensOnlyItsGPUs(t *testing.T) {
@@ -250,11 +251,44 @@ func TestTaskOpensOnlyItsGPUs(t *testing.T) {
 			spec.DeviceFiles = []string{devs[0], "/dev/corral-no-such-device"}
 			task := start(t, spec)
 			waitDone(t, task)
-			out := readFile(t, task.StderrPath()) + readFile(t, task.StdoutPath())
-			for _, want := range []string{devs[0] + ": " + unix.ENXIO.Error(), devs[1] + ": " + unix.EPERM.Error(), "null ok"} {
-				if !strings.Contains(strings.ToLower(out), strings.ToLower(want)) {
+			out := strings.ToLower(readFile(t, task.StderrPath()) + readFile(t, task.StdoutPath()))
+			if !strings.Contains(out, devs[0]+": "+unix.ENXIO.Error()) && !strings.Contains(out, devs[0]+": "+unix.ENODEV.Error()) {
+				t.Errorf("the allowed stand-in did not fail as a device without a driver (ENXIO; ENODEV from NVIDIA's driver):\n%s", out)
+			}
+			for _, want := range []string{devs[1] + ": " + unix.EPERM.Error(), "null ok"} {
+				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
+			}
+		})
+	}
+}
+
+// On a machine with an NVIDIA GPU and its driver, a task fenced to the
+// driver's control files sees no GPU, and one given /dev/nvidia0 sees it.
+func TestRealGPUsAreFenced(t *testing.T) {
+	smi, err := exec.LookPath("nvidia-smi")
+	if _, serr := os.Stat("/dev/nvidia0"); err != nil || serr != nil {
+		t.Skip("needs an NVIDIA GPU, its driver and nvidia-smi")
+	}
+	c := testCgroups(t)
+	if c.Devices == "" {
+		t.Skipf("devices cannot be fenced here: %s", c)
+	}
+	control := []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}
+	for _, tc := range []struct {
+		name  string
+		files []string
+		sees  bool
+	}{{"no GPU", control, false}, {"GPU 0", append(control, "/dev/nvidia0"), true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := shSpec(t, smi+" -L 2>&1; true")
+			spec.Cgroups, spec.DeviceFiles = c, tc.files
+			task := start(t, spec)
+			waitDone(t, task)
+			out := readFile(t, task.StdoutPath())
+			if sees := strings.Contains(out, "GPU 0:"); sees != tc.sees {
+				t.Errorf("nvidia-smi -L with %v: %q; want the GPU listed: %v", tc.files, out, tc.sees)
 			}
 		})
 	}
@@ -323,4 +357,28 @@ func readFile(t *testing.T, path string) string {
 
 func execOutput(name string, args ...string) ([]byte, error) {
 	return exec.Command(name, args...).CombinedOutput()
+}
+
+// Cgroup mounts are read from mountinfo: v1 hierarchies of the
+// controllers tasks use, and cgroup2; nothing else.
+func TestParseMountinfo(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want cgroupMount
+		ok   bool
+	}{
+		{"31 24 0:27 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory", cgroupMount{dir: "/sys/fs/cgroup/memory", root: "/", ctrls: []string{"memory"}}, true},
+		{"32 24 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct", cgroupMount{dir: "/sys/fs/cgroup/cpu,cpuacct", root: "/", ctrls: []string{"cpu"}}, true},
+		{"29 22 0:26 /ns /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate", cgroupMount{dir: "/sys/fs/cgroup", root: "/ns", v2: true}, true},
+		{"33 24 0:29 / /sys/fs/cgroup/blkio rw - cgroup cgroup rw,blkio", cgroupMount{}, false},
+		{"22 1 254:0 / /my\\040disk rw - ext4 /dev/vda rw", cgroupMount{}, false},
+	} {
+		got, ok := parseMountinfo(tc.line)
+		if ok != tc.ok || (ok && (got.dir != tc.want.dir || got.root != tc.want.root || got.v2 != tc.want.v2 || strings.Join(got.ctrls, ",") != strings.Join(tc.want.ctrls, ","))) {
+			t.Errorf("%q: got %+v %v, want %+v %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got := unescapeMount(`/a\040b`); got != "/a b" {
+		t.Errorf("unescape: %q", got)
+	}
 }

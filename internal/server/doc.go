@@ -20,8 +20,16 @@
 // the healthy GPUs only; its GPU indices map onto physical ones (phys), so
 // that a GPU can be drained and the state rebuilt around running work.
 //
+// Jobs are fenced by Config.RunAs and Config.Cgroups (isolation.go): as
+// root, each job runs as its tenant's Unix user, with a clean environment,
+// in a cgroup per task that is killed whole, limits its memory and CPU
+// and lets it open only its GPUs' device files (taskfiles.go); the
+// database and the supervisors' records are root's alone. Isolation says
+// what holds and what does not.
+//
 // Start with Server in server.go, the scheduling cycle in cycle.go, task
 // lifecycles in run.go and finish.go, restart in recover.go, GPU health in
-// health.go, then the API in http.go and the *_api.go files. The wire
+// health.go, isolation in isolation.go, then the API in http.go and the
+// *_api.go files. The wire
 // types are in the api subpackage, the Go client in client.
 package server
