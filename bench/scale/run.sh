@@ -11,6 +11,8 @@
 #   BASE=v0.3 bench/scale/run.sh             # another baseline revision
 #   CURRENT=HEAD bench/scale/run.sh          # HEAD instead of the working tree
 #   FLAGS="--nodes 2000" bench/scale/run.sh  # other flags, the same for both
+#   BIN_BASE=a BIN_CURRENT=b bench/scale/run.sh  # prebuilt binaries (no Go, git or jq needed)
+#   SUMMARY_ONLY=1 OUT=dir bench/scale/run.sh    # summarise runs made elsewhere
 #
 # BASE defaults to the commit before "gang: a single task ... is placed by
 # corral's packing policy": single tasks placed by gang's own search, before
@@ -35,7 +37,9 @@ OUT=${OUT:-$here/runs}
 CURRENT=${CURRENT:-}
 DRIVER=${DRIVER:-current}
 module=github.com/corral-sched/corral
-if [ -z "${BASE:-}" ]; then
+BIN_BASE=${BIN_BASE:-}
+BIN_CURRENT=${BIN_CURRENT:-}
+if [ -z "${BASE:-}" ] && [ -z "$BIN_BASE" ]; then
   live=$(git log -n1 --format=%H -E --grep="^gang: a single task .*is placed by corral's packing policy")
   [ -n "$live" ] || { echo "run.sh: no commit 'gang: a single task ... packing policy' in git log; set BASE" >&2; exit 1; }
   BASE=$(git rev-parse --short "$live^")
@@ -83,38 +87,63 @@ describe() {
   fi
 }
 
-case $DRIVER in
-  current) overlay=driver base="$(describe "$BASE") with the current driver" ;;
-  base) overlay="" base=$(describe "$BASE") ;;
-  *) echo "run.sh: DRIVER=$DRIVER: want current or base" >&2; exit 1 ;;
-esac
-echo "building baseline $base and current $(describe "$CURRENT")" >&2
-build "$BASE" "$tmp/corral-base" $overlay
-build "$CURRENT" "$tmp/corral-current"
+# measure: builds both binaries and runs them alternately into $OUT.
+measure() {
+  local base current
+  if [ -n "$BIN_BASE" ] && [ -n "$BIN_CURRENT" ]; then
+    base="prebuilt $BIN_BASE${DESC_BASE:+: $DESC_BASE}"
+    current="prebuilt $BIN_CURRENT${DESC_CURRENT:+: $DESC_CURRENT}"
+    cp "$BIN_BASE" "$tmp/corral-base"
+    cp "$BIN_CURRENT" "$tmp/corral-current"
+  else
+    case $DRIVER in
+      current) overlay=driver base="$(describe "$BASE") with the current driver" ;;
+      base) overlay="" base=$(describe "$BASE") ;;
+      *) echo "run.sh: DRIVER=$DRIVER: want current or base" >&2; exit 1 ;;
+    esac
+    current=$(describe "$CURRENT")
+    echo "building baseline $base and current $current" >&2
+    build "$BASE" "$tmp/corral-base" $overlay
+    build "$CURRENT" "$tmp/corral-current"
+  fi
 
-mkdir -p "$OUT"
-rm -f "$OUT"/base-*.json "$OUT"/base-*.txt "$OUT"/current-*.json "$OUT"/current-*.txt
-{
-  echo "# corral bench scale $FLAGS, $N rounds, $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "# baseline: $base"
-  echo "# current:  $(describe "$CURRENT")"
-  echo "# $(uname -srm), $(nproc) CPUs, $("$GO" version)"
-  echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
-} >"$OUT/summary.txt"
+  mkdir -p "$OUT"
+  rm -f "$OUT"/base-*.json "$OUT"/base-*.txt "$OUT"/current-*.json "$OUT"/current-*.txt
+  {
+    echo "# corral bench scale $FLAGS, $N rounds, $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "# baseline: $base"
+    echo "# current:  $current"
+    echo "# $(uname -srm), $(nproc) CPUs ($(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), GOMAXPROCS ${GOMAXPROCS:-all}"
+    echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
+  } >"$OUT/summary.txt"
 
-# one LABEL I: runs binary LABEL for round I.
-one() {
-  # shellcheck disable=SC2086 # FLAGS is a list of flags
-  "$tmp/corral-$1" bench scale $FLAGS --quiet --json "$OUT/$1-$2.json" >"$OUT/$1-$2.txt"
-  jq -r --arg l "$1" --arg i "$2" \
-    '"round \($i) \($l): \(.decisions_per_sec|floor) decisions/s, p99 \(.p99_decision_ms) ms, gang512 p99 \(.gang512_p99_ms) ms"' \
-    "$OUT/$1-$2.json" >&2
+  # one LABEL I: runs binary LABEL for round I.
+  one() {
+    # shellcheck disable=SC2086 # FLAGS is a list of flags
+    "$tmp/corral-$1" bench scale $FLAGS --quiet --json "$OUT/$1-$2.json" >"$OUT/$1-$2.txt"
+    command -v jq >/dev/null || return 0
+    jq -r --arg l "$1" --arg i "$2" \
+      '"round \($i) \($l): \(.decisions_per_sec|floor) decisions/s, p99 \(.p99_decision_ms) ms, gang512 p99 \(.gang512_p99_ms) ms"' \
+      "$OUT/$1-$2.json" >&2
+  }
+
+  for i in $(seq 1 "$N"); do
+    if [ $((i % 2)) -eq 1 ]; then one base "$i"; one current "$i"; else one current "$i"; one base "$i"; fi
+  done
+  echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >>"$OUT/summary.txt"
 }
 
-for i in $(seq 1 "$N"); do
-  if [ $((i % 2)) -eq 1 ]; then one base "$i"; one current "$i"; else one current "$i"; one base "$i"; fi
-done
-echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >>"$OUT/summary.txt"
+if [ -n "${SUMMARY_ONLY:-}" ]; then # runs made elsewhere: summarise $OUT again
+  N=$(find "$OUT" -name "current-*.json" | wc -l)
+  grep "^#" "$OUT/summary.txt" >"$tmp/header" || true
+  mv "$tmp/header" "$OUT/summary.txt"
+else
+  measure
+fi
+if ! command -v jq >/dev/null; then
+  echo "run.sh: no jq here; summarise elsewhere with SUMMARY_ONLY=1 OUT=<these runs> bench/scale/run.sh" >&2
+  exit 0
+fi
 
 # median EXPR LABEL: the median of jq expression EXPR over LABEL's runs;
 # null when no run has it (a baseline without the field).
