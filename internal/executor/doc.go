@@ -25,8 +25,8 @@
 // holds no GPU. If the supervisor itself is killed, the server that
 // follows it kills the task's group and reports the task Lost.
 //
-// A task's environment is its Spec.Env and the device and rank variables,
-// on top of a PATH and its user's HOME, USER and LOGNAME: nothing of the
+// A task's environment is a default PATH, its Spec.Env, its user's HOME,
+// USER and LOGNAME, and the device and rank variables: nothing of the
 // server's own environment, which may hold secrets, reaches it. With
 // Spec.User set, the supervisor (which stays root) starts the task under
 // that uid, gid and supplementary groups; the task's records and logs

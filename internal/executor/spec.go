@@ -19,9 +19,9 @@ type Spec struct {
 	ID      string   // unique and file-name safe, e.g. "j000017-0"; names the files under Dir
 	Command []string // argv; Command[0] is looked up in PATH
 	WorkDir string   // working directory of the process ("" = Dir)
-	// Env is the task's KEY=VALUE variables, after a PATH and the
-	// HOME, USER and LOGNAME of User (see baseEnv): nothing of the
-	// server's own environment reaches the task.
+	// Env is the task's KEY=VALUE variables, after a default PATH and
+	// before HOME, USER and LOGNAME of User (see taskEnv): nothing of
+	// the server's own environment reaches the task.
 	Env []string
 	// User is the Unix account the task runs as; nil means the server's.
 	User *User `json:",omitempty"`
@@ -143,18 +143,20 @@ func (s Spec) statePath() string { return s.path(".state") }
 func (s Spec) stopPath() string  { return s.path(".stop") }
 func (s Spec) exitPath() string  { return s.path(".exit") }
 
-// taskEnv is the task's environment: a PATH and the user's HOME, USER and
-// LOGNAME (baseEnv), then Spec.Env, then the device and gang variables,
-// so that the scheduler's choice of GPUs and ranks wins over anything
-// the submitter sent. When a key repeats, the process sees the last
-// value. The server's own environment is no part of it.
+// taskEnv is the task's environment: a default PATH, then Spec.Env, then
+// HOME, USER and LOGNAME of the task's user (accountEnv) and the device
+// and gang variables, so that the account and the scheduler's choice of
+// GPUs and ranks win over anything the submitter sent. When a key
+// repeats, the process sees the last value. The server's own environment
+// is no part of it.
 func taskEnv(s Spec) []string {
-	env := baseEnv(s.User)
+	env := []string{"PATH=" + DefaultPath}
 	for _, kv := range s.Env {
 		if !strings.HasPrefix(kv, superviseEnv+"=") {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, accountEnv(s.User)...)
 	if len(s.Devices) == 0 {
 		env = append(env, "CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=void")
 	} else {

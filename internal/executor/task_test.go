@@ -83,8 +83,9 @@ func TestEnvironment(t *testing.T) {
 		}, map[string]string{"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "8"}},
 		{"the server's environment is not inherited, nor the supervisor's mode", func(*Spec) {},
 			map[string]string{"PATH": DefaultPath, "HOME": currentUser().Home, "USER": currentUser().Name, superviseEnv: "<unset>"}},
-		{"the submitter's PATH wins over the default", func(s *Spec) { s.Env = []string{"PATH=/opt/x/bin:/usr/bin:/bin"} },
-			map[string]string{"PATH": "/opt/x/bin:/usr/bin:/bin"}},
+		{"the submitter's PATH wins over the default, not its HOME or USER", func(s *Spec) {
+			s.Env = []string{"PATH=/opt/x/bin:/usr/bin:/bin", "HOME=/Users/someone", "USER=someone"}
+		}, map[string]string{"PATH": "/opt/x/bin:/usr/bin:/bin", "HOME": currentUser().Home, "USER": currentUser().Name}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,10 +93,11 @@ func (u *User) validate() error {
 	return fmt.Errorf("cannot run a task as uid %d gid %d: this process runs as uid %d, not root", u.UID, u.GID, os.Geteuid())
 }
 
-// baseEnv is where a task's environment starts: a PATH, and HOME, USER
-// and LOGNAME of the account it runs as. Nothing of the server's own
-// environment reaches a task.
-func baseEnv(u *User) []string {
+// accountEnv is HOME, USER and LOGNAME of the account a task runs as
+// (this process's for a nil User). They come after what the submitter
+// sent, whose own HOME or USER may be another machine's or another
+// user's, and say what the task runs as.
+func accountEnv(u *User) []string {
 	self := currentUser()
 	if u == nil {
 		u = &self
@@ -108,7 +109,7 @@ func baseEnv(u *User) []string {
 	if name == "" {
 		name = strconv.FormatUint(uint64(u.UID), 10)
 	}
-	return []string{"PATH=" + DefaultPath, "HOME=" + home, "USER=" + name, "LOGNAME=" + name}
+	return []string{"HOME=" + home, "USER=" + name, "LOGNAME=" + name}
 }
 
 // lookPath finds the program a task runs: a name with a slash as it is,
