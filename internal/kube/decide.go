@@ -49,6 +49,11 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 		}
 	}
 	out := sched.Cycle(in.snap)
+	if snap.ledger != nil {
+		for _, st := range out.Starts {
+			snap.ledger.Started(st.Unit.Job.Name, st.Unit.Queue, st.Admission.Need)
+		}
+	}
 	in.prs = in.preemptions(out.Preempts)
 	d := decisions{binds: in.binds(out.Starts), preempts: in.prs}
 	waits := map[string]rejection{}
@@ -81,10 +86,12 @@ type cycleInput struct {
 func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}}
 	in.snap = &sched.Snapshot{
+		Now:   snap.now,
 		State: snap.state,
 		Book:  snap.book,
 		Config: sched.Config{
 			Preemption: preempting,
+			FairShare:  true,
 			Charge: func(p *gang.Placement) queue.Amounts {
 				return queue.Amounts{anyGPU: placementMilli(snap.state, p)}
 			},
@@ -93,6 +100,13 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 	for _, v := range runningUnits(snap) {
 		in.running[v.name] = v
 		in.snap.Running = append(in.snap.Running, in.runningOf(v))
+	}
+	if snap.ledger != nil {
+		book, err := snap.ledger.Sync(snap.specs, in.snap.Running, snap.now)
+		if err != nil {
+			panic(fmt.Sprintf("kube: %v", err)) // the specs were built into snap.book already
+		}
+		in.snap.Book = book
 	}
 	return in
 }

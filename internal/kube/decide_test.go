@@ -144,7 +144,9 @@ func TestDecideQueueQuota(t *testing.T) {
 		inQueue(fakePod("lost", 1, 5), "missing"), // no such queue
 	}
 	binds, rejects := runDecideQueues(t, h100Nodes(3), pods, nil, queues)
-	if want := []string{"fits->n0", "small->n1", "free->n2"}; !reflect.DeepEqual(binds, want) {
+	// Queues go in fair-share order (equal here, so by name: open, then
+	// team), each queue's pods by priority, then age.
+	if want := []string{"free->n1", "fits->n0", "small->n2"}; !reflect.DeepEqual(binds, want) {
 		t.Errorf("binds %v, want %v", binds, want)
 	}
 	if len(rejects) != 2 || !strings.Contains(rejects[0], `over: over quota: queue "team" has room for 2 GPUs of its 10; this needs 4`) || !strings.Contains(rejects[1], `queue "missing" does not exist`) {
@@ -251,8 +253,8 @@ func TestDecideCohortBorrowing(t *testing.T) {
 		inQueue(fakePod("c1", 1, 3), "c"), // no quota, no cohort
 	}
 	binds, rejects := runDecideQueues(t, h100Nodes(3), pods, nil, queues)
-	if len(binds) != 2 || !strings.HasPrefix(binds[0], "b1->") || !strings.HasPrefix(binds[1], "a1->") {
-		t.Errorf("binds %v, want b1 (borrowing) and a1", binds)
+	if len(binds) != 2 || !strings.HasPrefix(binds[0], "a1->") || !strings.HasPrefix(binds[1], "b1->") {
+		t.Errorf("binds %v, want a1, then b1 (borrowing; queues in fair-share order)", binds)
 	}
 	if len(rejects) != 2 || !strings.Contains(rejects[0], "b2: over quota") || !strings.Contains(rejects[1], "c1: over quota") {
 		t.Errorf("rejects %v", rejects)

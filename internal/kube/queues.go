@@ -57,8 +57,10 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	return q, nil
 }
 
-// newBook is the quota ledger of the queues, nothing admitted yet.
-func newBook(queues map[string]*queueSpec) (*queue.Book, error) {
+// queueSpecs are the queues as the quota book takes them: a queue without
+// a quota has no limit, and fair share measures its use against the
+// cluster's GPUs; each queue's pods by priority, then age.
+func queueSpecs(queues map[string]*queueSpec, clusterGPUs int) []queue.Spec {
 	names := make([]string, 0, len(queues))
 	for n := range queues {
 		names = append(names, n)
@@ -66,21 +68,17 @@ func newBook(queues map[string]*queueSpec) (*queue.Book, error) {
 	sort.Strings(names)
 	specs := make([]queue.Spec, 0, len(names))
 	for _, n := range names {
-		nominal := noQuota
-		if q := queues[n]; q.GPUs >= 0 {
-			nominal = q.GPUs * queue.Milli
+		q := queues[n]
+		spec := queue.Spec{Name: n, Cohort: q.Cohort, Nominal: queue.Amounts{anyGPU: noQuota}, ShareGPUs: float64(max(clusterGPUs, 1)), Order: queue.PriorityFIFO}
+		if q.GPUs >= 0 {
+			spec.Nominal[anyGPU], spec.ShareGPUs = q.GPUs*queue.Milli, 0
 		}
-		spec := queue.Spec{Name: n, Cohort: queues[n].Cohort, Nominal: queue.Amounts{anyGPU: nominal}}
-		if b := queues[n].Borrow; b >= 0 && spec.Cohort != "" {
-			spec.BorrowingLimit = queue.Amounts{anyGPU: b * queue.Milli}
+		if q.Borrow >= 0 && spec.Cohort != "" {
+			spec.BorrowingLimit = queue.Amounts{anyGPU: q.Borrow * queue.Milli}
 		}
 		specs = append(specs, spec)
 	}
-	b, err := queue.NewBook(specs, 0)
-	if err != nil {
-		return nil, fmt.Errorf("queues: %w", err)
-	}
-	return b, nil
+	return specs
 }
 
 // placementMilli is how much GPU a placement holds, in milli-GPUs: whole

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/corral-sched/corral/internal/sched"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -28,6 +30,7 @@ import (
 // with Run, or RunElected when several replicas run.
 type Scheduler struct {
 	cfg     Config
+	quota   sched.Ledger // the queues' quota book, kept across cycles for fair share
 	client  kubernetes.Interface
 	dyn     dynamic.Interface // nil: no custom resources
 	log     *slog.Logger
@@ -207,6 +210,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	}
 	start := time.Now()
 	units := buildUnits(snap.pending, s.podGroups(), snap.members)
+	snap.ledger, snap.now = &s.quota, s.cfg.Now()
 	d := decide(snap, units, !s.cfg.NoPreemption)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
 	s.log.Debug("cycle", "nodes", snap.nodes, "pending", len(snap.pending), "gated", len(snap.gated), "units", len(units),

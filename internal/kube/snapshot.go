@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // snapshot is the cluster as one cycle sees it: the core's state with
@@ -31,8 +34,14 @@ type snapshot struct {
 	bound     []boundPod // in node, then pod order
 	queues    map[string]*queueSpec
 	scheduler string      // the scheduler name: only its pods are preempted
-	book      *queue.Book // quota in use per queue
-	selectors []selector  // the pending pods' node selectors
+	book      *queue.Book // quota in use per queue, learnt afresh
+	specs     []queue.Spec
+	// ledger, when set, is the scheduler's quota book kept across cycles
+	// (fair share remembers past use); book is then not used. now is the
+	// cycle's time.
+	ledger    *sched.Ledger
+	now       time.Time
+	selectors []selector // the pending pods' node selectors
 }
 
 // boundPod is a pod running on a node, as the core holds it.
@@ -78,9 +87,10 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	book, err := newBook(queues)
+	snap.specs = queueSpecs(queues, fleetGPUs(f))
+	book, err := queue.NewBook(snap.specs, 0)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
+		return nil, fmt.Errorf("snapshot: queues: %w", err)
 	}
 	snap.state, snap.nodes, snap.skipped, snap.book = st, len(f.Nodes), skipped, book
 	snap.bound = pinBound(st, byNode, log)
@@ -135,3 +145,12 @@ func pinPod(st *gang.State, node string, p *corev1.Pod) (*gang.Placement, error)
 }
 
 func boundJobName(p *corev1.Pod) string { return "bound " + string(p.UID) }
+
+// fleetGPUs counts the fleet's GPUs.
+func fleetGPUs(f *fleet.Fleet) int {
+	n := 0
+	for i := range f.Nodes {
+		n += f.Nodes[i].GPUs
+	}
+	return n
+}

@@ -50,6 +50,9 @@ func (l *Ledger) Sync(specs []queue.Spec, running []Running, now time.Time) (*qu
 		}
 	}
 	for _, r := range running {
+		if c, ok := l.charged[r.Name]; ok && (c.queue != r.Queue || !c.need.Equal(r.Need)) {
+			l.Release(r.Name) // it grew (a pod group's later pods) or moved
+		}
 		if _, ok := l.charged[r.Name]; !ok && r.Queue != "" {
 			if _, err := l.book.Admit(r.Queue, r.Need); err == nil {
 				l.charged[r.Name] = charge{r.Queue, r.Need}

@@ -1,0 +1,238 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/corral-sched/corral/internal/twin"
+)
+
+// TestTwinKube holds corral kube-scheduler to the core's transcripts: the
+// same scripted workload, as pods and pod groups on the real API server,
+// starts and preempts the same jobs at the same steps. The test drives the
+// scheduler's cycles itself, so that a step reaches it whole, and plays the
+// kubelet and the job controller: a finished job's pods are deleted, an
+// evicted pod is deleted and created again.
+func TestTwinKube(t *testing.T) {
+	for _, path := range twin.Scripts(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			s := twin.Load(t, path)
+			f := &kubeFace{t: t, e: newEnv(t), jobs: map[string]*kubeJob{}, queues: map[string]string{}}
+			got, err := twin.Run(f, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			twin.Compare(t, got, s.Want)
+		})
+	}
+}
+
+const labelTwinJob = "corral.test/twin-job"
+
+type kubeFace struct {
+	t          *testing.T
+	e          *env
+	s          *Scheduler
+	queues     map[string]string // tenant -> Queue name
+	jobs       map[string]*kubeJob
+	submitting []twin.Job
+	finishing  []string
+	started    []string
+	preempted  []string
+}
+
+type kubeJob struct {
+	j       twin.Job
+	running bool // its pods are bound
+	gone    bool // finished
+}
+
+func (f *kubeFace) Fleet(gpus int) error {
+	f.e.node(f.e.ns+"-twin", gpus, nil)
+	f.s = New(f.e.c.Client, f.e.c.Dynamic, f.e.config(), testLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	f.t.Cleanup(cancel)
+	return f.s.Start(ctx)
+}
+
+func (f *kubeFace) Tenant(name string, quota int) error {
+	q := f.e.ns + "-" + name
+	spec := map[string]any{"tenant": name}
+	if quota > 0 {
+		spec["quota"] = map[string]any{"gpus": int64(quota)}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "corral.sh/v1alpha1", "kind": "Queue", "metadata": map[string]any{"name": q}, "spec": spec}}
+	ctx := context.Background()
+	if _, err := f.e.c.Dynamic.Resource(QueueResource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	f.t.Cleanup(func() { _ = f.e.c.Dynamic.Resource(QueueResource).Delete(ctx, q, metav1.DeleteOptions{}) })
+	f.queues[name] = q
+	return nil
+}
+
+func (f *kubeFace) Submit(j twin.Job) error {
+	f.submitting = append(f.submitting, j)
+	return nil
+}
+
+func (f *kubeFace) Finish(name string) error {
+	f.finishing = append(f.finishing, name)
+	return nil
+}
+
+// Settle applies the step, then runs cycles until one neither binds nor
+// evicts, ending evicted pods and creating them again between cycles.
+func (f *kubeFace) Settle() (started, preempted, waiting []string, err error) {
+	for _, name := range f.finishing {
+		f.deletePods(name)
+		f.jobs[name].gone = true
+	}
+	for _, j := range f.submitting {
+		f.jobs[j.Name] = &kubeJob{j: j}
+		f.createPods(j)
+	}
+	f.finishing, f.submitting = nil, nil
+	for range 20 {
+		f.waitCache()
+		before := f.s.Stats()
+		if err := f.s.Cycle(context.Background()); err != nil {
+			return nil, nil, nil, err
+		}
+		after := f.s.Stats()
+		f.observe()
+		if after.Binds == before.Binds && after.Evictions == before.Evictions {
+			break
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.jobs)) {
+		if j := f.jobs[name]; !j.gone && !j.running {
+			waiting = append(waiting, name)
+		}
+	}
+	started, preempted = f.started, f.preempted
+	f.started, f.preempted = nil, nil
+	return started, preempted, waiting, nil
+}
+
+// observe records the jobs that started and the evicted ones, which it
+// deletes and creates again (their controller would).
+func (f *kubeFace) observe() {
+	pods := f.pods()
+	for name, j := range f.jobs {
+		if j.gone {
+			continue
+		}
+		mine := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Labels[labelTwinJob] != name })
+		evicted := slices.ContainsFunc(mine, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+		bound := len(mine) == max(j.j.Tasks, 1) && !slices.ContainsFunc(mine, func(p corev1.Pod) bool { return p.Spec.NodeName == "" })
+		switch {
+		case evicted:
+			f.preempted = append(f.preempted, name)
+			f.deletePods(name)
+			f.createPods(j.j)
+			j.running = false
+		case bound && !j.running:
+			f.started = append(f.started, name)
+			j.running = true
+		}
+	}
+}
+
+// createPods creates a job's pods, in a pod group when it has several.
+func (f *kubeFace) createPods(j twin.Job) {
+	prio := f.e.priorityClassOnce(j.Priority)
+	tasks := max(j.Tasks, 1)
+	if tasks > 1 && !f.groupExists(j.Name) {
+		f.e.podGroup(j.Name, tasks, nil)
+	}
+	for i := range tasks {
+		name := j.Name
+		if tasks > 1 {
+			name = fmt.Sprintf("%s-%d", j.Name, i)
+		}
+		p := pod(name, j.GPUs)
+		p.Labels[LabelQueue], p.Labels[labelTwinJob] = f.queues[j.Tenant], j.Name
+		p.Spec.PriorityClassName = prio
+		if tasks > 1 {
+			inGroup(p, j.Name)
+		}
+		f.e.create(p)
+	}
+}
+
+func (f *kubeFace) groupExists(name string) bool {
+	_, err := f.e.c.Dynamic.Resource(PodGroupResource).Namespace(f.e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	return err == nil
+}
+
+// deletePods deletes a job's pods at once and waits until they are gone.
+func (f *kubeFace) deletePods(name string) {
+	now := int64(0)
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: labelTwinJob + "=" + name}
+	if err := f.e.c.Client.CoreV1().Pods(f.e.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &now}, sel); err != nil {
+		f.t.Fatal(err)
+	}
+	f.e.eventually(func() error {
+		list, err := f.e.c.Client.CoreV1().Pods(f.e.ns).List(ctx, sel)
+		if err == nil && len(list.Items) > 0 {
+			err = fmt.Errorf("%d pods of %s left", len(list.Items), name)
+		}
+		return err
+	})
+}
+
+func (f *kubeFace) pods() []corev1.Pod {
+	list, err := f.e.c.Client.CoreV1().Pods(f.e.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return list.Items
+}
+
+// waitCache waits until the scheduler's informers show the namespace's
+// pods as the API server has them.
+func (f *kubeFace) waitCache() {
+	f.e.eventually(func() error {
+		want := map[string]string{}
+		for _, p := range f.pods() {
+			want[string(p.UID)] = p.Spec.NodeName
+		}
+		cached, err := f.s.pods.Pods(f.e.ns).List(labels.Everything())
+		if err != nil {
+			return err
+		}
+		if len(cached) != len(want) {
+			return fmt.Errorf("cache has %d pods, the API server %d", len(cached), len(want))
+		}
+		for _, p := range cached {
+			if node, ok := want[string(p.UID)]; !ok || node != p.Spec.NodeName {
+				return fmt.Errorf("cache behind on pod %s", p.Name)
+			}
+		}
+		return nil
+	})
+	time.Sleep(20 * time.Millisecond) // custom resources' informers
+}
+
+// priorityClassOnce is the class of a priority, made the first time.
+func (e *env) priorityClassOnce(value int) string {
+	name := fmt.Sprintf("twin-%d", value)
+	if _, err := e.c.Client.SchedulingV1().PriorityClasses().Get(context.Background(), e.ns+"-"+name, metav1.GetOptions{}); err == nil {
+		return e.ns + "-" + name
+	}
+	return e.priorityClass(name, int32(value))
+}
