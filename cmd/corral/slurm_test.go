@@ -168,7 +168,7 @@ func TestTenantHelpNeedsNoToken(t *testing.T) {
 		}
 	}
 	var errOut strings.Builder
-	if code := run([]string{"server", "tenant", "frobnicate"}, io.Discard, &errOut); code == 0 || strings.Contains(errOut.String(), "token") && !strings.Contains(errOut.String(), "list, create or token") {
+	if code := run([]string{"server", "tenant", "frobnicate"}, io.Discard, &errOut); code == 0 || strings.Contains(errOut.String(), "token") && !strings.Contains(errOut.String(), "list, create, set or token") {
 		t.Errorf("tenant frobnicate: exit %d, %q; want the verbs named, not a token asked for", code, errOut.String())
 	}
 }
@@ -203,12 +203,14 @@ func TestServerURLIsUsable(t *testing.T) {
 // exported environment, queue --json and cancel's filters against a real
 // server.
 func TestCLISlurmHabitsAgainstServer(t *testing.T) {
-	srv := startServerChild(t, "--db", filepath.Join(t.TempDir(), "corral.db"), "--gpus", "2xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	db := filepath.Join(t.TempDir(), "corral.db")
+	srv := startServerChild(t, "--db", db, "--gpus", "2xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
 	t.Setenv("CORRAL_SERVER", srv.url)
 	t.Setenv("CORRAL_TOKEN", srv.token)
 	t.Setenv("MY_VAR", "hello")
 	t.Setenv("SLURM_JOB_ID", "99")
 	c := &client.Client{Server: srv.url, Token: srv.token}
+	jobsAsNobody(t, c, filepath.Dir(db))
 	cli := func(args ...string) (string, string, int) {
 		var out, errOut strings.Builder
 		code := run(args, &out, &errOut)

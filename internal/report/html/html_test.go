@@ -122,7 +122,7 @@ func smallReport(t *testing.T) Report {
 		"managed-training": {GPUHoursBought: 1000, USDPerGPUHour: 4, UsefulGPUHours: 900, MeanWaitHours: 0.2, P99WaitHours: 1.5},
 		"kube-default":     {GPUHoursBought: 1400, USDPerGPUHour: 4, UsefulGPUHours: 800, UndoneGPUHours: 100, MeanWaitHours: 1.1, P99WaitHours: 9},
 		"kube-corral":      {GPUHoursBought: 1050, USDPerGPUHour: 4, UsefulGPUHours: 900, MeanWaitHours: 0.4, P99WaitHours: 3},
-		"hpc-whole-node":   {GPUHoursBought: 1300, USDPerGPUHour: 4, UsefulGPUHours: 900, MeanWaitHours: 2.5, P99WaitHours: 20},
+		"hpc-slurm":        {GPUHoursBought: 1300, USDPerGPUHour: 4, UsefulGPUHours: 900, MeanWaitHours: 2.5, P99WaitHours: 20},
 	})
 	if err != nil {
 		t.Fatal(err)
