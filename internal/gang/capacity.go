@@ -13,6 +13,7 @@ import (
 type scratch struct {
 	capN, fitN, freeN []int
 	capV, fitV, freeV []int
+	frontier          [2][]int // frontier's two levels, reused (valid until its next call)
 }
 
 func newScratch(s *State) scratch {

@@ -103,9 +103,10 @@ func (s *State) frontier(r *request, has func(v int) bool) []int {
 	if !has(0) {
 		return nil
 	}
-	frontier := []int{0}
-	for len(s.tree.children[frontier[0]]) > 0 {
-		var next []int
+	frontier := append(s.scratch.frontier[0][:0], 0)
+	s.scratch.frontier[0] = frontier
+	for flip := 1; len(s.tree.children[frontier[0]]) > 0; flip ^= 1 {
+		next := s.scratch.frontier[flip][:0]
 		best := int32(0)
 		for _, v := range frontier {
 			for _, c := range s.tree.children[v] {
@@ -124,6 +125,7 @@ func (s *State) frontier(r *request, has func(v int) bool) []int {
 				}
 			}
 		}
+		s.scratch.frontier[flip] = next
 		frontier = next
 	}
 	return frontier

@@ -20,6 +20,7 @@ type packer struct {
 	policy   *placement.Corral
 	cluster  *placement.Cluster // mirrors every node's free CPU, memory and GPU milli
 	observed map[string]bool    // jobs observed and not placed since
+	models   map[string]string  // model names as given -> catalog names ("": unknown)
 	left     []int64            // scratch: one node's GPU milli left
 	feasible []int              // scratch: candidate nodes, in tree order
 }
@@ -39,6 +40,7 @@ func newPacker(f *fleet.Fleet, classes []class, nodes []nodeState) *packer {
 		policy:   placement.NewCorralLearning(l),
 		cluster:  placement.NewCluster(mirror),
 		observed: map[string]bool{},
+		models:   map[string]string{},
 	}
 }
 
@@ -153,6 +155,9 @@ func (s *State) appendFeasible(out []int, r *request, nodes []int) []int {
 func (s *State) roomFor(r *request) func(v int) bool {
 	switch r.kind {
 	case job.Whole:
+		if r.d.GPUs == 1 {
+			return func(v int) bool { return s.freeSum(r, v) > 0 } // any free GPU holds one
+		}
 		return func(v int) bool {
 			for k := r.d.GPUs; k <= s.index.maxGPUs; k++ {
 				if s.histSum(r, v, k) > 0 {
@@ -168,12 +173,7 @@ func (s *State) roomFor(r *request) func(v int) bool {
 					return true
 				}
 			}
-			for k := 1; k <= s.index.maxGPUs; k++ {
-				if s.histSum(r, v, k) > 0 {
-					return true
-				}
-			}
-			return false
+			return s.freeSum(r, v) > 0 // a free GPU takes a share
 		}
 	}
 	return func(int) bool { return true }
@@ -193,7 +193,7 @@ func (s *State) podOf(d job.Demand, c int) (model.Pod, bool) {
 		pod.NumGPU, pod.GPUMilli = 1, int64(s.shareMilliOn(d, c))
 	}
 	for _, name := range d.Models {
-		if m, err := lookupModel(name); err == nil && !slices.Contains(pod.Models, m) {
+		if m, ok := s.packer.model(name); ok && !slices.Contains(pod.Models, m) {
 			pod.Models = append(pod.Models, m)
 		}
 	}
@@ -218,12 +218,18 @@ func (s *State) shareMilliOn(d job.Demand, c int) int {
 	return model.MilliPerGPU
 }
 
-// lookupModel is a GPU model's catalog name, so that aliases name one
-// model for the policy.
-func lookupModel(name string) (string, error) {
+// model is a GPU model's catalog name, so that aliases name one model
+// for the policy; false for a model the catalog lacks. Names are looked
+// up once.
+func (p *packer) model(name string) (string, bool) {
+	if m, ok := p.models[name]; ok {
+		return m, m != ""
+	}
 	m, err := gpu.Lookup(name)
 	if err != nil {
-		return "", err
+		p.models[name] = ""
+		return "", false
 	}
-	return m.Name, nil
+	p.models[name] = m.Name
+	return m.Name, true
 }

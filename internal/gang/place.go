@@ -200,6 +200,12 @@ func (s *State) fillIn(r *request, at ref, need int) []Task {
 // span counts distinct domains per level and distinct nodes.
 func (s *State) span(tasks []Task) []int {
 	out := make([]int, s.tree.levels+1)
+	if len(tasks) == 1 { // one task: one domain at every level
+		for l := range out {
+			out[l] = 1
+		}
+		return out
+	}
 	seen := make([]map[int]bool, s.tree.levels+1)
 	for l := range seen {
 		seen[l] = map[int]bool{}
