@@ -24,6 +24,7 @@ type fgdOptions struct {
 	jsonPath, svgPath            string
 	workers                      int
 	bound, timing, quiet         bool
+	replicas                     int
 }
 
 func (o *fgdOptions) flags(stderr io.Writer) *flag.FlagSet {
@@ -39,6 +40,7 @@ func (o *fgdOptions) flags(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.bound, "bound", true, "compute the LP bound and an offline packing at x = 100 for each trace and seed")
 	fs.BoolVar(&o.timing, "timing", true, "record seconds per run (false: byte-identical JSON between runs)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.IntVar(&o.replicas, "replicas", 0, "round every GPU share up to whole 1/N GPUs, as pods ask for time-sliced replicas on Kubernetes (0: each pod's own milli)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: corral bench fgd [flags]
 
@@ -101,6 +103,9 @@ func runBenchFGD(args []string, stdout, stderr io.Writer) error {
 
 // specs loads the inputs and lists every (trace, policy, seed) run.
 func (o *fgdOptions) specs() ([]packbench.Spec, error) {
+	if o.replicas < 0 || o.replicas > model.MilliPerGPU {
+		return nil, fmt.Errorf("--replicas %d: want 0 (keep each share's milli) to %d", o.replicas, model.MilliPerGPU)
+	}
 	policies := splitList(o.policies)
 	for _, p := range policies {
 		if err := packbench.CheckPolicy(p); err != nil {
@@ -119,7 +124,7 @@ func (o *fgdOptions) specs() ([]packbench.Spec, error) {
 	for _, t := range traces {
 		for _, p := range policies {
 			for _, s := range seeds {
-				specs = append(specs, packbench.Spec{Trace: t.name, Nodes: nodes, Pods: t.pods, Policy: p, Seed: s})
+				specs = append(specs, packbench.Spec{Trace: t.name, Nodes: nodes, Pods: model.RoundShares(t.pods, o.replicas), Policy: p, Seed: s})
 			}
 		}
 	}

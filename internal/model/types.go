@@ -99,3 +99,23 @@ func (p Pod) Validate() error {
 	}
 	return nil
 }
+
+// RoundShares returns pods with every share of a GPU rounded up to a whole
+// number of 1/replicas of a GPU: what a pod asks for when GPUs are
+// time-sliced into replicas (the NVIDIA device plugin's sharing), where a
+// pod can only ask for whole replicas. A share that rounds up to a whole
+// GPU asks for it. replicas <= 0 keeps every pod as it is.
+func RoundShares(pods []Pod, replicas int) []Pod {
+	if replicas <= 0 {
+		return pods
+	}
+	out := make([]Pod, len(pods))
+	step := int64(MilliPerGPU / replicas)
+	for i, p := range pods {
+		if p.IsShare() && step > 0 {
+			p.GPUMilli = min((p.GPUMilli+step-1)/step*step, MilliPerGPU)
+		}
+		out[i] = p
+	}
+	return out
+}
