@@ -112,6 +112,9 @@ type Use struct {
 	Rank   int     `json:"rank"`
 	MIG    string  `json:"mig,omitempty"`
 	Share  float64 `json:"share"` // fraction of the GPU
+	// Other marks another tenant's job, shown to a tenant that is not an
+	// admin without its name, tenant or rank.
+	Other bool `json:"other,omitempty"`
 }
 
 // GPUList is the answer to gpus.
