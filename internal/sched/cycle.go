@@ -19,6 +19,8 @@ type cycle struct {
 	failed   map[string]bool     // shapes that found no room this cycle
 	stopping map[string]bool     // running units stopping or chosen to stop
 	running  map[string]*Running // by name
+	// victimsOf lists, per unit, the running units stopping for it, by name.
+	victimsOf map[string][]string
 	// quotaHeld names, per queue, the unit whose quota is being freed: no
 	// other unit of the queue is admitted this cycle.
 	quotaHeld map[string]string
@@ -49,12 +51,17 @@ type head struct {
 // The snapshot's State and Book end up holding exactly the started units.
 func Cycle(snap *Snapshot) Decisions {
 	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, running: map[string]*Running{}, quotaHeld: map[string]string{}}
+	c.victimsOf = map[string][]string{}
 	for i := range snap.Running {
 		r := &snap.Running[i]
 		c.running[r.Name] = r
 		if r.StoppingFor != "" {
 			c.stopping[r.Name] = true
+			c.victimsOf[r.StoppingFor] = append(c.victimsOf[r.StoppingFor], r.Name)
 		}
+	}
+	for _, v := range c.victimsOf {
+		slices.Sort(v)
 	}
 	for _, u := range c.order() {
 		c.consider(u)
@@ -201,16 +208,7 @@ func (c *cycle) undo(name string) {
 func (c *cycle) attemptLimit() int { return cmp.Or(c.snap.Config.Attempts, DefaultAttempts) }
 
 // stoppingFor lists the running units stopping for the named unit, by name.
-func (c *cycle) stoppingFor(name string) []string {
-	var out []string
-	for _, r := range c.snap.Running {
-		if r.StoppingFor == name {
-			out = append(out, r.Name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func (c *cycle) stoppingFor(name string) []string { return c.victimsOf[name] }
 
 // fitsWithout reports whether u would fit if the named running units
 // ended.
