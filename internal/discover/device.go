@@ -7,7 +7,8 @@ import (
 )
 
 // ErrNoDriver is returned by Discover when there is no NVIDIA driver (or
-// NVML library) on the machine, or corral was built without cgo.
+// NVML library) on the machine, or corral was built without NVML (see
+// nvml_other.go).
 var ErrNoDriver = errors.New("discover: no NVIDIA driver")
 
 // Device is one GPU of the machine.

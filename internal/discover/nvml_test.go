@@ -1,5 +1,3 @@
-//go:build linux && cgo
-
 package discover
 
 import (
@@ -8,18 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxb200"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
 // TestDiscoverOnThisMachine runs the real NVML path. Without a driver it
 // must say so with ErrNoDriver; with one, it must describe real GPUs.
+// TestNVMLReal (nvml_real_test.go) checks the answers against nvidia-smi.
 func TestDiscoverOnThisMachine(t *testing.T) {
 	devices, err := Discover()
 	if errors.Is(err, ErrNoDriver) {
@@ -40,25 +31,28 @@ func TestDiscoverOnThisMachine(t *testing.T) {
 	}
 }
 
-// The machines below are NVML's own simulated DGX servers from go-nvml.
-// They simulate identity, memory and MIG; the tests add NVLink, health
-// and MIG device handles, which the simulation leaves out.
+// The machines below are simulated: fakeLib and fakeGPU answer the NVML
+// calls of nvmlLib and nvmlDevice as a driver would, with the products,
+// memory and MIG profiles of NVIDIA's DGX servers (as go-nvml's simulated
+// DGX machines had them, which these tests used before) and the profile
+// IDs real GPUs report.
 
 func TestDiscoverDGX(t *testing.T) {
 	tests := []struct {
-		name    string
-		machine *server.Server
-		model   string
-		product string
+		name     string
+		product  string
+		memoryMB uint64
+		model    string
 	}{
-		{"DGX H100", dgxh100.New(), "H100-80GB", "NVIDIA H100 80GB HBM3"},
-		{"DGX H200", dgxh200.New(), "H200-141GB", "NVIDIA H200 141GB HBM3e"},
-		{"DGX B200", dgxb200.New(), "B200-180GB", "NVIDIA B200 180GB HBM3e"},
+		{"DGX H100", "NVIDIA H100 80GB HBM3", 81920, "H100-80GB"},
+		{"DGX H200", "NVIDIA H200 141GB HBM3e", 144384, "H200-141GB"},
+		{"DGX B200", "NVIDIA B200 180GB HBM3e", 184320, "B200-180GB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			equip(tt.machine, nvswitch(tt.machine))
-			devices, err := discover(tt.machine)
+			machine := dgx(tt.product, tt.memoryMB, 8)
+			machine.nvswitch()
+			devices, err := discover(machine)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +61,7 @@ func TestDiscoverDGX(t *testing.T) {
 			}
 			uuids := map[string]bool{}
 			for i, d := range devices {
-				if d.Index != i || d.Model != tt.model || d.Product != tt.product || d.MIG || d.Fake {
+				if d.Index != i || d.Model != tt.model || d.Product != tt.product || d.MemoryMiB != int64(tt.memoryMB) || d.MIG || d.Fake {
 					t.Errorf("GPU %d: %+v", i, d)
 				}
 				uuids[d.UUID] = true
@@ -86,19 +80,31 @@ func TestDiscoverDGX(t *testing.T) {
 	}
 }
 
+func TestDiscoverNVLinkPairs(t *testing.T) {
+	machine := dgx("NVIDIA H100 80GB HBM3", 81920, 4)
+	machine.link(0, 1)
+	machine.link(2, 3)
+	devices, err := discover(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{1}, {0}, {3}, {2}}
+	for i, d := range devices {
+		if !slices.Equal(d.NVLinkPeers, want[i]) {
+			t.Errorf("GPU %d has NVLink peers %v, want %v", i, d.NVLinkPeers, want[i])
+		}
+	}
+}
+
 func TestDiscoverMIGInstances(t *testing.T) {
-	machine := dgxh100.New()
-	equip(machine, nil)
-	gpu3 := machine.Devices[3].(*server.Device)
-	gpu3.SetMigMode(nvml.DEVICE_MIG_ENABLE)
-	for _, profile := range []int{nvml.GPU_INSTANCE_PROFILE_3_SLICE, nvml.GPU_INSTANCE_PROFILE_1_SLICE, nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV2} {
-		info, ret := gpu3.GetGpuInstanceProfileInfo(profile)
-		if ret != nvml.SUCCESS {
-			t.Fatal(ret)
-		}
-		if _, ret := gpu3.CreateGpuInstance(&info); ret != nvml.SUCCESS {
-			t.Fatal(ret)
-		}
+	machine := dgx("NVIDIA H100 80GB HBM3", 81920, 8)
+	gpu3 := machine.gpus[3]
+	gpu3.mig = true
+	// GPU instances 0, 1, 2 of profiles 3g.40gb, 1g.10gb and 1g.20gb
+	// (NVML_GPU_INSTANCE_PROFILE_3_SLICE, _1_SLICE, _1_SLICE_REV2; IDs 9,
+	// 19, 15), MIG device slots 0, 2, 3 (slot 1 empty).
+	for _, mig := range [][2]int{{0, 2}, {2, 0}, {3, 9}} {
+		gpu3.createMIG(mig[0], mig[1])
 	}
 	devices, err := discover(machine)
 	if err != nil {
@@ -124,16 +130,61 @@ func TestDiscoverMIGInstances(t *testing.T) {
 	if len(devices[2].MIGInstances) != 0 {
 		t.Errorf("GPU 2 has MIG instances outside MIG mode")
 	}
+	if s := devices[3].String(); !strings.HasSuffix(s, "MIG(3 instances)") {
+		t.Errorf("GPU 3 reads %q", s)
+	}
+}
+
+// A MIG device whose memory NVML does not report takes its profile's.
+func TestDiscoverMIGMemoryFromProfile(t *testing.T) {
+	machine := dgx("NVIDIA H100 80GB HBM3", 81920, 1)
+	machine.gpus[0].mig = true
+	mig := machine.gpus[0].createMIG(0, 4) // 7g.80gb
+	mig.fail = map[string]nvmlReturn{"GetMemoryTotal": nvmlErrorNotSupported}
+	devices, err := discover(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := devices[0].MIGInstances; len(got) != 1 || got[0].Profile != "7g.80gb" || got[0].MemoryMiB != 81920 {
+		t.Errorf("MIG instances %+v", got)
+	}
+}
+
+func TestDiscoverMIGErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		spoil func(gpu, mig *fakeGPU)
+		want  string
+	}{
+		{"MIG device UUID", func(_, mig *fakeGPU) { mig.fail = map[string]nvmlReturn{"GetUUID": nvmlErrorUnknown} },
+			"GPU 0: MIG device 0: reading its UUID: ERROR_UNKNOWN"},
+		{"GPU instance", func(gpu, _ *fakeGPU) { gpu.fail = map[string]nvmlReturn{"GetGpuInstanceInfo": nvmlErrorNotFound} },
+			"GPU 0: MIG device 0: GPU instance 0: ERROR_NOT_FOUND"},
+		{"unknown profile", func(gpu, _ *fakeGPU) { gpu.instances[0] = 77 },
+			"GPU 0: MIG device 0: GPU instance 0: profile 77: not among the GPU's profiles"},
+		{"MIG slots", func(gpu, _ *fakeGPU) { gpu.fail = map[string]nvmlReturn{"GetMaxMigDeviceCount": nvmlErrorNoPermission} },
+			"GPU 0: counting MIG devices: ERROR_NO_PERMISSION"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			machine := dgx("NVIDIA H100 80GB HBM3", 81920, 1)
+			gpu := machine.gpus[0]
+			gpu.mig = true
+			tt.spoil(gpu, gpu.createMIG(0, 0))
+			_, err := discover(machine)
+			if err == nil || err.Error() != "discover: "+tt.want {
+				t.Errorf("got %v, want discover: %s", err, tt.want)
+			}
+		})
+	}
 }
 
 func TestDiscoverHealth(t *testing.T) {
-	machine := server.NewServerWithGPUs("550.54.15", "12.550.54.15", 12040,
-		gpus.H100_SXM5_80GB, gpus.H100_SXM5_80GB, gpus.A100_PCIE_40GB, gpus.H100_SXM5_80GB)
-	equip(machine, nil)
-	dev := func(i int) *server.Device { return machine.Devices[i].(*server.Device) }
-	dev(1).GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) { return 2, nvml.SUCCESS }
-	dev(2).GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 91, nvml.SUCCESS }
-	dev(3).GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 1, true, false, nvml.SUCCESS }
+	machine := dgx("NVIDIA H100 80GB HBM3", 81920, 4)
+	machine.gpus[2].name, machine.gpus[2].memoryMB = "NVIDIA A100-PCIE-40GB", 40960
+	machine.gpus[1].ecc = 2
+	machine.gpus[2].temperature = 91
+	machine.gpus[3].remapPending = true
 	devices, err := discover(machine)
 	if err != nil {
 		t.Fatal(err)
@@ -154,80 +205,302 @@ func TestDiscoverHealth(t *testing.T) {
 	}
 }
 
-func TestDiscoverFailsOnBrokenGPU(t *testing.T) {
-	machine := dgxh100.New()
-	equip(machine, nil)
-	machine.Devices[5].(*server.Device).GetUUIDFunc = func() (string, nvml.Return) { return "", nvml.ERROR_GPU_IS_LOST }
-	_, err := discover(machine)
-	if err == nil || !strings.Contains(err.Error(), "GPU 5") {
-		t.Errorf("got %v, want an error naming GPU 5", err)
-	}
-}
-
-// nvswitch is an NVLink fabric joining every GPU of the machine.
-func nvswitch(machine *server.Server) map[[2]int]bool {
-	links := map[[2]int]bool{}
-	for i := range machine.Devices {
-		for j := range machine.Devices {
-			links[[2]int{i, j}] = i != j
+// Readings a GPU does not support stay zero; it is still discovered.
+func TestDiscoverUnsupportedReadings(t *testing.T) {
+	machine := dgx("Tesla T4", 15360, 2)
+	machine.link(0, 1)
+	for _, g := range machine.gpus {
+		g.fail = map[string]nvmlReturn{}
+		for _, call := range []string{"GetMigMode", "GetNvLinkP2PStatus", "GetTemperature", "GetSlowdownTemperature",
+			"GetUncorrectedEccErrors", "GetRemappedRows", "GetRetiredPagesPendingStatus"} {
+			g.fail[call] = nvmlErrorNotSupported
 		}
 	}
-	return links
-}
-
-// equip adds to a simulated machine what the simulation lacks: NVLink
-// peer status from links, healthy readings (40°C of a slowdown at 87°C, no
-// ECC errors), and MIG device handles for the GPU instances that exist,
-// with UUIDs "MIG-<gpu>-<gpu instance>".
-func equip(machine *server.Server, links map[[2]int]bool) {
-	index := map[nvml.Device]int{}
-	for i, h := range machine.Devices {
-		index[h] = i
+	devices, err := discover(machine)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, h := range machine.Devices {
-		d := h.(*server.Device)
-		d.GetP2PStatusFunc = func(other nvml.Device, caps nvml.GpuP2PCapsIndex) (nvml.GpuP2PStatus, nvml.Return) {
-			if caps == nvml.P2P_CAPS_INDEX_NVLINK && links[[2]int{i, index[other]}] {
-				return nvml.P2P_STATUS_OK, nvml.SUCCESS
-			}
-			return nvml.P2P_STATUS_NOT_SUPPORTED, nvml.SUCCESS
-		}
-		d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 40, nvml.SUCCESS }
-		d.GetTemperatureThresholdFunc = func(nvml.TemperatureThresholds) (uint32, nvml.Return) { return 87, nvml.SUCCESS }
-		d.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) { return 0, nvml.SUCCESS }
-		d.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, nvml.SUCCESS }
-		d.GetRetiredPagesPendingStatusFunc = func() (nvml.EnableState, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
-		d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
-		d.GetGpuInstanceByIdFunc = func(id int) (nvml.GpuInstance, nvml.Return) {
-			if gi := gpuInstance(d, id); gi != nil {
-				return gi, nvml.SUCCESS
-			}
-			return nil, nvml.ERROR_NOT_FOUND
-		}
-		d.GetMigDeviceHandleByIndexFunc = func(slot int) (nvml.Device, nvml.Return) {
-			gi := gpuInstance(d, slot) // one MIG device per GPU instance, in id order
-			if gi == nil {
-				return nil, nvml.ERROR_NOT_FOUND
-			}
-			profile := d.Config.MIGProfiles.GpuInstanceProfiles[int(gi.Info.ProfileId)]
-			return &mock.Device{
-				GetUUIDFunc:          func() (string, nvml.Return) { return fmt.Sprintf("MIG-%d-%d", i, gi.Info.Id), nvml.SUCCESS },
-				GetGpuInstanceIdFunc: func() (int, nvml.Return) { return int(gi.Info.Id), nvml.SUCCESS },
-				GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
-					return nvml.Memory{Total: profile.MemorySizeMB << 20}, nvml.SUCCESS
-				},
-			}, nvml.SUCCESS
+	for i, d := range devices {
+		if d.Model != "T4" || d.MIG || d.NVLinkPeers != nil || d.Health != (Health{}) {
+			t.Errorf("GPU %d: %+v", i, d)
 		}
 	}
 }
 
-func gpuInstance(d *server.Device, id int) *server.GpuInstance {
-	d.RLock()
-	defer d.RUnlock()
-	for gi := range d.GpuInstances {
-		if int(gi.Info.Id) == id {
-			return gi
+func TestDiscoverRetiredPages(t *testing.T) {
+	machine := dgx("Tesla V100-SXM2-16GB", 16384, 1)
+	machine.gpus[0].retiredPending = true
+	devices, err := discover(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !devices[0].Health.RetiredPagePending || devices[0].Health.Healthy() {
+		t.Errorf("health %+v", devices[0].Health)
+	}
+}
+
+func TestDiscoverFails(t *testing.T) {
+	tests := []struct {
+		name  string
+		spoil func(m *fakeLib)
+		want  string
+	}{
+		{"count", func(m *fakeLib) { m.countRet = nvmlErrorUninitialized }, "counting GPUs: ERROR_UNINITIALIZED"},
+		{"handle", func(m *fakeLib) { m.gpus[5].handleRet = nvmlErrorGPUIsLost }, "GPU 5: ERROR_GPU_IS_LOST"},
+		{"UUID", func(m *fakeLib) { m.gpus[5].fail = map[string]nvmlReturn{"GetUUID": nvmlErrorGPUIsLost} },
+			"GPU 5: reading its UUID: ERROR_GPU_IS_LOST"},
+		{"name", func(m *fakeLib) { m.gpus[1].fail = map[string]nvmlReturn{"GetName": nvmlErrorInsufficientSize} },
+			"GPU 1: reading its name: ERROR_INSUFFICIENT_SIZE"},
+		{"memory", func(m *fakeLib) { m.gpus[0].fail = map[string]nvmlReturn{"GetMemoryTotal": nvmlReturn(42)} },
+			"GPU 0: reading its memory: ERROR_42"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			machine := dgx("NVIDIA H100 80GB HBM3", 81920, 8)
+			tt.spoil(machine)
+			_, err := discover(machine)
+			if err == nil || err.Error() != "discover: "+tt.want {
+				t.Errorf("got %v, want discover: %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// fakeLib is a simulated NVML with the GPUs gpus.
+type fakeLib struct {
+	gpus     []*fakeGPU
+	countRet nvmlReturn
+}
+
+func (m *fakeLib) DeviceGetCount() (int, nvmlReturn) { return len(m.gpus), m.countRet }
+
+func (m *fakeLib) DeviceGetHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
+	if i < 0 || i >= len(m.gpus) {
+		return nil, nvmlErrorInvalidArgument
+	}
+	if g := m.gpus[i]; g.handleRet != nvmlSuccess {
+		return nil, g.handleRet
+	}
+	return m.gpus[i], nvmlSuccess
+}
+
+// link joins GPUs i and j by NVLink.
+func (m *fakeLib) link(i, j int) {
+	m.gpus[i].links[m.gpus[j]] = true
+	m.gpus[j].links[m.gpus[i]] = true
+}
+
+// nvswitch joins every GPU to every other.
+func (m *fakeLib) nvswitch() {
+	for i := range m.gpus {
+		for j := range i {
+			m.link(i, j)
 		}
 	}
-	return nil
+}
+
+// fakeGPU is one simulated GPU or MIG device. fail makes the named
+// method answer that code.
+type fakeGPU struct {
+	index                  int
+	uuid, name             string
+	memoryMB               uint64
+	handleRet              nvmlReturn
+	fail                   map[string]nvmlReturn
+	links                  map[*fakeGPU]bool
+	temperature, slowdownC uint32
+	ecc                    uint64
+	remapPending           bool
+	remapFailed            bool
+	retiredPending         bool
+
+	mig       bool
+	migSlots  []*fakeGPU           // MIG devices by slot; nil is an empty slot
+	instances map[int]int          // GPU instance ID -> profile ID
+	profiles  []gpuInstanceProfile // by NVML_GPU_INSTANCE_PROFILE_* value; ID -1: not supported
+	gpuInst   int                  // a MIG device's GPU instance
+}
+
+// dgx is a machine of n identical GPUs at 40°C with a slowdown at 87°C,
+// MIG off, no NVLink.
+func dgx(product string, memoryMB uint64, n int) *fakeLib {
+	m := &fakeLib{}
+	for i := range n {
+		m.gpus = append(m.gpus, &fakeGPU{
+			index: i, uuid: fmt.Sprintf("GPU-%08x-0000-0000-0000-%012d", 0x5d8b0000+i, i),
+			name: product, memoryMB: memoryMB, links: map[*fakeGPU]bool{},
+			temperature: 40, slowdownC: 87,
+			instances: map[int]int{}, profiles: h100Profiles(memoryMB),
+		})
+	}
+	return m
+}
+
+// h100Profiles are an H100 80GB's GPU instance profiles by
+// NVML_GPU_INSTANCE_PROFILE_* value, with the IDs the driver reports
+// (nvidia-smi mig -lgip), memory scaled for other sizes.
+func h100Profiles(memoryMB uint64) []gpuInstanceProfile {
+	p := func(id, slices int, mb uint64) gpuInstanceProfile {
+		return gpuInstanceProfile{ID: id, SliceCount: slices, MemorySizeMB: mb * memoryMB / 81920}
+	}
+	none := gpuInstanceProfile{ID: -1}
+	return []gpuInstanceProfile{
+		p(19, 1, 10240), // 0 _1_SLICE: 1g.10gb
+		p(14, 2, 20480), // 1 _2_SLICE: 2g.20gb
+		p(9, 3, 40960),  // 2 _3_SLICE: 3g.40gb
+		p(5, 4, 40960),  // 3 _4_SLICE: 4g.40gb
+		p(0, 7, 81920),  // 4 _7_SLICE: 7g.80gb
+		none, none,      // 5, 6: _8_SLICE, _6_SLICE
+		p(20, 1, 10240),                                // 7 _1_SLICE_REV1: 1g.10gb+me
+		none,                                           // 8 _2_SLICE_REV1
+		p(15, 1, 20480),                                // 9 _1_SLICE_REV2: 1g.20gb
+		none, none, none, none, none, none, none, none, // up to NVML_GPU_INSTANCE_PROFILE_COUNT
+	}
+}
+
+// createMIG makes a GPU instance of the profile (an
+// NVML_GPU_INSTANCE_PROFILE_* value) with the next GPU instance ID and
+// its MIG device in slot, UUID "MIG-<gpu>-<gpu instance>".
+func (g *fakeGPU) createMIG(slot, profile int) *fakeGPU {
+	gi := len(g.instances)
+	info := g.profiles[profile]
+	g.instances[gi] = info.ID
+	for len(g.migSlots) <= slot {
+		g.migSlots = append(g.migSlots, nil)
+	}
+	mig := &fakeGPU{uuid: fmt.Sprintf("MIG-%d-%d", g.index, gi), memoryMB: info.MemorySizeMB, gpuInst: gi}
+	g.migSlots[slot] = mig
+	return mig
+}
+
+func (g *fakeGPU) failed(call string) (nvmlReturn, bool) {
+	ret, ok := g.fail[call]
+	return ret, ok
+}
+
+func (g *fakeGPU) GetUUID() (string, nvmlReturn) {
+	if ret, ok := g.failed("GetUUID"); ok {
+		return "", ret
+	}
+	return g.uuid, nvmlSuccess
+}
+
+func (g *fakeGPU) GetName() (string, nvmlReturn) {
+	if ret, ok := g.failed("GetName"); ok {
+		return "", ret
+	}
+	return g.name, nvmlSuccess
+}
+
+func (g *fakeGPU) GetMemoryTotal() (uint64, nvmlReturn) {
+	if ret, ok := g.failed("GetMemoryTotal"); ok {
+		return 0, ret
+	}
+	return g.memoryMB << 20, nvmlSuccess
+}
+
+func (g *fakeGPU) GetMigMode() (bool, nvmlReturn) {
+	if ret, ok := g.failed("GetMigMode"); ok {
+		return false, ret
+	}
+	return g.mig, nvmlSuccess
+}
+
+func (g *fakeGPU) GetMaxMigDeviceCount() (int, nvmlReturn) {
+	if ret, ok := g.failed("GetMaxMigDeviceCount"); ok {
+		return 0, ret
+	}
+	return 7, nvmlSuccess
+}
+
+func (g *fakeGPU) GetMigDeviceHandleByIndex(i int) (nvmlDevice, nvmlReturn) {
+	if i < 0 || i >= 7 {
+		return nil, nvmlErrorInvalidArgument
+	}
+	if !g.mig || i >= len(g.migSlots) || g.migSlots[i] == nil {
+		return nil, nvmlErrorNotFound
+	}
+	return g.migSlots[i], nvmlSuccess
+}
+
+func (g *fakeGPU) GetGpuInstanceId() (int, nvmlReturn) { return g.gpuInst, nvmlSuccess }
+
+func (g *fakeGPU) GetGpuInstanceInfo(id int) (int, nvmlReturn) {
+	if ret, ok := g.failed("GetGpuInstanceInfo"); ok {
+		return 0, ret
+	}
+	profile, ok := g.instances[id]
+	if !ok {
+		return 0, nvmlErrorNotFound
+	}
+	return profile, nvmlSuccess
+}
+
+// GetGpuInstanceProfileInfo answers as nvml.h says: NOT_SUPPORTED for a
+// profile the GPU lacks, INVALID_ARGUMENT past the last one.
+func (g *fakeGPU) GetGpuInstanceProfileInfo(profile int) (gpuInstanceProfile, nvmlReturn) {
+	if profile < 0 || profile >= len(g.profiles) {
+		return gpuInstanceProfile{}, nvmlErrorInvalidArgument
+	}
+	if g.profiles[profile].ID < 0 {
+		return gpuInstanceProfile{}, nvmlErrorNotSupported
+	}
+	return g.profiles[profile], nvmlSuccess
+}
+
+func (g *fakeGPU) GetNvLinkP2PStatus(other nvmlDevice) (bool, nvmlReturn) {
+	if ret, ok := g.failed("GetNvLinkP2PStatus"); ok {
+		return false, ret
+	}
+	return g.links[other.(*fakeGPU)], nvmlSuccess
+}
+
+func (g *fakeGPU) GetTemperature() (uint32, nvmlReturn) {
+	if ret, ok := g.failed("GetTemperature"); ok {
+		return 0, ret
+	}
+	return g.temperature, nvmlSuccess
+}
+
+func (g *fakeGPU) GetSlowdownTemperature() (uint32, nvmlReturn) {
+	if ret, ok := g.failed("GetSlowdownTemperature"); ok {
+		return 0, ret
+	}
+	return g.slowdownC, nvmlSuccess
+}
+
+func (g *fakeGPU) GetUncorrectedEccErrors() (uint64, nvmlReturn) {
+	if ret, ok := g.failed("GetUncorrectedEccErrors"); ok {
+		return 0, ret
+	}
+	return g.ecc, nvmlSuccess
+}
+
+func (g *fakeGPU) GetRemappedRows() (bool, bool, nvmlReturn) {
+	if ret, ok := g.failed("GetRemappedRows"); ok {
+		return false, false, ret
+	}
+	return g.remapPending, g.remapFailed, nvmlSuccess
+}
+
+// GetRetiredPagesPendingStatus is supported only by GPUs before Ampere
+// (here: those with retiredPending set).
+func (g *fakeGPU) GetRetiredPagesPendingStatus() (bool, nvmlReturn) {
+	if ret, ok := g.failed("GetRetiredPagesPendingStatus"); ok {
+		return false, ret
+	}
+	if !g.retiredPending {
+		return false, nvmlErrorNotSupported
+	}
+	return true, nvmlSuccess
+}
+
+func TestNVMLReturnString(t *testing.T) {
+	for ret, want := range map[nvmlReturn]string{
+		nvmlSuccess: "SUCCESS", nvmlErrorGPUIsLost: "ERROR_GPU_IS_LOST", nvmlErrorUnknown: "ERROR_UNKNOWN", 31: "ERROR_31",
+	} {
+		if got := ret.String(); got != want {
+			t.Errorf("%d reads %q, want %q", int32(ret), got, want)
+		}
+	}
 }
