@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
+chmod 711 "$work" # jobs run as their tenants' users (as root: nobody for --dev) and must reach their directories
 source bench/server/dev-server.sh
 go build -o "$work/corral" ./cmd/corral
 go build -o "$work/mixed" ./bench/server/mixed

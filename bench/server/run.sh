@@ -11,6 +11,7 @@ cd "$(dirname "$0")/../.."
 N=${1:-10000}
 C=${2:-32}
 work=$(mktemp -d)
+chmod 711 "$work" # jobs run as their tenants' users (as root: nobody for --dev) and must reach their directories
 source bench/server/dev-server.sh
 go build -o "$work/corral" ./cmd/corral
 go build -o "$work/loadgen" ./bench/server/loadgen
