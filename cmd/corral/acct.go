@@ -65,7 +65,7 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	for _, r := range a.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%g\t%s\t%s\t%s\t%.4f\t%s\t%d\n", r.Job, r.Tenant, orDash(r.Name), r.Attempt, r.GPUs,
 			modelName(r.GPUModel, r.MIGProfile), r.Start.Local().Format(time.DateTime), r.End.Sub(r.Start).Round(time.Second),
-			r.GPUSeconds/3600, r.State, r.ExitCode)
+			r.GPUSeconds/3600, slurmState(r.SlurmState, r.State), r.ExitCode)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "TENANT\tPERIOD\tMODEL\tJOBS\tGPU-HOURS")

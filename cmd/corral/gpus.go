@@ -58,6 +58,9 @@ func printGPUs(stdout io.Writer, gpus []api.GPU) error {
 		var jobs []string
 		for _, u := range g.Jobs {
 			s := fmt.Sprintf("%s/%d(%s)", u.Job, u.Rank, u.Tenant)
+			if u.Other {
+				s = "another tenant's job"
+			}
 			if u.MIG != "" {
 				s += " " + u.MIG
 			} else if u.Share < 1 {

@@ -68,10 +68,19 @@ func printQueue(w io.Writer, jobs []api.Job, now time.Time) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID\tNAME\tTENANT\tSTATE\tPRIO\tTASKS\tGPUS/TASK\tTIME\tNODES/GPUS\tREASON")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", j.ID, orDash(j.Request.Name), j.Tenant, j.State,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", j.ID, orDash(j.Request.Name), j.Tenant, slurmState(j.SlurmState, j.State),
 			j.Request.Priority, max(j.Request.Tasks, 1), demand(j.Request), elapsed(j, now), placed(j), orDash(j.Reason))
 	}
 	tw.Flush()
+}
+
+// slurmState is the state as squeue and sacct name it (TIMEOUT,
+// NODE_FAIL, ...); an older server sends only its own name.
+func slurmState(slurm, state string) string {
+	if slurm != "" {
+		return slurm
+	}
+	return strings.ToUpper(state)
 }
 
 func orDash(s string) string {

@@ -35,7 +35,9 @@ dashboard at /.
 
 Try it without GPUs:
   corral server --dev
-prints an admin token and an export line to paste into another shell.
+prints an admin token and an export line to paste into another shell. Its
+database lives in ~/.local/state/corral/dev (/var/lib/corral/dev for root)
+and outlasts a restart; --fresh starts with an empty one.
 
 In production:
   corral server --db /var/lib/corral/corral.db --listen 127.0.0.1:7070
@@ -68,6 +70,7 @@ type serverFlags struct {
 	newAdminToken, verbose bool
 	containerRuntime       string
 	singleUser, cgroups    bool
+	fresh                  bool
 }
 
 func runServer(args []string, stdout, stderr io.Writer) error {
@@ -77,7 +80,8 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f serverFlags
-	fs.BoolVar(&f.dev, "dev", false, "development mode: fake GPUs, a temporary database, an admin token printed")
+	fs.BoolVar(&f.dev, "dev", false, "development mode: fake GPUs, a database kept under your state directory (see --fresh), an admin token printed")
+	fs.BoolVar(&f.fresh, "fresh", false, "with --dev: start with an empty database, deleting the one (and the task files) an earlier --dev server left")
 	fs.StringVar(&f.db, "db", "", "database `file` (required without --dev)")
 	fs.StringVar(&f.gpus, "gpus", "", "declare fake GPUs instead of asking the driver, such as 8xH100-80GB (--dev default)")
 	fs.BoolVar(&f.mig, "mig", false, "treat the declared GPUs as being in MIG mode (jobs ask --mig PROFILE)")
@@ -114,15 +118,13 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f.fresh && (!f.dev || f.db != "") {
+		return errors.New("--fresh starts the --dev database afresh: give it with --dev and without --db")
+	}
 	if f.dev && f.db == "" {
-		dir, err := os.MkdirTemp("", "corral-dev-")
-		if err != nil {
+		if f.db, err = devDatabase(f.fresh); err != nil {
 			return err
 		}
-		if err := os.Chmod(dir, 0o711); err != nil { // jobs run as other users pass through it
-			return err
-		}
-		f.db = filepath.Join(dir, "corral.db")
 	}
 	if f.db == "" {
 		return errors.New("no database: give --db FILE, or try --dev")
@@ -246,8 +248,55 @@ func announce(srv *server.Server, st *store.Store, f serverFlags, url string, st
 	fmt.Fprintf(stdout, "Admin token for tenant %q (shown once):\n\n", f.admin)
 	fmt.Fprintf(stdout, "export CORRAL_TOKEN=%s CORRAL_SERVER=%s\n\n", token, url)
 	fmt.Fprintf(stdout, "Dashboard: %s/#token=%s\n", url, token)
-	fmt.Fprintln(stdout, "Then: corral submit --gpus 1 -- nvidia-smi -L; corral queue; corral gpus")
+	fmt.Fprintln(stdout, "Then: "+nextSteps(f))
 	return nil
+}
+
+// nextSteps is what to try first: a job that shows its GPU, with
+// nvidia-smi only where the GPUs are real.
+func nextSteps(f serverFlags) string {
+	job := "nvidia-smi -L"
+	if f.gpus != "" { // declared: no driver, nothing for nvidia-smi to list
+		job = `sh -c 'echo "my GPUs: $CUDA_VISIBLE_DEVICES"'`
+	}
+	return "corral submit --gpus 1 -- " + job + "; corral queue; corral gpus"
+}
+
+// devDatabase is the --dev database, kept across restarts in the user's
+// state directory ($XDG_STATE_HOME/corral/dev, else
+// ~/.local/state/corral/dev, or /var/lib/corral/dev for root), with its
+// task files next to it; fresh deletes what an earlier server left.
+func devDatabase(fresh bool) (string, error) {
+	dir, err := devDir()
+	if err != nil {
+		return "", err
+	}
+	if fresh {
+		if err := os.RemoveAll(dir); err != nil {
+			return "", fmt.Errorf("--fresh: %w", err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("dev state directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil { // jobs run as other users pass through it
+		return "", fmt.Errorf("dev state directory: %w", err)
+	}
+	return filepath.Join(dir, "corral.db"), nil
+}
+
+func devDir() (string, error) {
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "corral", "dev"), nil
+	}
+	if os.Geteuid() == 0 { // root's home is closed to the users its jobs run as
+		return "/var/lib/corral/dev", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory for --dev (give --db): %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "corral", "dev"), nil
 }
 
 // devAdminUser gives the admin tenant of a --dev server run by root a

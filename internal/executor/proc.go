@@ -52,7 +52,7 @@ func startSupervisor(spec Spec, payload []byte) (supervisorProc, report, error) 
 		if err != nil {
 			return nil, rep, fmt.Errorf("executor: task %s: supervisor exited before the task started: %w", spec.ID, err)
 		}
-		return nil, rep, fmt.Errorf("executor: task %s: %s", spec.ID, rep.Error)
+		return nil, rep, &LaunchError{Task: spec.ID, ExitCode: launchExit(rep.Code), Reason: rep.Error}
 	}
 	return childProc{cmd}, rep, nil
 }

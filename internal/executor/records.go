@@ -40,6 +40,9 @@ type report struct {
 	PID     int
 	Started time.Time
 	Error   string `json:",omitempty"`
+	// Code is the exit code that says why the task did not start (see
+	// LaunchError), with Error.
+	Code int `json:",omitempty"`
 }
 
 // stopRequest is a pending stop: the supervisor sends SIGTERM at once and

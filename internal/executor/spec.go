@@ -3,9 +3,11 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -184,4 +186,53 @@ func localWorldSize(s Spec) int {
 		return s.WorldSize
 	}
 	return s.LocalWorldSize
+}
+
+// LaunchError is Start's error when the task's process did not start.
+// ExitCode is what a shell would report: 127 when the command is not
+// found, 126 when it is found but cannot be executed, and -1 for any
+// other reason (such as a missing working directory): never 0.
+type LaunchError struct {
+	Task     string
+	ExitCode int
+	Reason   string
+}
+
+func (e *LaunchError) Error() string { return fmt.Sprintf("executor: task %s: %s", e.Task, e.Reason) }
+
+// Exit codes of a task that did not start, as a shell reports them.
+const (
+	ExitNotFound      = 127
+	ExitNotExecutable = 126
+	ExitNotStarted    = -1 // neither: no working directory, no log file, ...
+)
+
+var errNoWorkDir = errors.New("no working directory")
+
+// launchCode is the exit code that says why startTask failed.
+func launchCode(err error) int {
+	switch {
+	case errors.Is(err, errNotInPath):
+		return ExitNotFound
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" {
+		return ExitNotStarted
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ExitNotFound // an explicit path to nothing
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return ExitNotExecutable
+	}
+	return ExitNotStarted
+}
+
+// launchExit is the exit code a supervisor reported, ExitNotStarted when
+// it reported none (an older supervisor, or a failure before the task).
+func launchExit(code int) int {
+	if code == 0 {
+		return ExitNotStarted
+	}
+	return code
 }

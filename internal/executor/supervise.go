@@ -57,7 +57,7 @@ func supervise(in io.Reader, out *os.File) int {
 	}
 	s, err := startTask(l)
 	if err != nil {
-		return sendReport(out, report{Error: err.Error()})
+		return sendReport(out, report{Error: err.Error(), Code: launchCode(err)})
 	}
 	if code := sendReport(out, report{PID: s.pgid, Started: s.result.Started}); code != 0 {
 		s.stop(false, 0) // nobody learned of the task: do not leave it running
@@ -117,7 +117,7 @@ func startTask(l launch) (*supervisor, error) {
 func taskCommand(l launch) (*exec.Cmd, error) {
 	spec := l.Spec
 	if _, err := os.Stat(spec.workDir()); err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
+		return nil, fmt.Errorf("%w: %w", errNoWorkDir, err)
 	}
 	path, err := lookPath(spec.Command[0], l.Env)
 	if err != nil {

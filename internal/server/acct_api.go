@@ -80,6 +80,7 @@ func acctView(recs []store.Record, sums []store.Sum) api.Acct {
 			Job: store.FormatID(r.JobID), Tenant: r.Tenant, Name: r.Name, Attempt: r.Attempt,
 			GPUModel: r.GPUModel, MIGProfile: r.MIGProfile, GPUs: r.GPUs, Start: r.Start, End: r.End,
 			GPUSeconds: r.GPUSeconds, State: string(r.State), ExitCode: r.ExitCode, Signal: r.Signal,
+			SlurmState: recordSlurmState(r),
 		})
 	}
 	for _, x := range sums {
@@ -89,7 +90,7 @@ func acctView(recs []store.Record, sums []store.Sum) api.Acct {
 }
 
 // CSVHeader is the first line of acct in CSV.
-var CSVHeader = []string{"job", "tenant", "name", "attempt", "gpu_model", "mig_profile", "gpus", "start", "end", "gpu_seconds", "state", "exit_code", "signal"}
+var CSVHeader = []string{"job", "tenant", "name", "attempt", "gpu_model", "mig_profile", "gpus", "start", "end", "gpu_seconds", "state", "exit_code", "signal", "slurm_state"}
 
 func writeCSV(w http.ResponseWriter, recs []store.Record) {
 	cw := csv.NewWriter(w)
@@ -99,7 +100,17 @@ func writeCSV(w http.ResponseWriter, recs []store.Record) {
 			store.FormatID(r.JobID), r.Tenant, r.Name, strconv.Itoa(r.Attempt), r.GPUModel, r.MIGProfile,
 			strconv.FormatFloat(r.GPUs, 'f', -1, 64), r.Start.Format(time.RFC3339Nano), r.End.Format(time.RFC3339Nano),
 			strconv.FormatFloat(r.GPUSeconds, 'f', 3, 64), string(r.State), strconv.Itoa(r.ExitCode), r.Signal,
+			recordSlurmState(r),
 		})
 	}
 	cw.Flush()
+}
+
+// recordSlurmState is how an attempt ended as sacct names it; an older
+// record of an attempt that was requeued says REQUEUED.
+func recordSlurmState(r store.Record) string {
+	if r.Outcome == "" && r.State.Waiting() {
+		return "REQUEUED"
+	}
+	return store.SlurmState(r.State, r.Outcome)
 }

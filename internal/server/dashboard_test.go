@@ -140,3 +140,53 @@ func saveScreenshot(t *testing.T, png []byte) {
 		}
 	}
 }
+
+// TestDashboardFetchesOnlyNewLog: the job detail first fetches the log's
+// tail, then only what was appended (?offset=), and shows each line once.
+func TestDashboardFetchesOnlyNewLog(t *testing.T) {
+	bin := chromium(t)
+	h := newHarness(t, 1)
+	alice := h.tenant("alice", 0)
+	j := h.submit(alice, api.JobRequest{GPUs: 1, Command: sh("echo first; sleep 3; echo second; sleep 60")})
+	h.waitState(alice, j.ID, store.Running, 20*time.Second)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(h.url+"/#token="+alice.Token),
+		chromedp.WaitVisible(chromedp.CSS(`#queue tr[data-job="`+j.ID+`"]`)),
+		chromedp.Click(chromedp.CSS(`#queue tr[data-job="`+j.ID+`"]`)),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("detail-log").textContent.includes("second")`,
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the appended line never showed: %v", err)
+	}
+	log, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#detail-log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`performance.getEntriesByType("resource").map((e) => e.name).filter((u) => u.includes("/logs"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(log) != "first\nsecond" {
+		t.Errorf("log %q, want first and second once each", log)
+	}
+	tails, offsets := 0, 0
+	for _, u := range urls {
+		tails += strings.Count(u, "tail=")
+		offsets += strings.Count(u, "offset=")
+	}
+	if tails != 1 || offsets == 0 || tails+offsets != len(urls) {
+		t.Errorf("log fetches %q: want one tail, then offsets only", urls)
+	}
+}

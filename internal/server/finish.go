@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/executor"
 	"github.com/corral-sched/corral/internal/store"
@@ -27,11 +28,12 @@ func (s *Server) finish(e ended) {
 			j.Tasks[i].ExitCode, j.Tasks[i].Signal = &code, res.Signal
 		}
 	}
-	j.Ended = s.now().UTC()
-	code := jobExit(e.results)
+	j.Ended = endTime(e.results, s.now().UTC())
+	culprit := failingRank(e.results)
+	code := jobExit(e, culprit)
 	j.ExitCode = &code
-	j.State, j.Reason = outcome(&j, e)
-	rec := s.record(&j, e.results)
+	j.State, j.Reason, j.Outcome = outcome(&j, e, culprit)
+	rec := s.record(&j, e.results, culprit)
 	if j.State.Waiting() {
 		j.Tasks, j.ExitCode = nil, nil
 	}
@@ -58,48 +60,111 @@ func (s *Server) finish(e ended) {
 	s.log.Info("job ended", "job", j.Name(), "state", j.State, "reason", j.Reason, "exit", code)
 }
 
-// jobExit is the first non-zero exit code of the tasks, else 0.
-func jobExit(results []executor.Result) int {
+// endTime is when the run ended: when its last task exited, as the
+// tasks' exit records say (a run that ended while the server was down
+// ended then, not at the restart), else now.
+func endTime(results []executor.Result, now time.Time) time.Time {
+	var end time.Time
 	for _, r := range results {
-		if r.ExitCode != 0 {
-			return r.ExitCode
+		if r.Ended.After(end) {
+			end = r.Ended
 		}
+	}
+	if end.IsZero() || end.After(now) {
+		return now
+	}
+	return end.UTC()
+}
+
+// failingRank is the rank whose end brought the run down: of the tasks
+// that failed on their own (not stopped because another failed), the
+// first to end; else the first that failed at all; -1 when none did.
+func failingRank(results []executor.Result) int {
+	culprit, stopped := -1, -1
+	for i, r := range results {
+		if !failed(r) {
+			continue
+		}
+		if r.Stopped {
+			if stopped < 0 {
+				stopped = i
+			}
+			continue
+		}
+		if culprit < 0 || r.Ended.Before(results[culprit].Ended) {
+			culprit = i
+		}
+	}
+	if culprit < 0 {
+		return stopped
+	}
+	return culprit
+}
+
+func failed(r executor.Result) bool {
+	return r.ExitCode != 0 || r.Signal != "" || r.TimedOut || r.Lost
+}
+
+// jobExit is the job's exit code: what a task that did not start or was
+// lost would give a shell (never 0), else the failing rank's, else 0.
+func jobExit(e ended, culprit int) int {
+	var le *executor.LaunchError
+	switch {
+	case errors.As(e.err, &le):
+		return le.ExitCode
+	case e.err != nil || lost(e.results):
+		return executor.ExitNotStarted
+	case culprit >= 0:
+		return e.results[culprit].ExitCode
 	}
 	return 0
 }
 
-// outcome is the state a run ends in, and why.
-func outcome(j *store.Job, e ended) (store.State, string) {
+// outcome is the state a run ends in, why, and its Slurm name.
+func outcome(j *store.Job, e ended, culprit int) (store.State, string, string) {
+	isLost := errors.Is(e.err, errLost) || lost(e.results)
 	switch {
 	case j.Stopping == store.StopCancel:
-		return store.Cancelled, "cancelled"
+		return store.Cancelled, "cancelled", store.OutcomeCancelled
 	case strings.HasPrefix(j.Stopping, "preempted"):
-		return store.Preempted, j.Stopping
+		return store.Preempted, j.Stopping, store.OutcomePreempted
 	case isDrain(j.Stopping):
-		return store.Pending, j.Stopping + "; requeued"
-	case j.Stopping != "" || errors.Is(e.err, errLost) || lost(e.results):
-		why := j.Stopping
-		if why == "" {
-			why = errLost.Error()
-		}
-		if j.Spec.Requeue {
-			return store.Pending, why + "; requeued"
-		}
-		return store.Failed, why
+		return store.Pending, j.Stopping + "; requeued", store.OutcomeNodeFail
+	case j.Stopping != "" || isLost:
+		return lostOutcome(j, isLost)
 	case e.err != nil:
-		return store.Failed, e.err.Error()
+		return store.Failed, "did not start: " + e.err.Error(), store.OutcomeFailed
+	case culprit >= 0:
+		return rankOutcome(j, e.results[culprit], culprit)
 	}
-	for i, r := range e.results {
-		switch {
-		case r.TimedOut:
-			return store.Failed, fmt.Sprintf("rank %d reached the time limit %v", i, j.Spec.TimeLimit)
-		case r.Signal != "":
-			return store.Failed, fmt.Sprintf("rank %d killed by %s", i, r.Signal)
-		case r.ExitCode != 0:
-			return store.Failed, fmt.Sprintf("rank %d exited with code %d", i, r.ExitCode)
-		}
+	return store.Succeeded, "", store.OutcomeCompleted
+}
+
+// lostOutcome ends a run stopped for another reason, or whose tasks
+// vanished: requeued when its spec says so.
+func lostOutcome(j *store.Job, isLost bool) (store.State, string, string) {
+	why, out := j.Stopping, store.OutcomeFailed
+	if isLost {
+		out = store.OutcomeNodeFail
 	}
-	return store.Succeeded, ""
+	if why == "" {
+		why = errLost.Error()
+	}
+	if j.Spec.Requeue {
+		return store.Pending, why + "; requeued", out
+	}
+	return store.Failed, why, out
+}
+
+// rankOutcome names how the failing rank ended.
+func rankOutcome(j *store.Job, r executor.Result, rank int) (store.State, string, string) {
+	switch {
+	case r.TimedOut:
+		return store.Failed, fmt.Sprintf("rank %d reached the time limit %v", rank, j.Spec.TimeLimit), store.OutcomeTimeout
+	case r.Signal != "":
+		return store.Failed, fmt.Sprintf("rank %d killed by %s", rank, r.Signal), store.OutcomeFailed
+	}
+	return store.Failed, fmt.Sprintf("rank %d exited with code %d", rank, r.ExitCode), store.OutcomeFailed
 }
 
 func lost(results []executor.Result) bool {
@@ -112,7 +177,7 @@ func lost(results []executor.Result) bool {
 }
 
 // record is the accounting of one attempt of j.
-func (s *Server) record(j *store.Job, results []executor.Result) store.Record {
+func (s *Server) record(j *store.Job, results []executor.Result, culprit int) store.Record {
 	gpus := float64(milli(j.Spec, s.model)) / 1000
 	start, end := j.Started, j.Ended
 	for _, r := range results {
@@ -128,15 +193,14 @@ func (s *Server) record(j *store.Job, results []executor.Result) store.Record {
 		JobID: j.ID, Tenant: j.Tenant, Name: j.Spec.Name, Attempt: j.Attempts,
 		GPUModel: j.GPUModel, MIGProfile: j.Spec.MIG, GPUs: gpus,
 		Start: j.Started, End: end, GPUSeconds: gpus * secs,
-		State: j.State, ExitCode: *j.ExitCode, Signal: firstSignal(results),
+		State: j.State, ExitCode: *j.ExitCode, Signal: signalOf(results, culprit), Outcome: j.Outcome,
 	}
 }
 
-func firstSignal(results []executor.Result) string {
-	for _, r := range results {
-		if r.Signal != "" {
-			return r.Signal
-		}
+// signalOf is the signal that ended the failing rank, if any.
+func signalOf(results []executor.Result, culprit int) string {
+	if culprit < 0 {
+		return ""
 	}
-	return ""
+	return results[culprit].Signal
 }

@@ -7,8 +7,11 @@ import (
 	"github.com/corral-sched/corral/internal/store"
 )
 
-func (s *Server) handleGPUs(w http.ResponseWriter, _ *http.Request, _ store.Tenant) {
+func (s *Server) handleGPUs(w http.ResponseWriter, _ *http.Request, who store.Tenant) {
 	out := s.GPUs()
+	if !who.Admin {
+		hideOthers(&out, who.Name)
+	}
 	iso := s.Isolation()
 	out.Isolation = &iso
 	writeJSON(w, http.StatusOK, out)
@@ -46,6 +49,18 @@ func (s *Server) GPUs() api.GPUList {
 		}
 	}
 	return out
+}
+
+// hideOthers blanks the job and tenant of every use not the viewer's:
+// a tenant sees that a GPU is taken, and how much of it, not by what.
+func hideOthers(l *api.GPUList, viewer string) {
+	for i := range l.GPUs {
+		for k, u := range l.GPUs[i].Jobs {
+			if u.Tenant != viewer {
+				l.GPUs[i].Jobs[k] = api.Use{Other: true, MIG: u.MIG, Share: u.Share}
+			}
+		}
+	}
 }
 
 func sortedIDs[V any](m map[uint64]V) []uint64 {

@@ -391,7 +391,7 @@ func view(j *store.Job) api.Job {
 	v := api.Job{
 		ID: j.Name(), Tenant: j.Tenant, State: string(j.State), Reason: j.Reason, Stopping: j.Stopping,
 		Request: request(j.Spec), GPUModel: j.GPUModel, Attempts: j.Attempts,
-		Submitted: j.Submitted, ExitCode: j.ExitCode,
+		Submitted: j.Submitted, ExitCode: j.ExitCode, SlurmState: store.SlurmState(j.State, j.Outcome),
 	}
 	if !j.Started.IsZero() {
 		t := j.Started

@@ -112,7 +112,7 @@ func (s *Server) start(j store.Job, p *gang.Placement) error {
 	j.State = store.Running
 	j.Tasks = s.placementGPUs(p)
 	j.Attempts++
-	j.Started, j.Ended, j.ExitCode = s.now().UTC(), time.Time{}, nil
+	j.Started, j.Ended, j.ExitCode, j.Outcome = s.now().UTC(), time.Time{}, nil, ""
 	j.Reason, j.Stopping, j.GPUModel, j.Port = "", "", s.model.Name, 0
 	if j.Spec.Tasks > 1 {
 		port, err := freePort()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -44,27 +45,56 @@ func TestOutcome(t *testing.T) {
 		requeue  bool
 		e        ended
 		want     store.State
+		slurm    string
 	}{
-		{"all ranks exit 0", "", false, ended{results: []executor.Result{ok, ok}}, store.Succeeded},
-		{"one rank fails", "", false, ended{results: []executor.Result{ok, {ExitCode: 2}}}, store.Failed},
-		{"time limit", "", false, ended{results: []executor.Result{{ExitCode: -1, TimedOut: true, Signal: "SIGTERM"}}}, store.Failed},
-		{"cancelled", store.StopCancel, false, ended{results: []executor.Result{{ExitCode: -1, Stopped: true}}}, store.Cancelled},
-		{"preempted", "preempted by j000002", false, ended{results: []executor.Result{{Stopped: true}}}, store.Preempted},
-		{"drained", stopDrain + "GPU 1 unhealthy", false, ended{results: []executor.Result{{Stopped: true}}}, store.Pending},
-		{"lost, no requeue", "", false, ended{err: errLost}, store.Failed},
-		{"lost, requeue", "", true, ended{err: errLost}, store.Pending},
-		{"supervisor vanished", "", true, ended{results: []executor.Result{{ExitCode: -1, Lost: true}}}, store.Pending},
+		{"all ranks exit 0", "", false, ended{results: []executor.Result{ok, ok}}, store.Succeeded, "COMPLETED"},
+		{"one rank fails", "", false, ended{results: []executor.Result{ok, {ExitCode: 2}}}, store.Failed, "FAILED"},
+		{"time limit", "", false, ended{results: []executor.Result{{ExitCode: -1, TimedOut: true, Signal: "SIGTERM"}}}, store.Failed, "TIMEOUT"},
+		{"cancelled", store.StopCancel, false, ended{results: []executor.Result{{ExitCode: -1, Stopped: true}}}, store.Cancelled, "CANCELLED"},
+		{"preempted", "preempted by j000002", false, ended{results: []executor.Result{{Stopped: true}}}, store.Preempted, "PREEMPTED"},
+		{"drained", stopDrain + "GPU 1 unhealthy", false, ended{results: []executor.Result{{Stopped: true}}}, store.Pending, "NODE_FAIL"},
+		{"lost, no requeue", "", false, ended{err: errLost}, store.Failed, "NODE_FAIL"},
+		{"lost, requeue", "", true, ended{err: errLost}, store.Pending, "NODE_FAIL"},
+		{"supervisor vanished", "", true, ended{results: []executor.Result{{ExitCode: -1, Lost: true}}}, store.Pending, "NODE_FAIL"},
+		{"did not start", "", false, ended{err: &executor.LaunchError{ExitCode: 127}}, store.Failed, "FAILED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := store.Job{Stopping: tc.stopping, Spec: store.Spec{Requeue: tc.requeue, TimeLimit: time.Second}}
-			got, why := outcome(&j, tc.e)
-			if got != tc.want {
-				t.Fatalf("state %s (%s), want %s", got, why, tc.want)
+			got, why, slurm := outcome(&j, tc.e, failingRank(tc.e.results))
+			if got != tc.want || slurm != tc.slurm {
+				t.Fatalf("state %s %s (%s), want %s %s", got, slurm, why, tc.want, tc.slurm)
 			}
 			if got != store.Succeeded && why == "" {
 				t.Fatal("no reason given")
 			}
 		})
+	}
+}
+
+// TestFailingRankAndExit: the rank that failed on its own names the
+// job's end and exit code, not a rank stopped because of it; a job that
+// did not start or was lost never exits 0.
+func TestFailingRankAndExit(t *testing.T) {
+	now := time.Now()
+	stopped := executor.Result{ExitCode: -1, Signal: "SIGTERM", Stopped: true, Ended: now.Add(time.Second)}
+	failed := executor.Result{ExitCode: 4, Ended: now}
+	for _, tc := range []struct {
+		name string
+		e    ended
+		rank int
+		exit int
+	}{
+		{"rank 1 exits 4, rank 0 stopped", ended{results: []executor.Result{stopped, failed}}, 1, 4},
+		{"all stopped", ended{results: []executor.Result{stopped, stopped}}, 0, -1},
+		{"all exit 0", ended{results: []executor.Result{{}, {}}}, -1, 0},
+		{"command not found", ended{err: &executor.LaunchError{ExitCode: 127}}, -1, 127},
+		{"lost", ended{err: errLost}, -1, -1},
+		{"start failed", ended{err: errors.New("no such user")}, -1, -1},
+	} {
+		rank := failingRank(tc.e.results)
+		if exit := jobExit(tc.e, rank); rank != tc.rank || exit != tc.exit {
+			t.Errorf("%s: rank %d exit %d, want rank %d exit %d", tc.name, rank, exit, tc.rank, tc.exit)
+		}
 	}
 }
 

@@ -28,6 +28,42 @@ func (s State) Final() bool { return s == Succeeded || s == Failed || s == Cance
 // Waiting reports whether a job in state s waits for GPUs.
 func (s State) Waiting() bool { return s == Pending || s == Preempted }
 
+// How an attempt ended, named as Slurm's sacct names it: Job.Outcome and
+// Record.Outcome, beside the State that the API's clients filter on (a
+// job that reached its time limit is Failed with Outcome TIMEOUT).
+const (
+	OutcomeCompleted = "COMPLETED"
+	OutcomeFailed    = "FAILED" // a non-zero exit, a signal, or a task that never started
+	OutcomeCancelled = "CANCELLED"
+	OutcomeTimeout   = "TIMEOUT"
+	OutcomePreempted = "PREEMPTED"
+	OutcomeNodeFail  = "NODE_FAIL" // its supervisor was lost or its GPU failed
+)
+
+// SlurmState is the state squeue or sacct would show for a job in state
+// s whose latest attempt ended as outcome ("" before any ended, or in a
+// record written before outcomes were kept).
+func SlurmState(s State, outcome string) string {
+	switch s {
+	case Pending:
+		return "PENDING"
+	case Running:
+		return "RUNNING"
+	}
+	if outcome != "" {
+		return outcome
+	}
+	switch s {
+	case Succeeded:
+		return OutcomeCompleted
+	case Cancelled:
+		return OutcomeCancelled
+	case Preempted:
+		return OutcomePreempted
+	}
+	return OutcomeFailed
+}
+
 // StopCancel is Job.Stopping for a cancelled job.
 const StopCancel = "cancelled"
 
@@ -98,7 +134,10 @@ type Job struct {
 	Submitted time.Time `json:"submitted"`
 	Started   time.Time `json:"started,omitzero"`
 	Ended     time.Time `json:"ended,omitzero"`
-	ExitCode  *int      `json:"exit_code,omitempty"` // the job's: the first non-zero task exit code, else 0
+	ExitCode  *int      `json:"exit_code,omitempty"` // the job's: the failing rank's exit code, else 0
+	// Outcome is how the latest attempt ended (an Outcome* name), kept
+	// while a requeued job waits again.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Name is the job's display ID, for example "j000017".
@@ -162,4 +201,5 @@ type Record struct {
 	State      State     `json:"state"`
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
+	Outcome    string    `json:"outcome,omitempty"` // an Outcome* name
 }

@@ -52,6 +52,10 @@ type Job struct {
 	Started   *time.Time `json:"started,omitempty"`
 	Ended     *time.Time `json:"ended,omitempty"`
 	ExitCode  *int       `json:"exit_code,omitempty"`
+	// SlurmState is the state as squeue and sacct name it: PENDING,
+	// RUNNING, COMPLETED, FAILED, CANCELLED, PREEMPTED, TIMEOUT (State
+	// failed) or NODE_FAIL (a lost task or a failed GPU).
+	SlurmState string `json:"slurm_state"`
 }
 
 // JobList is the answer to a list.
@@ -108,6 +112,9 @@ type Use struct {
 	Rank   int     `json:"rank"`
 	MIG    string  `json:"mig,omitempty"`
 	Share  float64 `json:"share"` // fraction of the GPU
+	// Other marks another tenant's job, shown to a tenant that is not an
+	// admin without its name, tenant or rank.
+	Other bool `json:"other,omitempty"`
 }
 
 // GPUList is the answer to gpus.
@@ -192,6 +199,7 @@ type Record struct {
 	State      string    `json:"state"`
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
+	SlurmState string    `json:"slurm_state"` // how the attempt ended, as sacct names it (REQUEUED: an older record of a requeued attempt)
 }
 
 // Sum is one tenant's use in a period.

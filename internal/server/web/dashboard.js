@@ -2,7 +2,12 @@
 // browser's local storage (or given once as #token=... in the address).
 "use strict";
 
-const state = { token: "", detail: "" };
+// log: the shown job's log as fetched so far: its attempt, and the
+// offset where the next fetch starts (only what is new is fetched).
+const state = { token: "", detail: "", log: { job: "", attempt: "", offset: 0, text: "" } };
+
+// logTail is the lines of a log the detail shows when first opened.
+const logTail = 2000;
 
 function init() {
   const m = /token=([^&]+)/.exec(location.hash);
@@ -86,9 +91,9 @@ function renderGPUs(gpus) {
   grid.replaceChildren(...gpus.map((g) => {
     const used = Math.min(g.used, 1);
     const cls = "gpu" + (g.jobs && g.jobs.length ? " busy" : "") + (g.healthy ? "" : " unhealthy");
-    const slices = (g.jobs || []).map((u) => el("span", {
+    const slices = (g.jobs || []).map((u) => el("span", u.other ? { class: "slice other" } : {
       class: "slice", title: u.tenant + ", rank " + u.rank, onclick: () => showDetail(u.job),
-    }, u.job + "/" + u.rank + (u.mig ? " " + u.mig : (u.share < 1 ? " " + u.share : ""))));
+    }, (u.other ? "another tenant's job" : u.job + "/" + u.rank) + (u.mig ? " " + u.mig : (u.share < 1 ? " " + u.share : ""))));
     return el("div", { class: cls, "data-gpu": g.index },
       el("div", { class: "title" }, el("span", {}, "GPU " + g.index), el("span", { class: "muted" }, g.model + (g.mig ? " MIG" : ""))),
       el("div", { class: "bar" }, el("div", { style: "width:" + Math.round(used * 100) + "%" })),
@@ -117,7 +122,7 @@ function renderQueue(jobs) {
 function renderUsage(gpus, jobs, sums) {
   const rows = {};
   const row = (t) => rows[t] || (rows[t] = { now: 0, waiting: 0, runs: 0, seconds: 0 });
-  for (const g of gpus) { for (const u of g.jobs || []) { row(u.tenant).now += u.share; } }
+  for (const g of gpus) { for (const u of g.jobs || []) { row(u.other ? "other tenants" : u.tenant).now += u.share; } }
   for (const j of jobs) { if (j.state !== "running") { row(j.tenant).waiting++; } }
   for (const s of sums || []) { row(s.tenant).runs += s.jobs; row(s.tenant).seconds += s.gpu_seconds; }
   const body = document.querySelector("#usage tbody");
@@ -136,7 +141,7 @@ async function renderDetail(id) {
   const ex = await api("/v1/jobs/" + encodeURIComponent(id) + "/explain");
   let log = "(no output yet)";
   if (j.attempts > 0) {
-    try { log = await api("/v1/jobs/" + encodeURIComponent(id) + "/logs", true); } catch (_) { /* not started */ }
+    try { log = await fetchLog(id); } catch (_) { /* not started */ }
   }
   document.getElementById("detail").hidden = false;
   document.getElementById("detail-id").textContent = j.id;
@@ -146,6 +151,31 @@ async function renderDetail(id) {
   document.getElementById("detail-fields").replaceChildren(...fields.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   document.getElementById("detail-explain").textContent = [ex.summary, ...(ex.reasons || [])].join("\n");
   document.getElementById("detail-log").textContent = log || "(empty)";
+}
+
+// fetchLog returns the job's log: its last logTail lines when first
+// shown or when a new attempt began, then only what was appended since.
+async function fetchLog(id) {
+  const l = state.log;
+  const fresh = l.job !== id;
+  const query = fresh ? "?tail=" + logTail : "?offset=" + l.offset;
+  const resp = await fetch("/v1/jobs/" + encodeURIComponent(id) + "/logs" + query,
+    { headers: { Authorization: "Bearer " + state.token } });
+  if (!resp.ok) {
+    throw new Error(resp.statusText);
+  }
+  const attempt = resp.headers.get("X-Log-Attempt") || "";
+  if (!fresh && attempt !== l.attempt) { // a new attempt: a new log
+    state.log = { job: "", attempt: "", offset: 0, text: "" };
+    return fetchLog(id);
+  }
+  const text = await resp.text();
+  if (!fresh && state.log.offset !== l.offset) { // another fetch appended this already
+    return state.log.text;
+  }
+  state.log = { job: id, attempt, offset: Number(resp.headers.get("X-Log-Offset")) || 0,
+    text: fresh ? text : l.text + text };
+  return state.log.text;
 }
 
 init();
