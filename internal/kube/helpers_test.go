@@ -140,8 +140,19 @@ func inGroup(p *corev1.Pod, group string) *corev1.Pod {
 func (e *env) create(pods ...*corev1.Pod) {
 	e.t.Helper()
 	for _, p := range pods {
-		if _, err := e.c.Client.CoreV1().Pods(e.ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		if err := e.createPod(p); err != nil {
 			e.t.Fatalf("pod %s: %v", p.Name, err)
+		}
+	}
+}
+
+// createPod creates a pod, retrying for a few seconds while the API
+// server's priority admission has not yet seen a PriorityClass just made.
+func (e *env) createPod(p *corev1.Pod) error {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := e.c.Client.CoreV1().Pods(e.ns).Create(context.Background(), p, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), "no PriorityClass with name") || time.Now().After(deadline) {
+			return err
 		}
 	}
 }
