@@ -21,6 +21,7 @@ import (
 	"github.com/corral-sched/corral/internal/server"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
+	"github.com/corral-sched/corral/internal/slurmfmt"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -403,6 +404,8 @@ Flags:
 func runTenant(args []string, stdout, stderr io.Writer) error {
 	fs, cf := clientFlagSet("server tenant", stderr)
 	quota := fs.Float64("quota", 0, "GPU quota of the tenant (0: none)")
+	quotaCPUs := fs.Float64("quota-cpus", 0, "CPU cores the tenant's running jobs may ask for in all (0: no cap)")
+	quotaMem := fs.String("quota-mem", "", "memory the tenant's running jobs may ask for in all, as --mem takes it (16G; empty or 0: no cap)")
 	admin := fs.Bool("admin", false, "make the new tenant an admin")
 	unixUser := fs.String("unix-user", "", "the Unix `user` the tenant's jobs run as (a server run by root)")
 	uid := fs.Uint("uid", 0, "the Unix uid the tenant's jobs run as, instead of --unix-user")
@@ -425,12 +428,17 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	if *uid > math.MaxUint32 || *gid > math.MaxUint32 {
 		return fmt.Errorf("--uid %d, --gid %d: Unix ids are below 2^32", *uid, *gid)
 	}
+	memMiB, err := quotaMemMiB(*quotaMem)
+	if err != nil {
+		return err
+	}
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := requestContext(30 * time.Second)
 	defer cancel()
+	caps := tenantCaps{gpus: *quota, cpus: *quotaCPUs, memMiB: memMiB}
 	switch {
 	case verb == "list" && fs.NArg() == 0:
 		ts, err := c.Tenants(ctx)
@@ -439,13 +447,14 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		}
 		return printTenants(stdout, ts)
 	case verb == "create" && fs.NArg() == 1:
-		req := api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: *quota, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
+		req := api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
+			Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
 		if _, err := c.CreateTenant(ctx, req); err != nil {
 			return err
 		}
 		return printToken(ctx, c, fs.Arg(0), stdout)
 	case verb == "set" && fs.NArg() == 1:
-		u, err := tenantUpdate(fs, *quota, *unixUser, *uid, *gid)
+		u, err := tenantUpdate(fs, caps, *unixUser, *uid, *gid)
 		if err != nil {
 			return err
 		}
@@ -460,13 +469,36 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(fs.Args(), " "))
 }
 
+// tenantCaps are a tenant's quotas as the flags give them.
+type tenantCaps struct {
+	gpus, cpus float64
+	memMiB     int64
+}
+
+// quotaMemMiB reads --quota-mem: Slurm's memory units, empty or 0 for no
+// cap.
+func quotaMemMiB(s string) (int64, error) {
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	m, err := slurmfmt.ParseMem(s)
+	if err != nil {
+		return 0, fmt.Errorf("--quota-mem %q: %w", s, err)
+	}
+	return m, nil
+}
+
 // tenantUpdate is what set changes: the flags given, and only those.
-func tenantUpdate(fs *flag.FlagSet, quota float64, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
+func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
 	var u api.TenantUpdate
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "quota":
-			u.QuotaGPUs = &quota
+			u.QuotaGPUs = &caps.gpus
+		case "quota-cpus":
+			u.QuotaCPUs = &caps.cpus
+		case "quota-mem":
+			u.QuotaMemoryMiB = &caps.memMiB
 		case "unix-user":
 			u.UnixUser = &unixUser
 		case "uid":
@@ -478,7 +510,7 @@ func tenantUpdate(fs *flag.FlagSet, quota float64, unixUser string, uid, gid uin
 		}
 	})
 	if u == (api.TenantUpdate{}) {
-		return u, errors.New("set: give --quota, --unix-user, --uid or --gid")
+		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --unix-user, --uid or --gid")
 	}
 	return u, nil
 }
@@ -487,10 +519,7 @@ func printTenants(stdout io.Writer, ts []api.Tenant) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "TENANT\tQUOTA\tADMIN\tUNIX USER\tCREATED")
 	for _, t := range ts {
-		q := "-"
-		if t.QuotaGPUs > 0 {
-			q = fmt.Sprintf("%g GPUs", t.QuotaGPUs)
-		}
+		q := tenantQuota(t)
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", t.Name, q, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
@@ -522,4 +551,22 @@ func printToken(ctx context.Context, c *client.Client, tenant string, stdout io.
 	}
 	fmt.Fprintf(stdout, "Token for tenant %q (shown once):\n\nexport CORRAL_TOKEN=%s\n", tok.Tenant, tok.Token)
 	return nil
+}
+
+// tenantQuota shows a tenant's caps: "4 GPUs, 16 CPUs, 64 GiB", or "-".
+func tenantQuota(t api.Tenant) string {
+	var caps []string
+	if t.QuotaGPUs > 0 {
+		caps = append(caps, fmt.Sprintf("%g GPUs", t.QuotaGPUs))
+	}
+	if t.QuotaCPUs > 0 {
+		caps = append(caps, fmt.Sprintf("%g CPUs", t.QuotaCPUs))
+	}
+	if t.QuotaMemoryMiB > 0 {
+		caps = append(caps, fmt.Sprintf("%g GiB", float64(t.QuotaMemoryMiB)/1024))
+	}
+	if len(caps) == 0 {
+		return "-"
+	}
+	return strings.Join(caps, ", ")
 }

@@ -22,6 +22,17 @@ type Flavor struct {
 
 func (f Flavor) String() string { return f.Model + "/" + f.Capacity }
 
+// CPU and Memory are the flavors of a queue's CPU and memory quota, in
+// milli-cores and MiB: they cap what a queue's running work holds as a GPU
+// flavor does, but fair share counts GPUs only.
+var (
+	CPU    = Flavor{Model: "cpu", Capacity: "milli-cores"}
+	Memory = Flavor{Model: "memory", Capacity: "MiB"}
+)
+
+// IsGPU reports whether f is a kind of GPU, not CPU or Memory.
+func (f Flavor) IsGPU() bool { return f != CPU && f != Memory }
+
 // compareFlavors orders flavors by model, then capacity type.
 func compareFlavors(a, b Flavor) int {
 	return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Capacity, b.Capacity))

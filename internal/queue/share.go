@@ -58,7 +58,16 @@ func (b *Book) Advance(now time.Duration) error {
 	return nil
 }
 
-func gpus(a Amounts) float64 { return float64(a.Total()) / Milli }
+// gpus is a's GPU flavors in GPUs (CPU and Memory are not counted).
+func gpus(a Amounts) float64 {
+	var total int64
+	for f, v := range a {
+		if f.IsGPU() {
+			total += v
+		}
+	}
+	return float64(total) / Milli
+}
 
 // DecayedUsage is queue's decayed usage U in GPU-seconds; 0 for an unknown
 // queue.

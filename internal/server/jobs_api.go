@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
 )
@@ -33,8 +35,8 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, errorCode(err, http.StatusUnprocessableEntity), err.Error())
 		return
 	}
-	if q, m := who.QuotaMilli, milli(spec, s.model); q > 0 && m > q {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("the job holds %s GPUs; tenant %s may hold at most %s", gpuString(m), who.Name, gpuString(q)))
+	if msg := overQuotaForever(spec, who, s.model); msg != "" {
+		writeError(w, http.StatusUnprocessableEntity, msg)
 		return
 	}
 	if s.cfg.RunAs == RunAsServerOneTenant {
@@ -422,4 +424,19 @@ func request(s store.Spec) api.JobRequest {
 		}
 	}
 	return r
+}
+
+// overQuotaForever says why a job asks for more than its tenant's caps
+// allow at all (GPUs, CPU or memory), or "".
+func overQuotaForever(spec store.Spec, who store.Tenant, model *gpu.Model) string {
+	n := need(spec, model)
+	switch {
+	case who.QuotaMilli > 0 && n[gpuFlavor] > int64(who.QuotaMilli):
+		return fmt.Sprintf("the job holds %s GPUs; tenant %s may hold at most %s", gpuString(int(n[gpuFlavor])), who.Name, gpuString(who.QuotaMilli))
+	case who.QuotaCPUMilli > 0 && n[queue.CPU] > who.QuotaCPUMilli:
+		return fmt.Sprintf("the job asks for %s CPUs; tenant %s may hold at most %s CPUs", gpuString(int(n[queue.CPU])), who.Name, gpuString(int(who.QuotaCPUMilli)))
+	case who.QuotaMemoryMiB > 0 && n[queue.Memory] > who.QuotaMemoryMiB:
+		return fmt.Sprintf("the job asks for %d MiB of memory; tenant %s may hold at most %d MiB", n[queue.Memory], who.Name, who.QuotaMemoryMiB)
+	}
+	return ""
 }

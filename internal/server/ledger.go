@@ -18,23 +18,31 @@ var gpuFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
 // unlimited is the nominal quota of a tenant without a cap, in milli-GPUs.
 const unlimited = int64(1) << 40
 
-// need is what a job charges its tenant's queue while it runs.
+// need is what a job charges its tenant's queue while it runs: its GPUs,
+// and the CPU and memory its tasks ask for.
 func need(spec store.Spec, model *gpu.Model) queue.Amounts {
-	return queue.Amounts{gpuFlavor: int64(milli(spec, model))}
+	tasks := int64(max(spec.Tasks, 1))
+	n := queue.Amounts{gpuFlavor: int64(milli(spec, model))}
+	if spec.CPUMilli > 0 {
+		n[queue.CPU] = spec.CPUMilli * tasks
+	}
+	if spec.MemoryMiB > 0 {
+		n[queue.Memory] = spec.MemoryMiB * tasks
+	}
+	return n
 }
 
-// queueSpecs is one queue per tenant that has a record, runs or waits: its
-// GPU cap as nominal quota, raised to what it already runs when the cap was
-// lowered below that. A tenant without a cap has no limit, and fair share
-// measures its use against the whole machine.
+// queueSpecs is one queue per tenant that has a record, runs or waits. A
+// tenant without a GPU cap has no GPU limit, and fair share measures its
+// use against the whole machine.
 func (s *Server) queueSpecs() []queue.Spec {
-	use := map[string]int64{}
+	use := map[string]queue.Amounts{}
+	names := map[string]bool{}
 	for _, r := range s.runs {
 		if !r.drained {
-			use[r.job.Tenant] += int64(milli(r.job.Spec, s.model))
+			use[r.job.Tenant] = use[r.job.Tenant].Add(need(r.job.Spec, s.model))
 		}
 	}
-	names := map[string]bool{}
 	for t := range s.tenants {
 		names[t] = true
 	}
@@ -46,13 +54,27 @@ func (s *Server) queueSpecs() []queue.Spec {
 	}
 	var specs []queue.Spec
 	for _, t := range slices.Sorted(maps.Keys(names)) {
-		spec := queue.Spec{Name: t, Nominal: queue.Amounts{gpuFlavor: unlimited}, ShareGPUs: float64(len(s.gpus)), Order: queue.PriorityFIFO}
-		if q := int64(s.tenants[t].QuotaMilli); q > 0 {
-			spec.Nominal[gpuFlavor], spec.ShareGPUs = max(q, use[t]), 0
-		}
-		specs = append(specs, spec)
+		specs = append(specs, s.queueSpec(t, use[t]))
 	}
 	return specs
+}
+
+// queueSpec is tenant t's queue, given what its running jobs use: each cap
+// the tenant has (GPUs, CPU, memory) as nominal quota, raised to what it
+// already runs when the cap was lowered below that; no cap is no limit.
+func (s *Server) queueSpec(t string, use queue.Amounts) queue.Spec {
+	tenant := s.tenants[t]
+	spec := queue.Spec{Name: t, ShareGPUs: float64(len(s.gpus)), Order: queue.PriorityFIFO,
+		Nominal: queue.Amounts{gpuFlavor: unlimited, queue.CPU: unlimited, queue.Memory: unlimited}}
+	for f, q := range map[queue.Flavor]int64{gpuFlavor: int64(tenant.QuotaMilli), queue.CPU: tenant.QuotaCPUMilli, queue.Memory: tenant.QuotaMemoryMiB} {
+		if q > 0 {
+			spec.Nominal[f] = max(q, use[f])
+		}
+	}
+	if tenant.QuotaMilli > 0 {
+		spec.ShareGPUs = 0 // fair share against its GPU cap
+	}
+	return spec
 }
 
 // gpuString writes milli-GPUs as GPUs: "4", "0.5".

@@ -23,14 +23,25 @@ func (s *Server) handleTenants(w http.ResponseWriter, _ *http.Request, _ store.T
 }
 
 func tenantView(t store.Tenant) api.Tenant {
-	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, Admin: t.Admin, Created: t.Created,
-		UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
+	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, QuotaCPUs: float64(t.QuotaCPUMilli) / 1000,
+		QuotaMemoryMiB: t.QuotaMemoryMiB, Admin: t.Admin, Created: t.Created, UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
 }
 
 // checkQuota says what is wrong with a GPU quota, if anything.
 func checkQuota(q float64) error {
 	if q < 0 || q > 1e6 {
 		return fmt.Errorf("quota_gpus %v: want 0 (no cap) or more", q)
+	}
+	return nil
+}
+
+// checkResourceQuotas says what is wrong with CPU and memory quotas.
+func checkResourceQuotas(cpus float64, memMiB int64) error {
+	switch {
+	case cpus < 0 || cpus > 1e7:
+		return fmt.Errorf("quota_cpus %v: want 0 (no cap) or more", cpus)
+	case memMiB < 0:
+		return fmt.Errorf("quota_memory_mib %d: want 0 (no cap) or more", memMiB)
 	}
 	return nil
 }
@@ -58,12 +69,12 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("name %q: use letters, digits, '.', '_' and '-'", req.Name))
 		return
 	}
-	if err := checkQuota(req.QuotaGPUs); err != nil {
+	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), Admin: req.Admin, Created: s.now().UTC(),
-		UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
+	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
+		QuotaMemoryMiB: req.QuotaMemoryMiB, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
 	if err := checkUnixUser(t); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -86,11 +97,9 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, code, err.Error())
 		return
 	}
-	if req.QuotaGPUs != nil {
-		if err := checkQuota(*req.QuotaGPUs); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
+	if err := checkUpdate(req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	t, err := s.st.UpdateTenant(r.PathValue("name"), func(t *store.Tenant) error {
 		applyTenantUpdate(t, req)
@@ -110,9 +119,30 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 	writeJSON(w, http.StatusOK, tenantView(t))
 }
 
+// checkUpdate says what is wrong with the quotas an update sets.
+func checkUpdate(u api.TenantUpdate) error {
+	var errs []error
+	if u.QuotaGPUs != nil {
+		errs = append(errs, checkQuota(*u.QuotaGPUs))
+	}
+	if u.QuotaCPUs != nil {
+		errs = append(errs, checkResourceQuotas(*u.QuotaCPUs, 0))
+	}
+	if u.QuotaMemoryMiB != nil {
+		errs = append(errs, checkResourceQuotas(0, *u.QuotaMemoryMiB))
+	}
+	return errors.Join(errs...)
+}
+
 func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	if u.QuotaGPUs != nil {
 		t.QuotaMilli = int(*u.QuotaGPUs * 1000)
+	}
+	if u.QuotaCPUs != nil {
+		t.QuotaCPUMilli = int64(*u.QuotaCPUs * 1000)
+	}
+	if u.QuotaMemoryMiB != nil {
+		t.QuotaMemoryMiB = *u.QuotaMemoryMiB
 	}
 	if u.UnixUser != nil {
 		t.UnixUser = *u.UnixUser

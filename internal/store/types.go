@@ -173,9 +173,13 @@ type Tenant struct {
 	// QuotaGPUs caps the GPUs the tenant's running jobs hold, in
 	// thousandths of a GPU (a MIG slice or share counts its fraction);
 	// 0 means no cap.
-	QuotaMilli int       `json:"quota_milli,omitempty"`
-	Admin      bool      `json:"admin,omitempty"`
-	Created    time.Time `json:"created"`
+	QuotaMilli int `json:"quota_milli,omitempty"`
+	// QuotaCPUMilli and QuotaMemoryMiB cap the CPU (milli-cores) and
+	// memory the tenant's running jobs ask for; 0 means no cap.
+	QuotaCPUMilli  int64     `json:"quota_cpu_milli,omitempty"`
+	QuotaMemoryMiB int64     `json:"quota_memory_mib,omitempty"`
+	Admin          bool      `json:"admin,omitempty"`
+	Created        time.Time `json:"created"`
 	// UnixUser, UID and GID are the Unix account the tenant's jobs run
 	// as on a server that runs as root: a login name, or a uid (with a
 	// gid when it has no account); GID overrides the account's primary

@@ -142,13 +142,15 @@ type Isolation struct {
 
 // Tenant is a tenant as the API shows it.
 type Tenant struct {
-	Name      string    `json:"name"`
-	QuotaGPUs float64   `json:"quota_gpus,omitempty"`
-	Admin     bool      `json:"admin,omitempty"`
-	Created   time.Time `json:"created"`
-	UnixUser  string    `json:"unix_user,omitempty"`
-	UID       uint32    `json:"uid,omitempty"`
-	GID       uint32    `json:"gid,omitempty"`
+	Name           string    `json:"name"`
+	QuotaGPUs      float64   `json:"quota_gpus,omitempty"`
+	QuotaCPUs      float64   `json:"quota_cpus,omitempty"`
+	QuotaMemoryMiB int64     `json:"quota_memory_mib,omitempty"`
+	Admin          bool      `json:"admin,omitempty"`
+	Created        time.Time `json:"created"`
+	UnixUser       string    `json:"unix_user,omitempty"`
+	UID            uint32    `json:"uid,omitempty"`
+	GID            uint32    `json:"gid,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -156,21 +158,25 @@ type Tenant struct {
 // GID overrides the account's primary group, and a UID without an
 // account needs one.
 type TenantRequest struct {
-	Name      string  `json:"name"`
-	QuotaGPUs float64 `json:"quota_gpus,omitempty"` // 0: no cap
-	Admin     bool    `json:"admin,omitempty"`
-	UnixUser  string  `json:"unix_user,omitempty"`
-	UID       uint32  `json:"uid,omitempty"`
-	GID       uint32  `json:"gid,omitempty"`
+	Name           string  `json:"name"`
+	QuotaGPUs      float64 `json:"quota_gpus,omitempty"` // 0: no cap
+	QuotaCPUs      float64 `json:"quota_cpus,omitempty"` // cores its running jobs may ask for; 0: no cap
+	QuotaMemoryMiB int64   `json:"quota_memory_mib,omitempty"`
+	Admin          bool    `json:"admin,omitempty"`
+	UnixUser       string  `json:"unix_user,omitempty"`
+	UID            uint32  `json:"uid,omitempty"`
+	GID            uint32  `json:"gid,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
 // empty unix_user or a zero uid or gid unsets it.
 type TenantUpdate struct {
-	QuotaGPUs *float64 `json:"quota_gpus,omitempty"`
-	UnixUser  *string  `json:"unix_user,omitempty"`
-	UID       *uint32  `json:"uid,omitempty"`
-	GID       *uint32  `json:"gid,omitempty"`
+	QuotaGPUs      *float64 `json:"quota_gpus,omitempty"`
+	QuotaCPUs      *float64 `json:"quota_cpus,omitempty"`
+	QuotaMemoryMiB *int64   `json:"quota_memory_mib,omitempty"`
+	UnixUser       *string  `json:"unix_user,omitempty"`
+	UID            *uint32  `json:"uid,omitempty"`
+	GID            *uint32  `json:"gid,omitempty"`
 }
 
 // TenantList is the answer to tenants.
