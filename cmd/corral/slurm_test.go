@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -288,5 +289,29 @@ func cancelFilters(t *testing.T, c *client.Client, cli func(...string) (string, 
 		if j, _ := c.Job(t.Context(), id); j.State != "cancelled" || j.Attempts != 0 {
 			t.Errorf("%s: %s after %d starts; want cancelled without starting", id, j.State, j.Attempts)
 		}
+	}
+}
+
+// TestLogsTail prints only a job's last lines, and refuses a tail that
+// follows.
+func TestLogsTail(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "corral.db")
+	srv := startServerChild(t, "--db", db, "--gpus", "1xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	t.Setenv("CORRAL_SERVER", srv.url)
+	t.Setenv("CORRAL_TOKEN", srv.token)
+	c := &client.Client{Server: srv.url, Token: srv.token}
+	jobsAsNobody(t, c, filepath.Dir(db))
+	j, err := c.Submit(context.Background(), api.JobRequest{GPUs: 1, Command: []string{"sh", "-c", "echo a; echo b; echo c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, c, j.ID, func(j api.Job) bool { return j.State == "succeeded" })
+	var out, errOut strings.Builder
+	if code := run([]string{"logs", "--tail", "2", j.ID}, &out, &errOut); code != 0 || out.String() != "b\nc\n" {
+		t.Fatalf("logs --tail 2: exit %d, %q %q; want the last two lines", code, out.String(), errOut.String())
+	}
+	errOut.Reset()
+	if code := run([]string{"logs", "--tail", "2", "-f", j.ID}, io.Discard, &errOut); code == 0 || !strings.Contains(errOut.String(), "not both") {
+		t.Fatalf("logs --tail -f: exit %d, %q; want a refusal", code, errOut.String())
 	}
 }

@@ -152,6 +152,16 @@ func (c *Client) Logs(ctx context.Context, id string, rank int, stream string, f
 	return c.copyTo(ctx, "/v1/jobs/"+url.PathEscape(id)+"/logs", q, w)
 }
 
+// LogsTail writes the last n lines of a job's log (rank, stream as for
+// Logs) as they are now.
+func (c *Client) LogsTail(ctx context.Context, id string, rank int, stream string, n int, w io.Writer) error {
+	q := url.Values{"rank": {strconv.Itoa(rank)}, "tail": {strconv.Itoa(n)}}
+	if stream != "" {
+		q.Set("stream", stream)
+	}
+	return c.copyTo(ctx, "/v1/jobs/"+url.PathEscape(id)+"/logs", q, w)
+}
+
 // copyTo copies the body of a GET to w as it arrives.
 func (c *Client) copyTo(ctx context.Context, path string, q url.Values, w io.Writer) error {
 	resp, err := c.Do(ctx, "GET", path, q, nil)
