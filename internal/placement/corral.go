@@ -35,8 +35,10 @@ const (
 // takes the GPU with the least increase (lowest index on ties); a whole-GPU
 // pod the lowest-index free GPUs.
 //
-// Before that, a hostGuard (guard.go) sets aside the nodes where the pod
-// would end the last hosts of a pod shape that is running out of them, as
+// Before that, a poolGuard (pool.go) keeps a pod that may use several GPU
+// models off the models that pods restricted to them will need in full,
+// and a hostGuard (guard.go) sets aside the nodes where the pod would end
+// the last hosts of a pod shape that is running out of them; each only as
 // long as another feasible node remains.
 //
 // NewCorral is given the mix of the whole workload in advance, like FGD;
@@ -50,6 +52,7 @@ type Corral struct {
 	cache       scoreCache
 	all         Mix // every shape seen, weighted by arrivals, for the guard
 	guard       hostGuard
+	pools       poolGuard
 	renew       bool // the guard must start over from all
 }
 
@@ -108,9 +111,13 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	}
 	if p.renew {
 		p.guard.reset(c, p.all)
+		p.pools.reset(c, p.all)
 		p.renew = false
 	}
 	if len(p.all) > 0 { // with nothing observed, no shape needs its hosts kept
+		if kept := p.pools.keep(c, pod, feasible, p.guard.arrivals(c)); kept != nil {
+			feasible = kept
+		}
 		if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
 			feasible = kept
 		}

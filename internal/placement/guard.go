@@ -215,10 +215,16 @@ func (g *hostGuard) recount(c *Cluster, n int) {
 	g.canHost[n] = now
 }
 
+// arrivals is the number of arrivals expected before the cluster is full:
+// those that fit in the GPUs and CPUs left.
+func (g *hostGuard) arrivals(c *Cluster) float64 {
+	return min(float64(g.capacity-c.UsedGPUMilli())/g.meanGPU, float64(c.CPULeftMilli())/g.meanCPU)
+}
+
 // shortFor marks the shapes other than pod's own that are short of hosts;
 // false if there are none.
 func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) bool {
-	arrivals := min(float64(g.capacity-c.UsedGPUMilli())/g.meanGPU, float64(c.CPULeftMilli())/g.meanCPU)
+	arrivals := g.arrivals(c)
 	own, known := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]
 	clear(g.short)
 	any := false
