@@ -10,18 +10,29 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// nativeGroup creates Kubernetes' own PodGroup with a gang policy.
-func (e *env) nativeGroup(name string, minCount int) {
+// nativeGroup creates Kubernetes' own PodGroup with a gang policy, at
+// the given version (v1beta1, v1alpha3), packed into one domain of each
+// topology key.
+func (e *env) nativeGroup(name, version string, minCount int, topologyKeys ...string) {
 	e.t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "scheduling.k8s.io/v1alpha3",
+		"apiVersion": "scheduling.k8s.io/" + version,
 		"kind":       "PodGroup",
 		"metadata":   map[string]any{"name": name, "namespace": e.ns},
 		"spec": map[string]any{"schedulingPolicy": map[string]any{
 			"gang": map[string]any{"minCount": int64(minCount)},
 		}},
 	}}
-	if _, err := e.c.Dynamic.Resource(NativePodGroupResource).Namespace(e.ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+	var topo []any
+	for _, k := range topologyKeys {
+		topo = append(topo, map[string]any{"key": k})
+	}
+	if topo != nil {
+		obj.Object["spec"].(map[string]any)["schedulingConstraints"] = map[string]any{"topology": topo}
+	}
+	r := NativePodGroupResource
+	r.Version = version
+	if _, err := e.c.Dynamic.Resource(r).Namespace(e.ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("pod group %s: %v", name, err)
 	}
 }
@@ -40,7 +51,7 @@ func TestNativePodGroupIsAGang(t *testing.T) {
 		e.node(fmt.Sprintf("native-%d", i), 8, nil)
 	}
 	e.start(e.config())
-	e.nativeGroup("allreduce", 3)
+	e.nativeGroup("allreduce", "v1alpha3", 3) // written at the older version, read at v1beta1
 	e.create(inNativeGroup(pod("allreduce-0", 8), "allreduce"), inNativeGroup(pod("allreduce-1", 8), "allreduce"))
 	msg := e.waitUnschedulable("allreduce-0", "minCount")
 	t.Logf("two of three: %s", msg)

@@ -21,29 +21,27 @@ import (
 // project, whose CRD is deploy/crds/scheduling.x-k8s.io_podgroups.yaml.
 var PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 
-// NativePodGroupResource is Kubernetes' own PodGroup (alpha in 1.37, with
-// the GenericWorkload feature): pods name it in spec.schedulingGroup, and
-// spec.schedulingPolicy.gang.minCount makes it all or nothing. It is read
-// where the cluster serves it.
-var NativePodGroupResource = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "podgroups"}
+// NativePodGroupResource is Kubernetes' own PodGroup, the Workload API's
+// (beta in 1.37, with the GenericWorkload feature): pods name it in
+// spec.schedulingGroup, and spec.schedulingPolicy.gang.minCount makes it
+// all or nothing. It is read at the first of NativePodGroupVersions the
+// cluster serves.
+var NativePodGroupResource = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"}
 
-// GroupName is the pod group a pod belongs to: the coscheduling label, or
-// Kubernetes' own spec.schedulingGroup; "" for none.
+// GroupName is the pod group a pod belongs to: the coscheduling label,
+// Kubernetes' own spec.schedulingGroup, Volcano's or KAI's annotation, or
+// the group inferred from its owner (groupOf); "" for none.
 func GroupName(p *corev1.Pod) string {
-	if g := p.Labels[LabelPodGroup]; g != "" {
-		return g
-	}
-	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil {
-		return *sg.PodGroupName
-	}
-	return ""
+	name, _ := groupOf(p)
+	return name
 }
 
 // parseNativePodGroup reads a Kubernetes PodGroup: a gang policy's
-// minCount, and corral's topology annotations. A group with the basic
-// policy is no gang: its pods are placed one by one, and nil is returned.
-func parseNativePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
-	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName(), Native: true}
+// minCount, its topology constraints (keys of levels), and corral's
+// topology annotations. A group with the basic policy is no gang: its pods
+// are placed one by one, and nil is returned.
+func parseNativePodGroup(obj *unstructured.Unstructured, levels []Level) (*podGroup, error) {
+	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName(), Native: true, Kind: KindNative}
 	min, found, err := unstructured.NestedInt64(obj.Object, "spec", "schedulingPolicy", "gang", "minCount")
 	if err != nil {
 		return nil, fmt.Errorf("pod group %s: spec.schedulingPolicy.gang.minCount: %w", g.key(), err)
@@ -52,7 +50,11 @@ func parseNativePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
 		return nil, nil
 	}
 	g.MinMember = max(int(min), 1)
-	g.Topology = packConstraints(obj.GetAnnotations())
+	topo, err := topologyConstraints(obj, levels)
+	if err != nil {
+		g.Invalid = err.Error()
+	}
+	g.Topology = append(topo, packConstraints(obj.GetAnnotations())...)
 	return g, nil
 }
 
@@ -64,9 +66,12 @@ type podGroup struct {
 	// Phase and Scheduled are the status last written.
 	Phase     string
 	Scheduled int
-	// Native: Kubernetes' own PodGroup, whose status corral leaves to
-	// Kubernetes.
+	// Native: Kubernetes' own PodGroup.
 	Native bool
+	// Kind says where the group was read (KindCoscheduling, ...).
+	Kind string
+	// Invalid says why the group cannot be placed as written, or is "".
+	Invalid string
 }
 
 // PodGroup phases corral writes in status.phase.
@@ -79,7 +84,7 @@ func (g *podGroup) key() string { return g.Namespace + "/" + g.Name }
 
 // parsePodGroup reads spec.minMember and the topology annotations.
 func parsePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
-	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName(), Kind: KindCoscheduling}
 	min, found, err := unstructured.NestedInt64(obj.Object, "spec", "minMember")
 	if err != nil {
 		return nil, fmt.Errorf("pod group %s: spec.minMember: %w", g.key(), err)

@@ -40,6 +40,7 @@ type Scheduler struct {
 	pods    listersv1.PodLister
 	groups  cache.GenericLister // nil when the PodGroup CRD is not served
 	native  cache.GenericLister // Kubernetes' own PodGroups; nil when not served
+	more    groupListers        // other schedulers' groups, Jobs and JobSets
 	queues  cache.GenericLister // nil when the Queue CRD is not served
 	kick    chan struct{}
 	n       counters
@@ -87,7 +88,8 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if dyn != nil {
 		s.dynf = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 		s.groups = s.customLister(PodGroupResource, handler)
-		s.native = s.customLister(NativePodGroupResource, handler)
+		s.native = s.nativeLister(handler)
+		s.more = s.newGroupListers(handler)
 		s.queues = s.customLister(QueueResource, handler)
 	}
 	return s
@@ -209,7 +211,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	units := buildUnits(snap.pending, s.podGroups(), snap.members)
+	units := buildUnits(snap.pending, s.podGroups(snap.pending), snap.members)
 	snap.ledger, snap.now = &s.quota, s.cfg.Now()
 	d := decide(snap, units, !s.cfg.NoPreemption)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
@@ -322,11 +324,12 @@ func (s *Scheduler) bound(b binding) {
 	}
 }
 
-// podGroups reads the PodGroups from the cache, by namespace/name.
-func (s *Scheduler) podGroups() map[string]*podGroup {
-	out := map[string]*podGroup{}
+// podGroups reads the PodGroups from the cache, by namespace/name, and
+// the groups of the pending pods' owners.
+func (s *Scheduler) podGroups(pending []*corev1.Pod) map[string]*podGroup {
+	out := s.otherGroups(pending)
 	for _, u := range s.listCustom(s.native) {
-		g, err := parseNativePodGroup(u)
+		g, err := parseNativePodGroup(u, s.cfg.Levels)
 		if err != nil {
 			s.log.Warn("pod group", "err", err)
 			continue

@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,17 +86,15 @@ func unitLess(a, b *unit) bool {
 // its PodGroup does not exist, or it has fewer pods than minMember (gated
 // pods are missing ones).
 func blockedReason(u *unit, members groupCounts) string {
-	label := GroupName(u.pods[0])
+	label, kind := groupOf(u.pods[0])
 	switch {
 	case label == "":
 		return ""
 	case u.group == nil:
-		kind := PodGroupResource.GroupResource()
-		if u.pods[0].Labels[LabelPodGroup] == "" {
-			kind = NativePodGroupResource.GroupResource() // named in spec.schedulingGroup
-		}
-		return fmt.Sprintf("pod group %q does not exist: create a PodGroup (%s) named %s in namespace %s",
-			label, kind, label, u.pods[0].Namespace)
+		return fmt.Sprintf("pod group %q does not exist: create %s named %s in namespace %s",
+			label, groupResource(kind), strings.TrimPrefix(label, kind+":"), u.pods[0].Namespace)
+	case u.group.Invalid != "":
+		return fmt.Sprintf("pod group %s: %s", u.group.Name, u.group.Invalid)
 	}
 	have := len(u.pods) + members.bound[u.name]
 	if have < u.group.MinMember {

@@ -84,10 +84,11 @@ func (c *Cluster) start(ctx context.Context, bins binaries) error {
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
-		// Kubernetes' own gang API (scheduling.k8s.io/v1alpha3 PodGroup,
-		// pod spec.schedulingGroup), alpha in 1.37.
-		"--runtime-config=scheduling.k8s.io/v1alpha3=true",
-		"--feature-gates=GenericWorkload=true",
+		// Kubernetes' own gang API, the Workload API (scheduling.k8s.io
+		// PodGroup, pod spec.schedulingGroup): v1beta1 in 1.37, v1alpha3
+		// still served; topology constraints behind their own gate.
+		"--runtime-config=scheduling.k8s.io/v1alpha3=true,scheduling.k8s.io/v1beta1=true",
+		"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
 	)
 	if err != nil {
 		return err

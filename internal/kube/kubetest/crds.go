@@ -46,6 +46,12 @@ func (c *Cluster) applyCRDs(ctx context.Context) error {
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("no CRDs in %s: %v", dir, err)
 	}
+	return c.ApplyCRDs(ctx, files...)
+}
+
+// ApplyCRDs creates the CRD of each file, unless it exists, and waits
+// until each is established.
+func (c *Cluster) ApplyCRDs(ctx context.Context, files ...string) error {
 	for _, f := range files {
 		obj, err := readObject(f)
 		if err != nil {
