@@ -22,6 +22,7 @@ func commands() []command {
 	return []command{
 		{"bench", "run a benchmark (bench fgd: the packing benchmark of the FGD paper)", runBench},
 		{"sim", "replay a workload through time under several policies; compare waits and GPU use", runSim},
+		{"prices", "list the price catalog: every figure with its source, date and age", runPrices},
 		{"plan", "size 1- or 3-year GPU commitments for an hourly demand; compare packed and unpacked", runPlan},
 		{"place", "place gangs of GPU jobs on a fleet described in YAML, or say why they do not fit", runPlace},
 		{"server", "run the daemon that queues and runs jobs on this machine's GPUs (try: corral server --dev)", runServer},

@@ -32,8 +32,9 @@ or less demand does.
 
 Prices come from corral's catalog (each with its source and date; see
 internal/cost/price/catalog.yaml). The catalog leaves out what is not known,
-such as most 1- and 3-year prices: give them, and private discounts, in a
-prices file of the same format with --prices.
+such as every 1- and 3-year price (no provider page with them was found):
+give them, and private discounts, in a prices file of the same format with
+--prices. 'corral prices' lists the catalog with sources and ages.
 
 With --unpacked, the same work before packing is planned too, and the two
 plans are compared: committing at the unpacked run rate locks in waste.
@@ -68,7 +69,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
 	fs.StringVar(&o.unpacked, "unpacked", "", "the same work unpacked (same format): plan it too and compare")
 	fs.StringVar(&o.jsonPath, "json", "", "write the plan as JSON to this file")
 	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report to this file")
-	fs.StringVar(&o.term, "term", "1y", "commitment term: 1y or 3y")
+	fs.StringVar(&o.term, "term", "block", "commitment: block (a reservation of days to weeks paid up front, such as EC2 Capacity Blocks; the only commitment the built-in catalog has a provider's price for), 1y or 3y")
 	fs.StringVar(&o.prices, "prices", "", "YAML prices file that adds offers or overrides the catalog's figures")
 	fs.StringVar(&o.families, "family", "", "offer per model, e.g. H100-80GB=a3-highgpu,A10G=g5 (default: the catalog's first)")
 	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of demand above the committed level run on spot (0..1)")
@@ -138,8 +139,10 @@ func planOpts(o planOptions) (plan.Options, error) {
 		opts.Term = price.Reserved1y
 	case "3y":
 		opts.Term = price.Reserved3y
+	case "block":
+		opts.Term = price.ReservedBlock
 	default:
-		return opts, fmt.Errorf("--term %q: want 1y or 3y", o.term)
+		return opts, fmt.Errorf("--term %q: want block, 1y or 3y", o.term)
 	}
 	for _, kv := range strings.Split(o.families, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {

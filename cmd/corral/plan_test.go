@@ -43,7 +43,7 @@ func TestPlanCommand(t *testing.T) {
 	dir := planFiles(t)
 	jsonPath, htmlPath := filepath.Join(dir, "plan.json"), filepath.Join(dir, "plan.html")
 	out, errOut, code := runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"), "--unpacked", filepath.Join(dir, "unpacked.csv"),
-		"--prices", filepath.Join(dir, "prices.yaml"), "--json", jsonPath, "--html", htmlPath)
+		"--prices", filepath.Join(dir, "prices.yaml"), "--term", "1y", "--json", jsonPath, "--html", htmlPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -111,7 +111,7 @@ func TestPlanCommandUnknownPrices(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "no reserved-3y price known for A10G") || !strings.Contains(errOut, "--prices") && !strings.Contains(errOut, "prices file") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
-	// Without a prices file, T4 and A10G have no 1-year price: both skipped, an error.
+	// Without a prices file, T4 and A10G have no commitment price: both skipped, an error.
 	_, errOut, code = runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"))
 	if code == 0 || !strings.Contains(errOut, "skipped T4") {
 		t.Errorf("exit %d: %s", code, errOut)
@@ -157,11 +157,11 @@ func TestPlanCommandColumnsByName(t *testing.T) {
 	swapped := filepath.Join(dir, "swapped.csv")
 	os.WriteFile(swapped, []byte("gpu_model,gpus,hour\nA10G,3,0\nA10G,2,1\nA10G,2,2\nA10G,2,3\nT4,1,0\nT4,1,1\nT4,1,2\nT4,1,3\n"), 0o644)
 	prices := filepath.Join(dir, "prices.yaml")
-	want, errOut, code := runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"), "--prices", prices)
+	want, errOut, code := runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"), "--prices", prices, "--term", "1y")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	got, errOut, code := runCLI(t, "plan", "--demand", swapped, "--prices", prices)
+	got, errOut, code := runCLI(t, "plan", "--demand", swapped, "--prices", prices, "--term", "1y")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -176,7 +176,7 @@ func TestPlanCommandAllOnDemandWithSpotShare(t *testing.T) {
 	dir := planFiles(t)
 	jsonPath := filepath.Join(dir, "plan.json")
 	_, errOut, code := runCLI(t, "plan", "--demand", filepath.Join(dir, "packed.csv"), "--prices", filepath.Join(dir, "prices.yaml"),
-		"--spot-share", "0.5", "--json", jsonPath)
+		"--spot-share", "0.5", "--term", "1y", "--json", jsonPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -112,7 +112,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := &simOutputs{label: label, results: results, capacity: float64(f.GPUs())}
+	out := &simOutputs{label: label, results: results, capacity: float64(f.GPUs()), term: price.Capacity("reserved-" + o.reservedTerm)}
 	if out.costs, err = costResults(results, cat, o.reservedTerm); err != nil {
 		return err
 	}
@@ -133,9 +133,10 @@ type simOutputs struct {
 	label     string
 	results   []*sim.Result
 	costs     map[string]*simCost
-	platforms []tco.Row // with --tco
-	tcoNote   string    // a warning the platform comparison needs, if any
-	capacity  float64   // GPUs of the whole fleet
+	platforms []tco.Row      // with --tco
+	tcoNote   string         // a warning the platform comparison needs, if any
+	capacity  float64        // GPUs of the whole fleet
+	term      price.Capacity // the commitment reserved nodes and the floor stand for
 }
 
 // replayPolicies replays the workload under each policy in turn.
@@ -237,7 +238,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.backfill, "backfill", sim.EasyBackfill, "easy: a backfilled job may not delay the first waiting job; conservative: nor any of the first --reservations")
 	fs.IntVar(&o.reservations, "reservations", 8, "with --backfill conservative: waiting jobs that hold a reservation")
 	fs.StringVar(&o.pricesPath, "prices", "", "prices file (YAML) adding to or overriding the built-in catalog, for the cost of each policy")
-	fs.StringVar(&o.reservedTerm, "reserved-term", "1y", "the commitment reserved nodes (capacityType: reserved) stand for: 1y or 3y")
+	fs.StringVar(&o.reservedTerm, "reserved-term", "block", "the commitment reserved nodes (capacityType: reserved) stand for: block (EC2 Capacity Blocks and the like), 1y or 3y")
 	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report (GPUs over time, cost, waits, fragmentation) to this file")
 	fs.BoolVar(&o.tco, "tco", false, "compare the monthly total cost of platforms (managed service, Kubernetes default, Kubernetes with corral, HPC) on this workload")
 	fs.StringVar(&o.platformsPath, "platforms", "", "with --tco: platform profiles (YAML) instead of the built-in assumptions")
@@ -257,8 +258,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 		}
 		return o, fmt.Errorf("--preempt-grace %v, --max-preemptions-per-hour %d: want neither negative", o.preemptGrace, o.maxPreemptPerHour)
 	}
-	if o.reservedTerm != "1y" && o.reservedTerm != "3y" {
-		return o, fmt.Errorf("--reserved-term %q: want 1y or 3y", o.reservedTerm)
+	if o.reservedTerm != "block" && o.reservedTerm != "1y" && o.reservedTerm != "3y" {
+		return o, fmt.Errorf("--reserved-term %q: want block, 1y or 3y", o.reservedTerm)
 	}
 	if (o.backfill != sim.EasyBackfill && o.backfill != sim.ConservativeBackfill) || o.reservations < 1 {
 		return o, fmt.Errorf("--backfill %q, --reservations %d: want easy or conservative, and at least 1 reservation", o.backfill, o.reservations)

@@ -31,7 +31,7 @@ func simReport(out *simOutputs, cat *price.Catalog) html.Report {
 	}
 	for _, res := range out.results {
 		t := simTimeline(res)
-		t.Committed, t.Capacity = committedFloor(res, cat), out.capacity
+		t.Committed, t.Capacity = committedFloor(res, cat, out.term), out.capacity
 		r.Timelines = append(r.Timelines, t)
 		r.Waits = append(r.Waits, html.Waits{Policy: res.Policy, Hours: waitHours(res)})
 		r.Fragmentation = append(r.Fragmentation, fragmentationLine(res))
@@ -71,14 +71,14 @@ func simTables(out *simOutputs) []html.Table {
 	return tables
 }
 
-// committedFloor is the 1-year commitment the planner recommends for the
+// committedFloor is the commitment (of term) the planner recommends for the
 // cards a policy occupied while work arrived, summed over GPU models (0
 // when no model has a commitment price): the floor drawn on its timeline.
 // The drain after the last arrival is left out: a commitment is sized for
 // the steady state, not for the tail of a replay.
-func committedFloor(res *sim.Result, cat *price.Catalog) float64 {
+func committedFloor(res *sim.Result, cat *price.Catalog, term price.Capacity) float64 {
 	d := cardDemand(arrivalWindow(res))
-	p, err := plan.Build(d, cat, plan.Options{Term: price.Reserved1y})
+	p, err := plan.Build(d, cat, plan.Options{Term: term})
 	if err != nil {
 		return 0
 	}

@@ -144,10 +144,10 @@ func TestCommittedFloorOverTheArrivalWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := committedFloor(res, cat); got != 64 {
+	if got := committedFloor(res, cat, price.ReservedBlock); got != 64 {
 		t.Errorf("floor %g GPUs, want 64 (the drain after arrivals left out)", got)
 	}
-	whole, err := plan.Build(cardDemand(res.Hours), cat, plan.Options{Term: price.Reserved1y})
+	whole, err := plan.Build(cardDemand(res.Hours), cat, plan.Options{Term: price.ReservedBlock})
 	if err != nil || whole.Models[0].Committed != 1 {
 		t.Errorf("the planner over the whole replay: %v, %+v; want 1 GPU, as the floor drawn before", err, whole)
 	}

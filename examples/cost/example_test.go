@@ -116,7 +116,7 @@ func checkShape(t *testing.T, s series) {
 func ratesOf(t *testing.T, o *price.Offer) plan.Rates {
 	t.Helper()
 	var r plan.Rates
-	for c, dst := range map[price.Capacity]*float64{price.OnDemand: &r.OnDemand, price.Spot: &r.Spot, price.Reserved1y: &r.Committed} {
+	for c, dst := range map[price.Capacity]*float64{price.OnDemand: &r.OnDemand, price.Spot: &r.Spot, price.ReservedBlock: &r.Committed} {
 		p, err := o.PerGPUHour(c)
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func pricedMoves(t *testing.T, s series, cat *price.Catalog, offer *price.Offer,
 			append(inferenceUsage(s.packed, s.used, 0), trainingUsage(s.training, "on-demand", 0)...)},
 		{"spot training", "training on spot, redoing the work interruptions lose",
 			append(inferenceUsage(s.packed, s.used, 0), trainingUsage(s.training, "spot", monthlyInterruptions)...)},
-		{"reserved floor", fmt.Sprintf("%d GPUs reserved for a year under the packed inference, the rest on demand", floor),
+		{"reserved floor", fmt.Sprintf("%d GPUs committed (Capacity Block price) under the packed inference, the rest on demand", floor),
 			append(inferenceUsage(s.packed, s.used, floor), trainingUsage(s.training, "spot", monthlyInterruptions)...)},
 	}
 	var moves []move
@@ -165,7 +165,7 @@ func pricedMoves(t *testing.T, s series, cat *price.Catalog, offer *price.Offer,
 // stranded in slices no replica fills. With a reserved floor, the first
 // floor cards every hour are reserved and the rest on demand.
 func inferenceUsage(cards, used []float64, floor int) []cost.Usage {
-	res := cost.Usage{Pool: "inference", CapacityType: string(price.Reserved1y), GPUModel: "H100-80GB", Tenant: "product", Class: "inference"}
+	res := cost.Usage{Pool: "inference", CapacityType: string(price.ReservedBlock), GPUModel: "H100-80GB", Tenant: "product", Class: "inference"}
 	od := cost.Usage{Pool: "inference", CapacityType: string(price.OnDemand), GPUModel: "H100-80GB", Tenant: "product", Class: "inference"}
 	for h, n := range cards {
 		inRes := min(n, float64(floor))

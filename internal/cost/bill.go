@@ -110,7 +110,7 @@ func Price(usage []Usage, cat *price.Catalog, families map[string]string) (*Bill
 func rowPrice(u Usage, cat *price.Catalog, families map[string]string) (price.Price, error) {
 	c := price.Capacity(u.CapacityType)
 	if !slices.Contains(price.Capacities, c) {
-		return price.Price{}, fmt.Errorf("unknown capacity type %q (known: on-demand, spot, reserved-1y, reserved-3y)", u.CapacityType)
+		return price.Price{}, fmt.Errorf("unknown capacity type %q (known: on-demand, spot, reserved-1y, reserved-3y, reserved-block)", u.CapacityType)
 	}
 	if u.BoughtGPUH < 0 || u.UsedGPUH < 0 {
 		return price.Price{}, errors.New("negative GPU-hours")

@@ -10,7 +10,7 @@ import (
 
 // Options choose the commitment and the prices.
 type Options struct {
-	Term      price.Capacity    // price.Reserved1y or price.Reserved3y
+	Term      price.Capacity    // price.Reserved1y, price.Reserved3y or price.ReservedBlock
 	SpotShare float64           // share of overflow run on spot, 0..1
 	Families  map[string]string // GPU model -> family or instance; missing: the catalog's first offer
 	Growth    []float64         // demand changes to test, e.g. 0.1 and -0.1; nil: ±10%
@@ -76,8 +76,8 @@ type Plan struct {
 // the catalog does not know is skipped with the reason; an error is returned
 // only for bad options or when no model could be planned.
 func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
-	if o.Term != price.Reserved1y && o.Term != price.Reserved3y {
-		return nil, fmt.Errorf("term %q: want %s or %s", o.Term, price.Reserved1y, price.Reserved3y)
+	if o.Term != price.Reserved1y && o.Term != price.Reserved3y && o.Term != price.ReservedBlock {
+		return nil, fmt.Errorf("term %q: want %s, %s or %s", o.Term, price.Reserved1y, price.Reserved3y, price.ReservedBlock)
 	}
 	if o.SpotShare < 0 || o.SpotShare > 1 {
 		return nil, fmt.Errorf("spot share %g: want 0..1", o.SpotShare)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // Merge returns base with over laid on it. An offer of over with the same
@@ -12,7 +13,10 @@ import (
 // offers of over are added after base's, in their order. Neither input is
 // modified. Call Check on the result.
 func Merge(base, over *Catalog) *Catalog {
-	out := &Catalog{Unknown: append(base.Unknown[:len(base.Unknown):len(base.Unknown)], over.Unknown...)}
+	out := &Catalog{AsOf: base.AsOf, Unknown: append(base.Unknown[:len(base.Unknown):len(base.Unknown)], over.Unknown...)}
+	if over.AsOf != "" {
+		out.AsOf = over.AsOf
+	}
 	index := map[string]int{}
 	for _, o := range base.Offers {
 		index[o.Key()] = len(out.Offers)
@@ -47,6 +51,12 @@ func layOver(dst, o *Offer) {
 	if o.GPUs != 0 {
 		dst.GPUs = o.GPUs
 	}
+	if o.Form != "" {
+		dst.Form = o.Form
+	}
+	if o.SoldAs != nil {
+		dst.SoldAs = o.SoldAs
+	}
 	if o.Interruption != nil {
 		dst.Interruption = o.Interruption
 	}
@@ -60,8 +70,8 @@ func layOver(dst, o *Offer) {
 }
 
 // Check verifies what only a whole catalog can say: every offer names a GPU
-// model and a GPU count and has an on-demand price, which spot and reserved
-// discounts are taken from.
+// model and a GPU count, has an on-demand price when it is sold on demand
+// (discounts are taken from it), and some price.
 func (c *Catalog) Check() error {
 	var errs []error
 	for _, o := range c.Offers {
@@ -71,8 +81,16 @@ func (c *Catalog) Check() error {
 		if o.GPUs <= 0 {
 			errs = append(errs, fmt.Errorf("%s: offer %s: missing gpus (GPUs per instance)", o.origin, o.Instance))
 		}
-		if q := o.Prices[OnDemand]; q == nil || q.USDPerHour <= 0 {
+		if q := o.Prices[OnDemand]; o.Sold(OnDemand) && (q == nil || q.USDPerHour <= 0) {
 			errs = append(errs, fmt.Errorf("%s: offer %s: needs an on-demand usd_per_hour", o.origin, o.Instance))
+		}
+		for c, q := range o.Prices {
+			if q != nil && !o.Sold(c) {
+				errs = append(errs, fmt.Errorf("%s: offer %s: a %s price, but it is sold only as %s", q.origin, o.Instance, c, strings.Join(o.SoldAs, ", ")))
+			}
+		}
+		if len(o.Prices) == 0 {
+			errs = append(errs, fmt.Errorf("%s: offer %s: no price", o.origin, o.Instance))
 		}
 	}
 	return errors.Join(errs...)

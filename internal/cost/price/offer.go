@@ -18,10 +18,18 @@ const (
 	Spot       Capacity = "spot"
 	Reserved1y Capacity = "reserved-1y"
 	Reserved3y Capacity = "reserved-3y"
+	// ReservedBlock is a reservation of days to weeks paid in advance
+	// (EC2 Capacity Blocks for ML), priced per hour of the block.
+	ReservedBlock Capacity = "reserved-block"
 )
 
 // Capacities lists every capacity type in a fixed order.
-var Capacities = []Capacity{OnDemand, Spot, Reserved1y, Reserved3y}
+var Capacities = []Capacity{OnDemand, Spot, Reserved1y, Reserved3y, ReservedBlock}
+
+// FlexStart is a way some shapes are sold (GCP's Flex-start: capacity for
+// up to seven days, queued until it is there). corral lists it in sold_as
+// but does not price it.
+const FlexStart = "flex-start"
 
 // ErrUnknown is wrapped by every error for a price the catalog does not know.
 var ErrUnknown = errors.New("price not known")
@@ -42,9 +50,12 @@ type Quote struct {
 	origin string // file:line of the quote
 }
 
-// Interruption is how often spot capacity of an offer is taken back.
+// Interruption is how often spot capacity of an offer is taken back: the
+// provider's published band, or a [low, high] range of the share of
+// instances interrupted in a month.
 type Interruption struct {
-	PerMonth []float64 `yaml:"per_month" json:"per_month"` // [low, high] fraction of instances interrupted in a month
+	Band     string    `yaml:"band,omitempty" json:"band,omitempty"`           // an AWS Spot Instance Advisor band: <5%, 5-10%, 10-15%, 15-20%, >20%
+	PerMonth []float64 `yaml:"per_month,omitempty" json:"per_month,omitempty"` // [low, high] fraction of instances interrupted in a month
 	Source   string    `yaml:"source" json:"source"`
 	Seen     string    `yaml:"seen" json:"seen"`
 	Note     string    `yaml:"note,omitempty" json:"note,omitempty"`
@@ -57,7 +68,9 @@ type Offer struct {
 	Instance     string              `yaml:"instance"`
 	Region       string              `yaml:"region"`
 	GPU          string              `yaml:"gpu"`
+	Form         string              `yaml:"form,omitempty"` // SXM, PCIe: keeps boards of one model apart
 	GPUs         int                 `yaml:"gpus"`
+	SoldAs       []string            `yaml:"sold_as,omitempty"` // capacity types it is sold as; empty: any
 	Prices       map[Capacity]*Quote `yaml:"prices"`
 	Interruption *Interruption       `yaml:"interruption,omitempty"`
 
@@ -67,6 +80,20 @@ type Offer struct {
 // Key identifies an offer: provider, instance and region.
 func (o *Offer) Key() string {
 	return strings.ToLower(o.Provider + "/" + o.Instance + "/" + o.Region)
+}
+
+// GPUKey is the offer's GPU as a price key: the model and its form,
+// "A100-80GB-SXM", "A100-80GB-PCIE"; the model alone when no form is given.
+func (o *Offer) GPUKey() string {
+	if o.Form == "" {
+		return o.GPU
+	}
+	return o.GPU + "-" + strings.ToUpper(o.Form)
+}
+
+// Sold reports whether the offer is sold as capacity type c.
+func (o *Offer) Sold(c Capacity) bool {
+	return len(o.SoldAs) == 0 || slices.Contains(o.SoldAs, string(c))
 }
 
 // Name is the offer as people say it: "aws p5.48xlarge us-east-1".
@@ -93,9 +120,12 @@ type Price struct {
 // PerGPUHour returns the offer's price of one GPU-hour on capacity c. A
 // range resolves to its conservative end: the higher price.
 func (o *Offer) PerGPUHour(c Capacity) (Price, error) {
+	if !o.Sold(c) {
+		return Price{}, fmt.Errorf("%w: %s (%s) is not sold as %s, only as %s", ErrUnknown, o.Name(), o.GPUKey(), c, strings.Join(o.SoldAs, ", "))
+	}
 	q := o.Prices[c]
 	if q == nil {
-		return Price{}, fmt.Errorf("%w: no %s price known for %s (%s); add one with a prices file", ErrUnknown, c, o.GPU, o.Name())
+		return Price{}, fmt.Errorf("%w: no %s price known for %s (%s); add one with a prices file", ErrUnknown, c, o.GPUKey(), o.Name())
 	}
 	p := Price{Capacity: c, Provider: o.Provider, Instance: o.Instance, Region: o.Region,
 		GPU: o.GPU, Source: q.Source, Seen: q.Seen, Note: q.Note}
@@ -113,12 +143,8 @@ func (o *Offer) instancePrice(q *Quote) (float64, string, error) {
 	switch {
 	case q.USDPerHour > 0:
 		return q.USDPerHour, "", nil
-	case len(q.USDPerHourRange) == 2 && q.AgainstOnDemand == o.onDemandUSD():
-		return q.USDPerHourRange[1], fmt.Sprintf("highest of observed %g-%g", q.USDPerHourRange[0], q.USDPerHourRange[1]), nil
 	case len(q.USDPerHourRange) == 2:
-		off := 1 - q.USDPerHourRange[1]/q.AgainstOnDemand
-		return o.discounted(off, fmt.Sprintf("smallest observed discount (%.1f%%, %g against %g on demand) applied to today's on-demand price",
-			100*off, q.USDPerHourRange[1], q.AgainstOnDemand))
+		return q.USDPerHourRange[1], fmt.Sprintf("highest of observed %g-%g", q.USDPerHourRange[0], q.USDPerHourRange[1]), nil
 	case len(q.DiscountRange) == 2:
 		return o.discounted(q.DiscountRange[0], fmt.Sprintf("conservative end of a %g-%g%% discount range",
 			100*q.DiscountRange[0], 100*q.DiscountRange[1]))
@@ -148,7 +174,9 @@ type Unknown struct {
 }
 
 // Catalog is a list of offers, in preference order, and what is not known.
+// AsOf is the date the catalog as a whole was last checked.
 type Catalog struct {
+	AsOf    string    `yaml:"as_of,omitempty"`
 	Offers  []*Offer  `yaml:"offers"`
 	Unknown []Unknown `yaml:"unknown"`
 }
@@ -157,6 +185,11 @@ type Catalog struct {
 // or instance name (any case); empty family picks the first offer for the
 // model, so the catalog's order sets the default.
 func (c *Catalog) Find(model, family string) (*Offer, error) {
+	for _, o := range c.Offers {
+		if o.Form != "" && strings.EqualFold(o.GPUKey(), model) && (family == "" || strings.EqualFold(o.Family, family) || strings.EqualFold(o.Instance, family)) {
+			return o, nil
+		}
+	}
 	if m, err := gpu.Lookup(model); err == nil {
 		model = m.Name
 	}

@@ -32,6 +32,9 @@ func Default() (*Catalog, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
+	if c.AsOf == "" {
+		return nil, fmt.Errorf("%s: missing as_of, the date the catalog was last checked", DefaultSource)
+	}
 	return c, nil
 }
 
@@ -55,6 +58,11 @@ func Parse(data []byte, source string) (*Catalog, error) {
 	}
 	attachOrigins(&c, &root, source)
 	var errs []error
+	if c.AsOf != "" {
+		if _, err := time.Parse(time.DateOnly, c.AsOf); err != nil {
+			errs = append(errs, fmt.Errorf("%s: as_of must be a date YYYY-MM-DD, got %q", source, c.AsOf))
+		}
+	}
 	for _, o := range c.Offers {
 		errs = append(errs, checkOffer(o)...)
 	}
@@ -165,15 +173,49 @@ func checkOffer(o *Offer) []error {
 			errs = append(errs, fmt.Errorf("%s: offer %s: %s: %w", o.Prices[c].origin, o.Instance, c, e))
 		}
 	}
+	for _, s := range o.SoldAs {
+		if s != FlexStart && !slices.Contains(Capacities, Capacity(s)) {
+			bad("sold_as %q: want capacity types (on-demand, spot, reserved-1y, reserved-3y, reserved-block) or flex-start", s)
+		}
+	}
+	for _, c := range sortedCapacities(o.Prices) {
+		if !o.Sold(c) {
+			errs = append(errs, fmt.Errorf("%s: offer %s: a %s price, but it is sold only as %s", o.Prices[c].origin, o.Instance, c, strings.Join(o.SoldAs, ", ")))
+		}
+	}
 	if in := o.Interruption; in != nil {
+		errs = append(errs, checkInterruption(in, bad)...)
+	}
+	return errs
+}
+
+// Bands are the AWS Spot Instance Advisor's frequency-of-interruption
+// bands and the monthly shares they stand for; ">20%" has no upper bound,
+// and is taken as 20% with a note wherever it is used.
+var Bands = map[string][2]float64{
+	"<5%": {0, 0.05}, "5-10%": {0.05, 0.10}, "10-15%": {0.10, 0.15}, "15-20%": {0.15, 0.20}, ">20%": {0.20, 0.20},
+}
+
+// checkInterruption checks a band or range and its provenance, and fills
+// PerMonth from the band.
+func checkInterruption(in *Interruption, bad func(string, ...any)) []error {
+	if in.Band != "" {
+		r, ok := Bands[in.Band]
+		if !ok {
+			bad("interruption.band %q: want one of <5%%, 5-10%%, 10-15%%, 15-20%%, >20%%", in.Band)
+		} else if in.PerMonth == nil {
+			in.PerMonth = []float64{r[0], r[1]}
+		}
+	}
+	if in.Band == "" || in.PerMonth != nil {
 		if err := checkRange(in.PerMonth, 0, 1); err != nil {
 			bad("interruption.per_month: %v", err)
 		}
-		if err := checkProvenance(in.Source, in.Seen); err != nil {
-			bad("interruption: %v", err)
-		}
 	}
-	return errs
+	if err := checkProvenance(in.Source, in.Seen); err != nil {
+		bad("interruption: %v", err)
+	}
+	return nil
 }
 
 // checkQuote checks that a quote has exactly one form and a provenance.
@@ -194,8 +236,8 @@ func checkQuote(q *Quote) []error {
 		if err := checkRange(q.USDPerHourRange, 0, 1e9); err != nil {
 			errs = append(errs, fmt.Errorf("usd_per_hour_range: %w", err))
 		}
-		if q.AgainstOnDemand <= 0 {
-			errs = append(errs, errors.New("usd_per_hour_range needs against_on_demand, the on-demand price of the same snapshot"))
+		if q.AgainstOnDemand < 0 {
+			errs = append(errs, fmt.Errorf("against_on_demand must not be negative, not %g", q.AgainstOnDemand))
 		}
 	}
 	if q.DiscountRange != nil {

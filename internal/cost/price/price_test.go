@@ -48,8 +48,11 @@ func TestCheaperCapacityIsCheaper(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range c.Offers {
-		od, _ := o.PerGPUHour(OnDemand)
-		for _, cap := range []Capacity{Spot, Reserved1y, Reserved3y} {
+		od, err := o.PerGPUHour(OnDemand)
+		if errors.Is(err, ErrUnknown) {
+			continue // not sold on demand
+		}
+		for _, cap := range []Capacity{Spot, Reserved1y, Reserved3y, ReservedBlock} {
 			p, err := o.PerGPUHour(cap)
 			if errors.Is(err, ErrUnknown) {
 				continue
@@ -76,8 +79,9 @@ func TestPerGPUHourForms(t *testing.T) {
 		want float64
 	}{
 		{OnDemand, 80.0 / 8},
-		// observed 10-30 against 100: the smallest discount is 70% off, on today's 80.
-		{Spot, 80 * 0.3 / 8},
+		// observed 10-30: the highest observed price, whatever the on-demand
+		// price of the snapshot was (no old discount applied to today's price).
+		{Spot, 30.0 / 8},
 		// 25-50% off: the conservative end is 25% off 80.
 		{Reserved1y, 60.0 / 8},
 		// observed against today's on-demand: the highest observed price.
@@ -178,10 +182,10 @@ offers:
 	if err != nil || r.USDPerGPUHour != 0.61 || r.Source != "our 2026 contract" {
 		t.Fatalf("reserved-1y after override: %+v %v", r, err)
 	}
-	// Spot is kept from the base: its observed discount (0.4177 against
-	// 1.006) now applies to the new on-demand price.
+	// Spot is kept from the base: its observed price, not moved by the new
+	// on-demand price.
 	sp, _ := g5.PerGPUHour(Spot)
-	if want := 0.9 * 0.4177 / 1.006; math.Abs(sp.USDPerGPUHour-want) > 1e-12 {
+	if want := 0.4177; math.Abs(sp.USDPerGPUHour-want) > 1e-12 {
 		t.Errorf("spot after override: %g, want %g", sp.USDPerGPUHour, want)
 	}
 	acme, err := m.Find("H100-80GB", "a1")
@@ -209,7 +213,13 @@ func TestBadFilesGiveFileLineErrors(t *testing.T) {
 		{"two forms", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      spot: {usd_per_hour: 1, discount_range: [0.1, 0.2], source: s, seen: 2026-01-01}\n", []string{"f.yaml:6:", "exactly one"}},
 		{"bad range", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      spot: {discount_range: [0.5, 0.2], source: s, seen: 2026-01-01}\n", []string{"f.yaml:6:", "low <= high"}},
 		{"bad capacity", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      reserved-5y: {usd_per_hour: 1, source: s, seen: 2026-01-01}\n", []string{"f.yaml:2:", "reserved-5y"}},
-		{"range without basis", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      spot: {usd_per_hour_range: [1, 2], source: s, seen: 2026-01-01}\n", []string{"f.yaml:6:", "against_on_demand"}},
+		{"no date", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      spot: {usd_per_hour: 1, source: s}\n", []string{"f.yaml:6:", "YYYY-MM-DD"}},
+		{"not sold so", "offers:\n  - provider: gcp\n    instance: a3-highgpu-1g\n    region: r\n    sold_as: [spot, flex-start]\n    prices:\n      on-demand: {usd_per_hour: 1, source: s, seen: 2026-01-01}\n", []string{"f.yaml:7:", "sold only as spot, flex-start"}},
+		{"bad sold_as", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    sold_as: [sometimes]\n", []string{"f.yaml:2:", "sometimes"}},
+		{"bad band", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    interruption: {band: 7%, source: s, seen: 2026-01-01}\n", []string{"f.yaml:2:", "band \"7%\""}},
+		{"band without source", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    interruption: {band: 5-10%, seen: 2026-01-01}\n", []string{"f.yaml:2:", "missing source"}},
+		{"band without date", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    interruption: {band: 5-10%, source: s}\n", []string{"f.yaml:2:", "YYYY-MM-DD"}},
+		{"bad as_of", "as_of: soon\noffers: []\n", []string{"f.yaml: as_of"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
