@@ -69,6 +69,9 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	high.Spec.PriorityClassName = e.priorityClass("high", 100)
 	e.create(high)
 	e.waitBound("high")
+	for _, v := range []string{"duo-0", "duo-1"} {
+		e.eventually(func() error { return e.hasEvent(v, EventPreempted, "to make room for "+e.ns+"/high") })
+	}
 	if st := s.Stats(); st.Evictions != 2 || st.Failures != 0 {
 		t.Errorf("stats %+v, want the whole low-priority group (2 pods) evicted", st)
 	}

@@ -27,6 +27,7 @@ func (s *Scheduler) nativeLister(h cache.ResourceEventHandler) cache.GenericList
 	s.log.Info("reading Kubernetes' own PodGroups", "version", "scheduling.k8s.io/"+v)
 	r := NativePodGroupResource
 	r.Version = v
+	s.nativeRes = r
 	inf := s.dynf.ForResource(r)
 	_, _ = inf.Informer().AddEventHandler(h)
 	return inf.Lister()

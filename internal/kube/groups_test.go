@@ -145,6 +145,20 @@ func TestWorkloadAPIPodGroupV1beta1(t *testing.T) {
 			t.Errorf("pod %s on wl-a0, outside the rack the others share", p)
 		}
 	}
+	// Its status: scheduled, as the upstream scheduler says it.
+	e.eventually(func() error {
+		obj, err := e.c.Dynamic.Resource(NativePodGroupResource).Namespace(e.ns).Get(context.Background(), "ring", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == ConditionInitiallyScheduled && m["status"] == "True" {
+				return nil
+			}
+		}
+		return fmt.Errorf("pod group ring: conditions %v, want %s True", conds, ConditionInitiallyScheduled)
+	})
 	// A topology key that is no level of corral's: the group waits, saying
 	// why.
 	e.nativeGroup("odd", "v1beta1", 1, "example.com/pod")

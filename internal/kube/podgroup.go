@@ -1,15 +1,10 @@
 package kube
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,9 +58,6 @@ type podGroup struct {
 	Namespace, Name string
 	MinMember       int
 	Topology        []job.Constraint
-	// Phase and Scheduled are the status last written.
-	Phase     string
-	Scheduled int
 	// Native: Kubernetes' own PodGroup.
 	Native bool
 	// Kind says where the group was read (KindCoscheduling, ...).
@@ -93,9 +85,6 @@ func parsePodGroup(obj *unstructured.Unstructured) (*podGroup, error) {
 		min = 1
 	}
 	g.MinMember = int(min)
-	g.Phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
-	scheduled, _, _ := unstructured.NestedInt64(obj.Object, "status", "scheduled")
-	g.Scheduled = int(scheduled)
 	g.Topology = packConstraints(obj.GetAnnotations())
 	return g, nil
 }
@@ -119,28 +108,4 @@ func packConstraints(ann map[string]string) []job.Constraint {
 		out = append(out, job.Constraint{Level: l, Spread: true, MaxPerDomain: max(perDomain, 0)})
 	}
 	return out
-}
-
-// writeStatus sets status.phase and status.scheduled of the pod group when
-// they changed.
-func writeStatus(ctx context.Context, dyn dynamic.Interface, g *podGroup, bound int) error {
-	if g.Native {
-		return nil
-	}
-	phase := PhasePending
-	if bound >= g.MinMember {
-		phase = PhaseScheduled
-	}
-	if phase == g.Phase && bound == g.Scheduled {
-		return nil
-	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"phase": phase, "scheduled": bound}})
-	if err != nil {
-		return err
-	}
-	_, err = dyn.Resource(PodGroupResource).Namespace(g.Namespace).Patch(ctx, g.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil {
-		return fmt.Errorf("pod group %s status: %w", g.key(), err)
-	}
-	return nil
 }

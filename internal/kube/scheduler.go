@@ -41,15 +41,19 @@ type Scheduler struct {
 	groups  cache.GenericLister // nil when the PodGroup CRD is not served
 	native  cache.GenericLister // Kubernetes' own PodGroups; nil when not served
 	more    groupListers        // other schedulers' groups, Jobs and JobSets
-	queues  cache.GenericLister // nil when the Queue CRD is not served
-	kick    chan struct{}
-	n       counters
-	ledger  *ledger
-	metrics *metrics
-	reports *reporter
-	leading atomic.Bool  // this replica schedules now
-	synced  atomic.Bool  // the informers' caches are synced
-	lastEnd atomic.Int64 // when the last cycle ended, in Unix nanoseconds
+	// nativeRes is the version of Kubernetes' own PodGroup read; status
+	// keeps PodGroup and Queue status current.
+	nativeRes schema.GroupVersionResource
+	status    *statusWriter
+	queues    cache.GenericLister // nil when the Queue CRD is not served
+	kick      chan struct{}
+	n         counters
+	ledger    *ledger
+	metrics   *metrics
+	reports   *reporter
+	leading   atomic.Bool  // this replica schedules now
+	synced    atomic.Bool  // the informers' caches are synced
+	lastEnd   atomic.Int64 // when the last cycle ended, in Unix nanoseconds
 
 	// events records events; set by Start. notes are the node reports
 	// made, by node (only the cycle's goroutine uses them).
@@ -71,6 +75,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.metrics = newMetrics(&s.n, &s.leading)
 	s.reports = newReporter(client, &s.n, log)
+	s.status = newStatusWriter(dyn, log)
 	s.factory = informers.NewSharedInformerFactory(client, 0)
 	s.nodes = s.factory.Core().V1().Nodes().Lister()
 	s.pods = s.factory.Core().V1().Pods().Lister()
@@ -167,6 +172,9 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	reporting := make(chan struct{})
 	go func() { defer close(reporting); s.reports.run(ctx, s.events) }()
 	defer func() { <-reporting }()
+	statusing := make(chan struct{})
+	go func() { defer close(statusing); s.status.run(ctx) }()
+	defer func() { <-statusing }()
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -235,7 +243,9 @@ func (s *Scheduler) snapshot() (*snapshot, error) {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	assumed := s.refreshAssumed(pods)
-	return takeSnapshot(&s.cfg, nodes, pods, s.queueSpecs(), assumed, s.log)
+	queues := s.queueSpecs()
+	s.status.submit(s.statusPatches(pods, assumed, queues))
+	return takeSnapshot(&s.cfg, nodes, pods, queues, assumed, s.log)
 }
 
 // reportNodes logs, and records a Warning event on, each GPU node whose
@@ -280,6 +290,7 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 			s.log.Warn("preemption", "err", err)
 		}
 		for _, v := range evicted {
+			s.preempted(v, p)
 			r := podRecord("preempted", v, s.node(v.Spec.NodeName), snap.queues, s.cfg.Now())
 			r.By = p.unit
 			s.ledger.write(r)
@@ -307,11 +318,6 @@ func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, 
 	}
 	for _, u := range units {
 		s.ledger.groupStarted(u.name, started[u.name])
-		if u.group != nil && s.groups != nil {
-			if err := writeStatus(ctx, s.dyn, u.group, u.bound+len(started[u.name])); err != nil {
-				s.log.Warn("pod group status", "err", err)
-			}
-		}
 	}
 }
 
