@@ -14,7 +14,8 @@ const acctUsage = `Usage: corral acct [flags]
 Shows accounting, like sacct: every job run with its GPUs, GPU-seconds and
 exit status, and GPU-seconds summed per tenant, GPU model and MIG profile
 (per --period when given). --csv prints the records as CSV for a
-spreadsheet. Tenants see their own use; admins everyone's, or --tenant's.
+spreadsheet; --jobs prints them as a jobs file, the recorded workload
+corral sim --workload jobs replays under every policy. Tenants see their own use; admins everyone's, or --tenant's.
 ` + clientHelp + `
 Flags:
 `
@@ -29,8 +30,16 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	period := fs.String("period", "", "sum per period of this length, such as 24h")
 	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
 	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler (JSON lines) instead of asking a server")
+	jobs := fs.Bool("jobs", false, "print the jobs that ran as a jobs file (CSV: submission, run time, tenant, shape, priority, recorded start and end) for corral sim --workload jobs")
 	if err := parseFlags(fs, acctUsage, args); err != nil {
 		return err
+	}
+	if *jobs && *kubeLog != "" {
+		recs, err := kubeLogJobs(*kubeLog)
+		if err != nil {
+			return err
+		}
+		return writeJobsFile(stdout, recs)
 	}
 	if *kubeLog != "" {
 		return kubeAcct(*kubeLog, *csv, *asJSON, *demand, stdout)
@@ -56,6 +65,9 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(a)
+	}
+	if *jobs {
+		return writeJobsFile(stdout, serverJobs(a.Records))
 	}
 	if *demand {
 		return writeHourlyDemand(stdout, a.Records)

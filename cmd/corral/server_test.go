@@ -242,6 +242,7 @@ func TestCLIAgainstServer(t *testing.T) {
 	if out := cli("acct", "--csv"); strings.Count(out, "\n") != 3 || !strings.Contains(out, "j000002,admin,fromfile,1,A100-80GB") {
 		t.Fatalf("acct --csv:\n%s", out)
 	}
+	checkAcctJobs(t, cli("acct", "--jobs"), "j000002", -1)
 	cli("submit", "--gpus", "1", "sleep", "60")
 	waitJob(t, c, "j000003", func(j api.Job) bool { return j.State == "running" })
 	if out := cli("cancel", "j000003"); !strings.Contains(out, "Stopping job j000003") {

@@ -34,6 +34,18 @@ Workloads:
                        its GPU nodes, the GPU pods running and waiting; the
                        "pending at snapshot" class says how long today's
                        queue would wait under each policy
+  jobs FILE            a recorded workload (CSV, header row): name,
+                       submit_s, duration_s, tenant, tasks, and optionally
+                       gpus, share, mig, cpu_milli, mem_mib, priority,
+                       checkpoint_s, runtime_s, min_tasks, preemptible,
+                       models, class, start_s, end_s; what corral acct
+                       --jobs exports from a server or kube-scheduler
+  sacct FILE           a Slurm site's history, the output of
+                       ` + "`" + workload.SacctFormat + "`" + `
+                       (needed: JobID, Submit, Start, End, AllocTRES or
+                       ReqTRES, Account or User; jobs that never ran are
+                       left out)
+  jobs and sacct run on --fleet, else on --nodes synthetic 8-GPU nodes.
 
 Policies: corral, and models of other systems, each configured as its
 documentation gives for GPU clusters and citing the pages it follows
@@ -45,6 +57,7 @@ Examples:
   corral sim --nodes 512 --days 28 --load 0.9 --json out.json
   corral sim --load 0.95 --explain job-001007         # why one job waited, under each policy
   corral sim --spot-share 0.25 --mtbf 2000h           # spot nodes and node failures
+  corral sim --workload sacct history.txt --nodes 32  # a Slurm site's own history, every policy
   corral sim --workload openb --openb-pods openb_pod_list_default.csv \
              --openb-nodes openb_node_list_gpu_node.csv --openb-node-share 0.1
 
@@ -57,7 +70,7 @@ Flags:
 
 type simOptions struct {
 	fleetPath, workloadKind, podsPath, nodesPath, policies, jsonPath string
-	demandDir                                                        string
+	demandDir, workloadPath                                          string
 	nodes, seedN                                                     int
 	days, load, speedup, nodeShare                                   float64
 	records                                                          bool
@@ -210,7 +223,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.fleetPath, "fleet", "", "fleet file (YAML); default a synthetic fleet of --nodes nodes")
 	fs.IntVar(&o.nodes, "nodes", 256, "nodes of 8 H100 GPUs (dynamic MIG) in the synthetic fleet")
-	fs.StringVar(&o.workloadKind, "workload", "generated", "generated, openb, or kube (a snapshot of a live cluster: --kubeconfig)")
+	fs.StringVar(&o.workloadKind, "workload", "generated", "generated, openb, kube (a snapshot of a live cluster: --kubeconfig), jobs FILE (a jobs file) or sacct FILE (Slurm's sacct -P output)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kube workload: the cluster to snapshot (empty: in-cluster)")
 	fs.DurationVar(&o.snapshotRuntime, "snapshot-runtime", 24*time.Hour, "kube workload: run time of a pod without a corral.sh/runtime annotation")
 	fs.Float64Var(&o.days, "days", 14, "generated workload: days of arrivals")
@@ -248,6 +261,13 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if (o.workloadKind == "jobs" || o.workloadKind == "sacct") && fs.NArg() > 0 && o.workloadPath == "" {
+		// corral sim --workload jobs FILE [more flags]
+		o.workloadPath = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return o, err
+		}
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -298,8 +318,10 @@ func simInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
 		return openbInput(o)
 	case "kube":
 		return kubeInput(o)
+	case "jobs", "sacct":
+		return recordedInput(o)
 	}
-	return nil, workload.Workload{}, "", fmt.Errorf("unknown --workload %q (want generated, openb or kube)", o.workloadKind)
+	return nil, workload.Workload{}, "", fmt.Errorf("unknown --workload %q (want generated, openb, kube, jobs or sacct)", o.workloadKind)
 }
 
 func generatedInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {

@@ -81,6 +81,8 @@ func acctView(recs []store.Record, sums []store.Sum) api.Acct {
 			GPUModel: r.GPUModel, MIGProfile: r.MIGProfile, GPUs: r.GPUs, Start: r.Start, End: r.End,
 			GPUSeconds: r.GPUSeconds, State: string(r.State), ExitCode: r.ExitCode, Signal: r.Signal,
 			SlurmState: recordSlurmState(r),
+			Submitted:  r.Submitted, Tasks: r.Tasks, TaskGPUs: r.TaskGPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli,
+			MemoryMiB: r.MemoryMiB, Priority: r.Priority, CheckpointSeconds: r.CheckpointEvery.Seconds(), TimeLimitSeconds: r.TimeLimit.Seconds(),
 		})
 	}
 	for _, x := range sums {

@@ -194,6 +194,9 @@ func (s *Server) record(j *store.Job, results []executor.Result, culprit int) st
 		GPUModel: j.GPUModel, MIGProfile: j.Spec.MIG, GPUs: gpus,
 		Start: j.Started, End: end, GPUSeconds: gpus * secs,
 		State: j.State, ExitCode: *j.ExitCode, Signal: signalOf(results, culprit), Outcome: j.Outcome,
+		Submitted: j.Submitted, Tasks: j.Spec.Tasks, TaskGPUs: j.Spec.GPUs, GPUMilli: j.Spec.GPUMilli,
+		CPUMilli: j.Spec.CPUMilli, MemoryMiB: j.Spec.MemoryMiB, Priority: j.Spec.Priority,
+		CheckpointEvery: j.Spec.CheckpointEvery, TimeLimit: j.Spec.TimeLimit,
 	}
 }
 

@@ -15,16 +15,17 @@ func tenantArrival(tenant, name string, at time.Duration, tasks, gpus int, dur t
 	return a
 }
 
-// Three tenants with a third of the work each (32 GPU-h) get 5.333 of 16
-// GPUs of quota: with everything the others could lend, 15.999. A 16-GPU job can
-// never be admitted: it is refused when it arrives, under every policy,
+// Three tenants share 16 GPUs of quota by their work; with everything the
+// others could lend, a tenant has all 16 (the quotas add up to the fleet
+// exactly, so a job of the whole fleet is admitted). A 24-GPU job can never
+// be admitted: it is refused when it arrives, under every policy,
 // with the reason, and counts in none of the figures; the rest runs.
 func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
 	w := workload.Workload{Horizon: 24 * time.Hour, Arrivals: []workload.Arrival{
 		tenantArrival("x", "x1", 0, 1, 8, 2*time.Hour),
 		tenantArrival("y", "y1", 0, 1, 8, 4*time.Hour),
 		tenantArrival("z", "z1", 0, 1, 8, 4*time.Hour),
-		tenantArrival("x", "big", time.Minute, 2, 8, time.Hour),
+		tenantArrival("x", "big", time.Minute, 3, 8, time.Hour),
 	}}
 	for _, name := range PolicyNames() {
 		p, err := NewPolicy(name)
@@ -36,10 +37,10 @@ func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := res.Summary
-		if len(res.Refused) != 1 || res.Refused[0].Name != "big" || s.Refused != 1 || s.RefusedGPUH != 16 {
-			t.Fatalf("%s: refused %+v, summary %d (%g GPU-h), want big (16 GPU-h)", name, res.Refused, s.Refused, s.RefusedGPUH)
+		if len(res.Refused) != 1 || res.Refused[0].Name != "big" || s.Refused != 1 || s.RefusedGPUH != 24 {
+			t.Fatalf("%s: refused %+v, summary %d (%g GPU-h), want big (24 GPU-h)", name, res.Refused, s.Refused, s.RefusedGPUH)
 		}
-		if why := res.Refused[0].Reason; !strings.Contains(why, "tenant x's quota, with everything its cohort could lend, is 15.999 GPUs; the job needs 16.000") {
+		if why := res.Refused[0].Reason; !strings.Contains(why, "tenant x's quota, with everything its cohort could lend, is 16.000 GPUs; the job needs 24.000") {
 			t.Errorf("%s: reason %q", name, why)
 		}
 		finished, undone := 3, 0.0
@@ -90,5 +91,28 @@ func TestExplainTellsANeverReservation(t *testing.T) {
 	story := strings.Join(res.Explain, "\n")
 	if strings.Contains(story, "2562047") || !strings.Contains(story, "expected to start never (running jobs without a runtime estimate hold the room it needs)") {
 		t.Errorf("story of head:\n%s", story)
+	}
+}
+
+// Quotas that do not divide evenly (a third of 16 GPUs each) still add up
+// to the whole fleet: a job asking for all of it is admitted and runs.
+func TestWholeFleetJobFitsUnevenQuotas(t *testing.T) {
+	w := workload.Workload{Horizon: 24 * time.Hour, Arrivals: []workload.Arrival{
+		tenantArrival("x", "all", 0, 2, 8, time.Hour),
+		tenantArrival("y", "y1", 2*time.Hour, 2, 8, time.Hour),
+		tenantArrival("z", "z1", 4*time.Hour, 2, 8, time.Hour),
+	}}
+	for _, name := range []string{"corral", "kueue-like", "slurm-like"} {
+		p, err := NewPolicy(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := RunWith(smallFleet(2, 8), w, p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Refused) != 0 || res.Summary.Finished != 3 {
+			t.Errorf("%s: refused %+v, %d finished; want none refused, 3 finished", name, res.Refused, res.Summary.Finished)
+		}
 	}
 }

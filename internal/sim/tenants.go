@@ -43,14 +43,21 @@ func newBook(w workload.Workload, gpus int) (*queue.Book, map[string]float64, er
 	sort.Strings(names)
 	entitled := map[string]float64{}
 	var specs []queue.Spec
-	for _, t := range names {
+	left := int64(gpus) * queue.Milli
+	for i, t := range names {
 		share := 1.0 / float64(len(names))
 		if total > 0 {
 			share = work[t] / total
 		}
 		entitled[t] = share
-		nominal := queue.Amounts{quotaFlavor: int64(share * float64(gpus) * queue.Milli)}
-		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: nominal})
+		// The last tenant takes what rounding left, so that the quotas add
+		// up to the fleet exactly and a job asking for all of it fits.
+		milli := min(int64(share*float64(gpus)*queue.Milli), left)
+		if i == len(names)-1 {
+			milli = left
+		}
+		left -= milli
+		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: queue.Amounts{quotaFlavor: milli}})
 	}
 	book, err := queue.NewBook(specs, fairShareHalfLife)
 	if err != nil {

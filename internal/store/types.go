@@ -206,4 +206,16 @@ type Record struct {
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
 	Outcome    string    `json:"outcome,omitempty"` // an Outcome* name
+	// The job as submitted, for replaying the history (corral acct
+	// --jobs): when, and its shape. Records written before these fields
+	// existed have them zero.
+	Submitted       time.Time     `json:"submitted,omitzero"`
+	Tasks           int           `json:"tasks,omitempty"`
+	TaskGPUs        int           `json:"task_gpus,omitempty"` // whole GPUs per task
+	GPUMilli        int           `json:"gpu_milli,omitempty"` // a shared fraction of one GPU per task
+	CPUMilli        int64         `json:"cpu_milli,omitempty"` // per task
+	MemoryMiB       int64         `json:"memory_mib,omitempty"`
+	Priority        int           `json:"priority,omitempty"`
+	CheckpointEvery time.Duration `json:"checkpoint_every,omitempty"`
+	TimeLimit       time.Duration `json:"time_limit,omitempty"`
 }

@@ -206,6 +206,17 @@ type Record struct {
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
 	SlurmState string    `json:"slurm_state"` // how the attempt ended, as sacct names it (REQUEUED: an older record of a requeued attempt)
+	// The job as submitted (zero in records from before they were kept):
+	// what corral acct --jobs exports for corral sim --workload jobs.
+	Submitted         time.Time `json:"submitted,omitzero"`
+	Tasks             int       `json:"tasks,omitempty"`
+	TaskGPUs          int       `json:"task_gpus,omitempty"` // whole GPUs per task
+	GPUMilli          int       `json:"gpu_milli,omitempty"` // a shared fraction of one GPU per task
+	CPUMilli          int64     `json:"cpu_milli,omitempty"` // per task
+	MemoryMiB         int64     `json:"memory_mib,omitempty"`
+	Priority          int       `json:"priority,omitempty"`
+	CheckpointSeconds float64   `json:"checkpoint_every_s,omitempty"`
+	TimeLimitSeconds  float64   `json:"time_limit_s,omitempty"`
 }
 
 // Sum is one tenant's use in a period.
