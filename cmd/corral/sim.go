@@ -58,6 +58,7 @@ Examples:
   corral sim --load 0.95 --explain job-001007         # why one job waited, under each policy
   corral sim --spot-share 0.25 --mtbf 2000h           # spot nodes and node failures
   corral sim --workload sacct history.txt --nodes 32  # a Slurm site's own history, every policy
+  corral sim --moves --nodes 32 --days 7             # what MIG, time-slicing, split pools, spot and a floor each save
   corral sim --workload openb --openb-pods openb_pod_list_default.csv \
              --openb-nodes openb_node_list_gpu_node.csv --openb-node-share 0.1
 
@@ -90,12 +91,18 @@ type simOptions struct {
 	kubeconfig                                                       string
 	snapshotRuntime                                                  time.Duration
 	platformsPath                                                    string
+	moves                                                            bool
+	now                                                              string
+	spotOutage                                                       time.Duration
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
 	o, err := parseSimFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.moves {
+		return runMoves(o, stdout, stderr)
 	}
 	var policies []sim.Policy
 	for _, name := range strings.Split(o.policies, ",") {
@@ -257,6 +264,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.platformsPath, "platforms", "", "with --tco: platform profiles (YAML) instead of the built-in assumptions")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
+	fs.BoolVar(&o.moves, "moves", false, "price the five moves (MIG for inference, time-slicing for notebooks, split pools, spot training, the planner's committed floor): the generated workload replayed once per move alone and once with all, each pool autoscaled, at catalog prices")
+	fs.StringVar(&o.now, "now", "", "with --moves: the day price ages are counted to, YYYY-MM-DD (default: today)")
+	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -328,4 +329,94 @@ func BenchmarkOptimiseYear(b *testing.B) {
 		Optimise(demand, r)
 	}
 	b.ReportMetric(float64(len(demand))*float64(b.N)/b.Elapsed().Seconds(), "hours/s")
+}
+
+// bruteForce prices demand with c GPUs committed hour by hour, written
+// apart from Rates: each hour pays c committed GPUs, and the demand above
+// c is split into a spot part and an on-demand part.
+func bruteForce(demand []float64, c int, committed, onDemand, spot, share float64) (total, committedUSD, spotUSD, onDemandUSD float64) {
+	for _, d := range demand {
+		committedUSD += float64(c) * committed
+		over := d - float64(c)
+		if over < 0 {
+			over = 0
+		}
+		spotUSD += over * share * spot
+		onDemandUSD += over * (1 - share) * onDemand
+	}
+	return committedUSD + spotUSD + onDemandUSD, committedUSD, spotUSD, onDemandUSD
+}
+
+// The plan Build makes from the catalog, checked against an independent
+// brute force on three hourly series of 300 to 500 hours (whole GPUs, and
+// fractional), without and with a spot share: the same level (the lowest
+// of the cheapest), every point of the cost curve within 3e-11, and the
+// cost split the same way between committed, spot and on-demand hours.
+func TestBuildMatchesBruteForceWithSpotShare(t *testing.T) {
+	cat := testCatalog(t)
+	rng := rand.New(rand.NewPCG(2026, 17))
+	series := []struct {
+		name  string
+		hours int
+		gen   func(h int) float64
+	}{
+		{"whole, daily", 300, func(h int) float64 { return math.Round(20 + 12*math.Sin(float64(h)/24*2*math.Pi) + 4*rng.Float64()) }},
+		{"fractional", 400, func(h int) float64 { return 6 + 10*rng.Float64() }},
+		{"bursty", 500, func(h int) float64 {
+			if rng.IntN(10) == 0 {
+				return float64(30 + rng.IntN(20))
+			}
+			return float64(rng.IntN(8))
+		}},
+	}
+	for _, s := range series {
+		var b strings.Builder
+		demand := make([]float64, s.hours)
+		for h := range demand {
+			demand[h] = s.gen(h)
+			fmt.Fprintf(&b, "%d,A10G,%g\n", h, demand[h])
+		}
+		d, err := ReadDemand(strings.NewReader(b.String()), "d.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, share := range []float64{0, 0.3, 1} {
+			p, err := Build(d, cat, Options{Term: price.Reserved1y, SpotShare: share})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := p.Models[0]
+			R, O := m.Prices.Committed.USDPerGPUHour, m.Prices.OnDemand.USDPerGPUHour
+			S := 0.0
+			if m.Prices.Spot != nil {
+				S = m.Prices.Spot.USDPerGPUHour
+			}
+			best, bestCost := 0, math.Inf(1)
+			for c := 0; c < len(m.Curve); c++ {
+				want, _, _, _ := bruteForce(demand, c, R, O, S, share)
+				if got := m.Curve[c].CostUSD; math.Abs(got-want) > 3e-11*want {
+					t.Errorf("%s, spot %g: level %d costs %.12g, brute force %.12g", s.name, share, c, got, want)
+				}
+				if want < bestCost*(1-1e-12) {
+					best, bestCost = c, want
+				}
+			}
+			if m.Committed != best || math.Abs(m.CostUSD-bestCost) > 3e-11*bestCost {
+				t.Errorf("%s, spot %g: level %d cost %.12g, brute force %d %.12g", s.name, share, m.Committed, m.CostUSD, best, bestCost)
+			}
+			_, cu, su, ou := bruteForce(demand, best, R, O, S, share)
+			for _, x := range [][2]float64{{m.CommittedCostUSD, cu}, {m.SpotCostUSD, su}, {m.OnDemandCostUSD, ou}} {
+				if math.Abs(x[0]-x[1]) > 3e-11*max(1, x[1]) {
+					t.Errorf("%s, spot %g: split committed/spot/on-demand %.6f/%.6f/%.6f, brute force %.6f/%.6f/%.6f",
+						s.name, share, m.CommittedCostUSD, m.SpotCostUSD, m.OnDemandCostUSD, cu, su, ou)
+					break
+				}
+			}
+			none, _, _, _ := bruteForce(demand, 0, R, O, S, share)
+			all, _, _, _ := bruteForce(demand, 0, R, O, S, 0)
+			if math.Abs(m.NoCommitmentUSD-none) > 3e-11*none || math.Abs(m.AllOnDemandUSD-all) > 3e-11*all {
+				t.Errorf("%s, spot %g: no commitment %g (want %g), all on demand %g (want %g)", s.name, share, m.NoCommitmentUSD, none, m.AllOnDemandUSD, all)
+			}
+		}
+	}
 }

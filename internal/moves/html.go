@@ -1,0 +1,70 @@
+package moves
+
+import (
+	"fmt"
+
+	"github.com/corral-sched/corral/internal/report/html"
+)
+
+// HTML is the report as a self-contained page: each replay's cost by pool
+// and capacity type, the table of moves with every number pointing into
+// the embedded report, the floors and the catalog lines used.
+func (rep *Report) HTML() html.Report {
+	r := html.Report{
+		Title: "corral sim --moves: " + rep.Input,
+		Intro: []string{
+			fmt.Sprintf("One workload replayed under %s once for a baseline (one on-demand pool, whole GPUs for every task), once per move alone and once with all moves together. Pools scale from zero up to %d nodes of 8 %s each; every replay is priced over the arrival window at the catalog's prices for %s.",
+				rep.Policy, rep.Nodes, rep.GPUModel, rep.Offer),
+			fmt.Sprintf("Alone, %s saves most on this workload. Spot nodes are interrupted at the catalog's band (%s a month, the high end simulated) and an interrupted node's capacity is missing for a mean of %.1f hours (an assumption).",
+				rep.Best, rep.SpotBand, rep.SpotOutageH),
+		},
+		Data: rep,
+	}
+	rows := rep.rows()
+	for _, x := range rows {
+		for _, l := range x.m.ByCapacity {
+			r.Costs = append(r.Costs, html.CostItem{Group: x.m.Name, Pool: "all pools", Capacity: l.Key, USD: l.CostUSD})
+		}
+	}
+	t := html.Table{ID: "moves", Title: "The moves: saving, waits and lost work", Columns: []string{"move", "what", "cost (USD)", "saving (USD)",
+		"saving", "GPU-hours bought", "work done (GPU-hours)", "USD per GPU-hour of work", "mean wait (h)", "p99 wait (h)", "stops", "lost GPU-hours", "lost (USD)", "backlog GPU-hours"}}
+	for _, x := range rows {
+		m, at := x.m, x.path+"."
+		t.Rows = append(t.Rows, []html.Cell{html.Text(m.Name), html.Text(m.What), html.Num(m.CostUSD, 0, at+"cost_usd"),
+			html.Num(m.SavingUSD, 0, at+"saving_usd"), html.Num(m.SavingPct, 1, at+"saving_pct"), html.Num(m.BoughtGPUH, 0, at+"bought_gpu_hours"),
+			html.Num(m.WorkGPUH, 0, at+"work_done_gpu_hours"), html.Num(m.USDPerWorkGPUH, 2, at+"usd_per_work_gpu_hour"), html.Num(m.MeanWaitH, 2, at+"mean_wait_h"),
+			html.Num(m.P99WaitH, 2, at+"p99_wait_h"), html.Num(float64(m.Interruptions), 0, at+"interruptions"),
+			html.Num(m.LostGPUH, 1, at+"lost_gpu_hours"), html.Num(m.LostUSD, 0, at+"lost_usd"), html.Num(m.BacklogGPUH, 0, at+"backlog_gpu_hours")})
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("Alone, %s saves most: %.1f%% of the baseline's cost. All together: %.1f%%.", rep.Best, rep.move(rep.Best).SavingPct, rep.All.SavingPct))
+	t.Notes = append(t.Notes, rep.Warnings...)
+	r.Tables = append(r.Tables, t, rep.linesTable(rows))
+	return r
+}
+
+// row is a replay and where it sits in the report's JSON.
+type row struct {
+	m    Move
+	path string
+}
+
+func (rep *Report) rows() []row {
+	out := []row{{rep.Baseline, "baseline"}}
+	for i, m := range rep.Moves {
+		out = append(out, row{m, fmt.Sprintf("moves.%d", i)})
+	}
+	return append(out, row{rep.AllButFloor, "all_but_floor"}, row{rep.All, "all"})
+}
+
+// linesTable lists the catalog lines each replay used.
+func (rep *Report) linesTable(rows []row) html.Table {
+	t := html.Table{ID: "lines", Title: "Catalog lines used", Columns: []string{"move", "offer", "capacity", "USD per GPU-hour", "data of", "how", "source"}}
+	for _, x := range rows {
+		for i, p := range x.m.Prices {
+			t.Rows = append(t.Rows, []html.Cell{html.Text(x.m.Name), html.Text(p.Provider + " " + p.Instance + " " + p.Region),
+				html.Text(string(p.Capacity)), html.Num(p.USDPerGPUHour, 3, fmt.Sprintf("%s.catalog_lines.%d.usd_per_gpu_hour", x.path, i)),
+				html.Text(p.Seen), html.Text(p.How), html.Text(p.Source)})
+		}
+	}
+	return t
+}

@@ -1,0 +1,208 @@
+package moves
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/cost/price"
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/moves.golden")
+
+// small is the generated four-tenant workload for 16 nodes over 7 days.
+func small(t *testing.T, seed uint64) Options {
+	t.Helper()
+	spec, err := workload.DefaultFourTenants(96*time.Hour).ForLoad(8*8, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Generate(spec, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := price.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := time.Parse(time.DateOnly, "2026-12-01")
+	return Options{Workload: w, Label: "small four-tenant workload", Nodes: 16, Catalog: cat, Seed: seed, Now: now}
+}
+
+// The table of a small replay is the golden file, byte for byte, and the
+// same inputs give the same report.
+func TestGoldenReport(t *testing.T) {
+	rep, err := Run(small(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	rep.Write(&got)
+	path := filepath.Join("testdata", "moves.golden")
+	if *update {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("report differs from %s (go test ./internal/moves -update to accept):\n%s", path, got.String())
+	}
+	again, err := Run(small(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second bytes.Buffer
+	again.Write(&second)
+	if !bytes.Equal(got.Bytes(), second.Bytes()) {
+		t.Error("two runs with the same seed differ")
+	}
+	checkReport(t, rep)
+}
+
+// checkReport asserts what holds for any report: savings add up against
+// the baseline, the best move is the one that saves most, the spot move
+// bought spot and the floor move committed capacity priced at the term.
+func checkReport(t *testing.T, rep *Report) {
+	t.Helper()
+	best := rep.Moves[0]
+	for _, m := range rep.Moves {
+		if want := rep.Baseline.CostUSD - m.CostUSD/m.WorkGPUH*rep.Baseline.WorkGPUH; math.Abs(want-m.SavingUSD) > 1e-6 {
+			t.Errorf("%s: saving %g, want the baseline's work at this move's price: %g", m.Name, m.SavingUSD, want)
+		}
+		if m.SavingUSD > best.SavingUSD {
+			best = m
+		}
+		if len(m.Prices) == 0 {
+			t.Errorf("%s: no catalog lines", m.Name)
+		}
+	}
+	if rep.Best != best.Name {
+		t.Errorf("best %s, want %s", rep.Best, best.Name)
+	}
+	bought := func(m Move, capacity string) float64 {
+		for _, l := range m.ByCapacity {
+			if l.Key == capacity {
+				return l.BoughtGPUH
+			}
+		}
+		return 0
+	}
+	if spot := rep.move("spot"); bought(spot, "spot") <= 0 {
+		t.Errorf("spot move bought no spot GPU-hours: %+v", spot.ByCapacity)
+	}
+	if fl := rep.move("floor"); fl.CommittedGPUs > 0 && bought(fl, "reserved-block") < float64(fl.CommittedGPUs) {
+		t.Errorf("floor of %d GPUs bought %g committed GPU-hours", fl.CommittedGPUs, bought(fl, "reserved-block"))
+	}
+	if rep.SpotBand != "15-20%" || math.Abs(rep.SpotRatePerNodeHour-(-math.Log(0.8)/730)) > 1e-12 {
+		t.Errorf("spot band %q rate %g: want the catalog's 15-20%% at its high end", rep.SpotBand, rep.SpotRatePerNodeHour)
+	}
+}
+
+func TestDemands(t *testing.T) {
+	tests := []struct {
+		name  string
+		s     setup
+		class string
+		in    job.Demand
+		want  job.Demand
+	}{
+		{"baseline inference share", setup{}, workload.Inference, job.Demand{GPUMilli: 250}, job.Demand{GPUs: 1}},
+		{"baseline inference mig", setup{}, workload.Inference, job.Demand{MIG: "2g.20gb"}, job.Demand{GPUs: 1}},
+		{"mig inference share", setup{mig: true}, workload.Inference, job.Demand{GPUMilli: 250}, job.Demand{MIG: "2g.20gb"}},
+		{"mig inference slice", setup{mig: true}, workload.Inference, job.Demand{MIG: "1g.10gb"}, job.Demand{MIG: "1g.10gb"}},
+		{"mig leaves notebooks whole", setup{mig: true}, workload.Notebook, job.Demand{GPUMilli: 500}, job.Demand{GPUs: 1}},
+		{"timeslice notebook half", setup{timeslice: true}, workload.Notebook, job.Demand{GPUMilli: 500}, job.Demand{Shares: 2}},
+		{"timeslice notebook slice", setup{timeslice: true}, workload.Notebook, job.Demand{MIG: "1g.10gb"}, job.Demand{Shares: 1}},
+		{"whole stays whole", setup{mig: true, timeslice: true}, workload.Training, job.Demand{GPUs: 8}, job.Demand{GPUs: 8}},
+	}
+	for _, tt := range tests {
+		if got := tt.s.demand(tt.class, tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Each class tolerates its own pool's taint and no other, and the pools
+// carry the taints and capacity types their moves say.
+func TestPoolsAndTolerations(t *testing.T) {
+	s := setup{timeslice: true, spot: true, floorNodes: map[string]int{roleServe: 1}}
+	f, err := s.buildFleet(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools := map[string]fleet.Node{}
+	for _, n := range f.Nodes {
+		pools[n.Pool] = n
+	}
+	for pool, want := range map[string]struct {
+		capacity string
+		taints   int
+		slices   int
+	}{
+		"dev": {fleet.CapacityOnDemand, 1, Slices}, "serve": {fleet.CapacityOnDemand, 1, 0},
+		"serve-committed": {fleet.CapacityReserved, 1, 0}, "train": {fleet.CapacitySpot, 2, 0},
+	} {
+		n, ok := pools[pool]
+		if !ok || n.CapacityType() != want.capacity || len(n.Taints) != want.taints || n.TimeSlices != want.slices {
+			t.Errorf("pool %s: %+v, want %+v", pool, n, want)
+		}
+	}
+	w := s.workload(workload.Workload{Arrivals: []workload.Arrival{
+		{Class: workload.Training, Job: &job.Job{Name: "t", Tolerations: []string{"spot"}}},
+		{Class: workload.Inference, Job: &job.Job{Name: "i"}},
+		{Class: workload.Notebook, Job: &job.Job{Name: "n"}},
+	}})
+	for i, want := range [][]string{{roleTrain, "spot"}, {roleServe}, {roleDev}} {
+		got := w.Arrivals[i].Job.Tolerations
+		if len(got) != len(want) || got[0] != want[0] {
+			t.Errorf("%s tolerates %v, want %v", w.Arrivals[i].Job.Name, got, want)
+		}
+		for _, n := range f.Nodes {
+			if w.Arrivals[i].Job.Tolerates(n.Taints) != (n.Pool == want[0] || n.Pool == want[0]+"-committed") {
+				t.Errorf("%s on %s (%v): tolerates %v", w.Arrivals[i].Job.Name, n.Name, n.Taints, w.Arrivals[i].Job.Tolerations)
+			}
+		}
+	}
+}
+
+// Interruptions come at the rate of the band: over 2,000 spot nodes for 730
+// hours at 20% a month, about a fifth of the nodes are interrupted (more
+// than once at most rarely); each interruption has a repair after it.
+func TestSpotFaultsAtTheBand(t *testing.T) {
+	s := setup{spot: true}
+	f, err := s.buildFleet(2000, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := spotFaults(f, RatePerNodeHour(0.2), 6*time.Hour, 730*time.Hour, 1)
+	hit := map[string]bool{}
+	failures := 0
+	for _, fl := range faults {
+		if fl.Kind == workload.NodeFailure {
+			failures++
+			hit[fl.Node] = true
+		}
+	}
+	share := float64(len(hit)) / 2000
+	if share < 0.17 || share > 0.23 {
+		t.Errorf("%.3f of spot nodes interrupted in a month, want about 0.20", share)
+	}
+	if again := spotFaults(f, RatePerNodeHour(0.2), 6*time.Hour, 730*time.Hour, 1); len(again) != len(faults) {
+		t.Error("not deterministic")
+	}
+	if failures < len(hit) || len(faults) > 2*failures {
+		t.Errorf("%d failures on %d nodes, %d faults", failures, len(hit), len(faults))
+	}
+}
