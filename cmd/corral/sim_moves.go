@@ -12,12 +12,9 @@ import (
 	"github.com/corral-sched/corral/internal/workload"
 )
 
-// runMoves replays the generated workload once per move (internal/moves)
-// and prints the table; --json writes the report.
+// runMoves replays the workload once per move (internal/moves) and prints
+// the table; --json and --html write the report.
 func runMoves(o simOptions, stdout, stderr io.Writer) error {
-	if o.workloadKind != "generated" {
-		return fmt.Errorf("--moves replays the generated four-tenant workload; --workload %s is not supported with it yet", o.workloadKind)
-	}
 	now, err := dayFlag("--now", o.now)
 	if err != nil {
 		return err
@@ -26,16 +23,10 @@ func runMoves(o simOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	horizon := time.Duration(o.days * 24 * float64(time.Hour))
-	spec, err := workload.DefaultFourTenants(horizon).ForLoad(o.nodes*8, o.load)
+	w, label, err := movesInput(o)
 	if err != nil {
 		return err
 	}
-	w, err := workload.Generate(spec, uint64(o.seedN))
-	if err != nil {
-		return err
-	}
-	label := fmt.Sprintf("generated four-tenant workload, %d jobs, load %.2f of %d GPUs, %.0f days, seed %d", len(w.Arrivals), o.load, o.nodes*8, o.days, o.seedN)
 	term := price.Capacity("reserved-" + o.reservedTerm)
 	progress := func(string) {}
 	if isTerminal(stderr) {
@@ -65,4 +56,26 @@ func runMoves(o simOptions, stdout, stderr io.Writer) error {
 		return fmt.Errorf("write %s: %w", o.jsonPath, err)
 	}
 	return nil
+}
+
+// movesInput is the workload --moves replays: the generated four tenants
+// (every task's demand as the shapes give it; the moves decide how it is
+// served), or a jobs file or sacct history, whose class column (training,
+// fine-tuning, inference, notebook) says which moves apply to a job.
+func movesInput(o simOptions) (workload.Workload, string, error) {
+	switch o.workloadKind {
+	case "generated":
+		horizon := time.Duration(o.days * 24 * float64(time.Hour))
+		spec, err := workload.DefaultFourTenants(horizon).ForLoad(o.nodes*8, o.load)
+		if err != nil {
+			return workload.Workload{}, "", err
+		}
+		w, err := workload.Generate(spec, uint64(o.seedN))
+		label := fmt.Sprintf("generated four-tenant workload, %d jobs, load %.2f of %d GPUs, %.0f days, seed %d", len(w.Arrivals), o.load, o.nodes*8, o.days, o.seedN)
+		return w, label, err
+	case "jobs", "sacct":
+		_, w, label, err := recordedInput(o)
+		return w, fmt.Sprintf("%s, %d jobs, sized for %d GPUs", label, len(w.Arrivals), o.nodes*8), err
+	}
+	return workload.Workload{}, "", fmt.Errorf("--moves replays the generated workload, a jobs file or an sacct history, not --workload %s", o.workloadKind)
 }

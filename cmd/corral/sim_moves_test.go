@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,7 +59,7 @@ func TestSimMovesCommand(t *testing.T) {
 			t.Errorf("%s: saving %g, baseline %g, cost %g", m.Name, m.Saving, doc.Baseline.Cost, m.Cost)
 		}
 	}
-	if _, errOut, code := runCLI(t, "sim", "--moves", "--workload", "openb"); code == 0 || !strings.Contains(errOut, "generated") {
+	if _, errOut, code := runCLI(t, "sim", "--moves", "--workload", "openb"); code == 0 || !strings.Contains(errOut, "jobs file") {
 		t.Errorf("--moves with openb: exit %d, %s", code, errOut)
 	}
 	b := browsertest.New(t)
@@ -75,4 +77,45 @@ func TestSimMovesCommand(t *testing.T) {
 	if empty := got.Empty(0.001); len(empty) > 0 {
 		t.Errorf("charts with nothing drawn in them: %v", empty)
 	}
+}
+
+// A recorded workload's class column decides which moves apply: notebooks
+// on shares of a GPU, training on spot.
+func TestSimMovesRecordedWorkload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "jobs.csv")
+	var b strings.Builder
+	b.WriteString("name,submit_s,duration_s,tenant,tasks,gpus,share,checkpoint_s,preemptible,class\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "nb-%d,%d,7200,lab,1,,0.25,,false,notebook\n", i, i*900)
+		fmt.Fprintf(&b, "tr-%d,%d,14400,lab,1,8,,1800,true,training\n", i, i*1800)
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	out, errOut, code := runCLI(t, "sim", "--moves", "--workload", "jobs", path, "--nodes", "8", "--now", "2026-12-01")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"jobs workload", "80 jobs", "timeslice", "spot"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	saving := map[string]float64{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if _, seen := saving[f0(f)]; len(f) > 6 && !seen && (f[0] == "timeslice" || f[0] == "spot") {
+			v, _ := strconv.ParseFloat(strings.TrimSuffix(f[6], "%"), 64)
+			saving[f[0]] = v
+		}
+	}
+	if saving["timeslice"] <= 0 || saving["spot"] <= 0 {
+		t.Errorf("quarter-GPU notebooks on shares and checkpointed training on spot should both save: %v\n%s", saving, out)
+	}
+}
+
+func f0(f []string) string {
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
