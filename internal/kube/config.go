@@ -48,6 +48,9 @@ type Config struct {
 	// they have a rate limit of their own (NewClients makes one);
 	// otherwise the scheduler's client.
 	Events kubernetes.Interface
+	// Health says what marks a node faulty, about to go, or a hot spare
+	// (health.go); unset fields take the defaults.
+	Health HealthConfig
 }
 
 // Default names.
@@ -108,6 +111,7 @@ func (c *Config) withDefaults() Config {
 	if out.Now == nil {
 		out.Now = time.Now
 	}
+	out.Health = out.Health.withDefaults()
 	if out.Interval == 0 {
 		out.Interval = 2 * time.Second
 	}

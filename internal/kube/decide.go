@@ -311,6 +311,7 @@ func gpuString(milli int64) string {
 func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 	tolerations := append(tolerated(u.pods, snap.taints), selectorTolerations(u.pods, snap.selectors)...)
 	j := &job.Job{Name: u.job, Priority: int(u.priority), Tolerations: tolerations}
+	j.Preemptible, j.Runtime = lendable(u.pods)
 	var byGroup [][]*corev1.Pod
 	for _, p := range u.pods {
 		d, err := demand(p)

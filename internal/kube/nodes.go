@@ -79,7 +79,8 @@ func describeNode(n *corev1.Node, cfg *Config) (fn fleet.Node, note string, err 
 		Labels:    n.Labels,
 		CPUMilli:  quantity(alloc, corev1.ResourceCPU, true),
 		MemoryMiB: quantity(alloc, corev1.ResourceMemory, false) / mib,
-		Health:    nodeHealth(n),
+		Health:    cfg.Health.fleetHealth(n),
+		Spare:     cfg.Health.spare(n),
 		Taints:    nodeTaints(n),
 	}
 	for _, l := range cfg.Levels {

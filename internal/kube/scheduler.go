@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -62,6 +63,12 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	assumed map[string]string // pod uid -> node, bound here but not yet seen bound
+
+	// handled are the pods stopped or moved for a fault (faults.go);
+	// beforeBind, when set, runs before each binding (tests stop a
+	// binder midway with it).
+	handled    map[types.UID]bool
+	beforeBind func(b binding) error
 }
 
 // New builds a scheduler. dyn may be nil, and is unused when the API server
@@ -71,7 +78,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, notes: map[string]string{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.metrics = newMetrics(&s.n, &s.leading)
 	s.reports = newReporter(client, &s.n, log)
@@ -205,9 +212,15 @@ func (s *Scheduler) loop(ctx context.Context) error {
 //  5. bind what was placed, all pods of a unit in this cycle;
 //  6. hand why the rest waits to the reporter, which writes what changed.
 //
+// Before these, it finishes or undoes the gangs whose binding was cut
+// short (intent.go), and stops or moves the work on failed nodes
+// (faults.go).
+//
 // Pods with scheduling gates are not pending: they are never placed and
 // hold nothing.
 func (s *Scheduler) Cycle(ctx context.Context) error {
+	s.recoverIntents(ctx)
+	s.handleFaults(ctx)
 	snap, err := s.snapshot()
 	if err != nil {
 		return err
@@ -245,6 +258,7 @@ func (s *Scheduler) snapshot() (*snapshot, error) {
 	assumed := s.refreshAssumed(pods)
 	queues := s.queueSpecs()
 	s.status.submit(s.statusPatches(pods, assumed, queues))
+	pods = s.markStopping(pods)
 	return takeSnapshot(&s.cfg, nodes, pods, queues, assumed, s.log)
 }
 
@@ -301,9 +315,12 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 // bindAll binds the placed pods, remembering them as bound until the cache
 // shows it, and records who started.
 func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, binds []binding) {
+	binds = s.recordIntents(ctx, units, binds)
 	s.assume(binds)
 	started := map[string][]*corev1.Pod{} // pod group -> pods bound now
-	for i, err := range bindAll(ctx, s.client, binds, &s.n) {
+	errs := s.bindEach(ctx, binds)
+	defer s.settleIntents(ctx, units, binds, errs)
+	for i, err := range errs {
 		b := binds[i]
 		if err != nil {
 			s.forget(b.pod)

@@ -68,7 +68,9 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 		switch {
 		case node != "":
 			byNode[node] = append(byNode[node], p)
-			snap.members.add(snap.members.bound, p)
+			if p.DeletionTimestamp == nil { // a stopping member is no member
+				snap.members.add(snap.members.bound, p)
+			}
 		case p.Spec.SchedulerName != cfg.SchedulerName || p.DeletionTimestamp != nil:
 		case len(p.Spec.SchedulingGates) > 0:
 			snap.gated = append(snap.gated, p)

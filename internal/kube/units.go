@@ -51,14 +51,14 @@ func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, members grou
 		}
 		u := byName[key+name]
 		if u == nil {
-			u = &unit{name: name, job: key + name, group: group, priority: podPriority(p), created: p.CreationTimestamp.Time}
+			u = &unit{name: name, job: key + name, group: group, priority: podPriority(p), created: podQueuedSince(p)}
 			byName[key+name] = u
 			units = append(units, u)
 		}
 		u.pods = append(u.pods, p)
 		u.priority = max(u.priority, podPriority(p))
-		if p.CreationTimestamp.Time.Before(u.created) {
-			u.created = p.CreationTimestamp.Time
+		if t := podQueuedSince(p); t.Before(u.created) {
+			u.created = t
 		}
 	}
 	for _, u := range units {
