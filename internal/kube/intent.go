@@ -401,6 +401,7 @@ func (s *Scheduler) groupEvent(g *podGroup, typ, reason, msg string) {
 	}
 	s.events.Event(&corev1.ObjectReference{Kind: "PodGroup", APIVersion: r.GroupVersion().String(), Namespace: g.Namespace, Name: g.Name}, typ, reason, msg)
 }
+
 // bindEach binds as bindAll does; with a beforeBind hook, one at a time
 // through it.
 func (s *Scheduler) bindEach(ctx context.Context, binds []binding) []error {
