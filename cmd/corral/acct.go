@@ -29,7 +29,7 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	until := fs.String("until", "", "records that ended before this time or this long ago")
 	period := fs.String("period", "", "sum per period of this length, such as 24h")
 	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
-	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler (JSON lines) instead of asking a server")
+	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler instead of asking a server: a file of JSON lines (--accounting), or configmaps:NAMESPACE/PREFIX (--accounting-configmaps, through $KUBECONFIG or in cluster)")
 	jobs := fs.Bool("jobs", false, "print the jobs that ran as a jobs file (CSV: submission, run time, tenant, shape, priority, recorded start and end) for corral sim --workload jobs")
 	if err := parseFlags(fs, acctUsage, args); err != nil {
 		return err

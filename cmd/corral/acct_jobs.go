@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/corral-sched/corral/internal/job"
@@ -84,23 +80,13 @@ func serverJobs(recs []api.Record) []recordedJob {
 // pod's creation to its last pod's end; a pod of no group is a job of its
 // own. Pods that never started are not in the log.
 func kubeLogJobs(path string) ([]recordedJob, error) {
-	f, err := os.Open(path)
+	recs, err := kubeRecords(path)
 	if err != nil {
-		return nil, fmt.Errorf("kube accounting log: %w", err)
+		return nil, err
 	}
-	defer f.Close()
 	byName := map[string]*recordedJob{}
 	var order []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var r kube.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
+	for _, r := range recs {
 		if r.Event != "start" && r.Event != "end" {
 			continue
 		}
@@ -115,9 +101,6 @@ func kubeLogJobs(path string) ([]recordedJob, error) {
 			order = append(order, name)
 		}
 		kubeRecordInto(j, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var out []recordedJob
 	for _, n := range order {

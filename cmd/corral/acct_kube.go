@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -58,12 +60,46 @@ func kubeAcct(path string, asCSV, asJSON, demand bool, stdout io.Writer) error {
 // readKubeLog reads the pods that ended from a kube-scheduler accounting
 // log, in the order they ended.
 func readKubeLog(path string) ([]api.Record, error) {
+	recs, err := kubeRecords(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []api.Record
+	for _, r := range recs {
+		if r.Event != "end" {
+			continue
+		}
+		start := r.Time.Add(-time.Duration(r.RunSeconds * float64(time.Second)))
+		out = append(out, api.Record{Job: r.Pod, Tenant: r.Tenant, Name: r.Group, GPUModel: r.GPUModel, MIGProfile: r.MIGProfile,
+			GPUs: r.GPUs, Start: start, End: r.Time, GPUSeconds: r.GPUSeconds, State: r.Phase})
+	}
+	return out, nil
+}
+
+// kubeRecords reads the scheduler's records from a JSON-lines file, or,
+// for "configmaps:NAMESPACE/PREFIX", from the log it keeps in the API
+// server (--accounting-configmaps), reached through $KUBECONFIG or in
+// cluster.
+func kubeRecords(path string) ([]kube.Record, error) {
+	if at, ok := strings.CutPrefix(path, "configmaps:"); ok {
+		rc, err := kube.RESTConfig(kube.ClientOptions{Kubeconfig: os.Getenv("KUBECONFIG")})
+		if err != nil {
+			return nil, err
+		}
+		clients, err := kube.NewClients(rc)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return kube.ReadAccounting(ctx, clients.Client, at)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("kube accounting log: %w", err)
 	}
 	defer f.Close()
-	var out []api.Record
+	var out []kube.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -74,12 +110,7 @@ func readKubeLog(path string) ([]api.Record, error) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		if r.Event != "end" {
-			continue
-		}
-		start := r.Time.Add(-time.Duration(r.RunSeconds * float64(time.Second)))
-		out = append(out, api.Record{Job: r.Pod, Tenant: r.Tenant, Name: r.Group, GPUModel: r.GPUModel, MIGProfile: r.MIGProfile,
-			GPUs: r.GPUs, Start: start, End: r.Time, GPUSeconds: r.GPUSeconds, State: r.Phase})
+		out = append(out, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

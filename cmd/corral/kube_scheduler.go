@@ -85,7 +85,7 @@ type kubeSchedulerFlags struct {
 	leaseNamespace, leaseName, identity                     string
 	interval                                                time.Duration
 	verbose                                                 bool
-	accounting                                              string
+	accounting, accountingCMs                               string
 	noPreemption                                            bool
 	preemptionGrace                                         time.Duration
 }
@@ -152,6 +152,7 @@ func (f *kubeSchedulerFlags) scheduler(stderr io.Writer) (s *kube.Scheduler, log
 		closeAll = func() { file.Close() }
 		cfg.Accounting = file
 	}
+	cfg.AccountingConfigMaps = f.accountingCMs
 	log.Info("corral kube-scheduler starting", "scheduler-name", cfg.SchedulerName, "host", rc.Host,
 		"qps", rc.QPS, "burst", rc.Burst, "leader-elect", f.leaderElect, "http-address", f.httpAddr)
 	return kube.New(clients.Client, clients.Dynamic, cfg, log), log, closeAll, nil
@@ -200,6 +201,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "the longest wait between scheduling cycles; changes start one sooner")
 	fs.BoolVar(&f.verbose, "v", false, "log every cycle")
 	fs.StringVar(&f.accounting, "accounting", "", "append accounting records (JSON lines: pods and pod groups started, preempted, ended, with waits and GPU-seconds) to this file")
+	fs.StringVar(&f.accountingCMs, "accounting-configmaps", "", "keep the accounting records in the API server too, in ConfigMaps PREFIX-NNNNNN of NAMESPACE (namespace/prefix), which outlive a replica and which a new leader continues")
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
 	fs.DurationVar(&f.preemptionGrace, "preemption-grace", -1, "termination grace period of preempted pods; negative: each pod's own")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }

@@ -37,11 +37,12 @@ type Record struct {
 	By         string  `json:"by,omitempty"`    // preempted: the unit that needed the room
 }
 
-// ledger writes accounting records. Its zero value (no writer) writes
-// nothing.
+// ledger writes accounting records to a writer, to the log in the API
+// server (store), or both. With neither it writes nothing.
 type ledger struct {
 	mu    sync.Mutex
 	enc   *json.Encoder
+	store *apiLog // nil: none
 	now   func() time.Time
 	done  map[string]bool      // pod uid -> end written
 	start map[string]time.Time // pod uid -> bound here, at
@@ -55,8 +56,17 @@ func newLedger(w io.Writer, now func() time.Time) *ledger {
 	return l
 }
 
-func (l *ledger) write(r Record) {
-	if l == nil || l.enc == nil {
+// off says the ledger writes nowhere.
+func (l *ledger) off() bool { return l == nil || l.enc == nil && l.store == nil }
+
+// write writes r; key names what it records, so that the log in the API
+// server keeps one record of it whichever replica writes it.
+func (l *ledger) write(key string, r Record) {
+	if l.off() {
+		return
+	}
+	l.store.addIfSet(key, r)
+	if l.enc == nil {
 		return
 	}
 	l.mu.Lock()
@@ -99,7 +109,7 @@ func podRecord(event string, p *corev1.Pod, node *corev1.Node, queues map[string
 
 // started records a pod bound to node at the ledger's now.
 func (l *ledger) started(p *corev1.Pod, nodeName string, node *corev1.Node, queues map[string]*queueSpec) {
-	if l == nil || l.enc == nil {
+	if l.off() {
 		return
 	}
 	bound := p.DeepCopy()
@@ -110,12 +120,12 @@ func (l *ledger) started(p *corev1.Pod, nodeName string, node *corev1.Node, queu
 	l.mu.Lock()
 	l.start[string(p.UID)] = now
 	l.mu.Unlock()
-	l.write(r)
+	l.write(recordKey("start", string(p.UID)), r)
 }
 
 // groupStarted records the pods of a pod group bound in one cycle.
 func (l *ledger) groupStarted(group string, pods []*corev1.Pod) {
-	if l == nil || l.enc == nil || len(pods) == 0 {
+	if l.off() || len(pods) == 0 {
 		return
 	}
 	now := l.now()
@@ -127,14 +137,14 @@ func (l *ledger) groupStarted(group string, pods []*corev1.Pod) {
 	}
 	r := Record{Event: "group-start", Time: now.UTC(), Group: group, Queue: pods[0].Labels[LabelQueue], Tenant: pods[0].Namespace,
 		Pods: len(pods), WaitSeconds: now.Sub(first).Seconds()}
-	l.write(r)
+	l.write(recordKey("group-start", string(pods[0].UID)), r)
 }
 
 // ended records the end of a bound pod once: its run time since this
 // ledger saw it bound (or since the PodScheduled condition the binding
 // set), and GPU-seconds.
 func (l *ledger) ended(p *corev1.Pod, phase string, node *corev1.Node, queues map[string]*queueSpec) {
-	if l == nil || l.enc == nil || p.Spec.NodeName == "" {
+	if l.off() || p.Spec.NodeName == "" {
 		return
 	}
 	l.mu.Lock()
@@ -155,7 +165,28 @@ func (l *ledger) ended(p *corev1.Pod, phase string, node *corev1.Node, queues ma
 		r.RunSeconds = now.Sub(start).Seconds()
 		r.GPUSeconds = r.RunSeconds * r.GPUs
 	}
-	l.write(r)
+	l.write(recordKey("end", string(p.UID)), r)
+}
+
+// endGone records the end of a pod that went away while no replica led,
+// from its start record: deleted, now.
+func (l *ledger) endGone(uid string, start Record) {
+	if l.off() {
+		return
+	}
+	l.mu.Lock()
+	done := l.done[uid]
+	l.done[uid] = true
+	delete(l.start, uid)
+	l.mu.Unlock()
+	if done {
+		return
+	}
+	r := start
+	r.Event, r.Time, r.Phase, r.WaitSeconds = "end", l.now().UTC(), "Deleted", 0
+	r.RunSeconds = r.Time.Sub(start.Time).Seconds()
+	r.GPUSeconds = r.RunSeconds * r.GPUs
+	l.write(recordKey("end", uid), r)
 }
 
 // boundAt is when the pod was bound: its PodScheduled=True condition.

@@ -42,6 +42,11 @@ type Config struct {
 	// Accounting, when set, receives a JSON line per Record: pods and pod
 	// groups started, preempted and ended, with waits and GPU-seconds.
 	Accounting io.Writer
+	// AccountingConfigMaps, when set ("namespace/prefix"), keeps the
+	// accounting records in the API server too, in ConfigMaps
+	// prefix-NNNNNN of the namespace, so that the log survives restarts
+	// and a new leader continues it (acctstore.go).
+	AccountingConfigMaps string
 	// Now is the clock of the accounting records; default time.Now.
 	Now func() time.Time
 	// Events, when set, is the client events are written with, so that

@@ -43,6 +43,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	cfg := e.config()
 	zero := int64(0)
 	cfg.PreemptionGrace = &zero
+	cfg.AccountingConfigMaps = "corral-system/" + e.ns
 	s := New(client, dyn, cfg, testLogger())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -72,6 +73,8 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	for _, v := range []string{"duo-0", "duo-1"} {
 		e.eventually(func() error { return e.hasEvent(v, EventPreempted, "to make room for "+e.ns+"/high") })
 	}
+	// The accounting log in corral-system: both starts, and both victims.
+	e.waitRecords("corral-system/"+e.ns, "preempted", 2)
 	if st := s.Stats(); st.Evictions != 2 || st.Failures != 0 {
 		t.Errorf("stats %+v, want the whole low-priority group (2 pods) evicted", st)
 	}

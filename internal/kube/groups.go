@@ -142,7 +142,7 @@ func topologyConstraints(obj *unstructured.Unstructured, levels []Level) ([]job.
 			}
 		}
 		if level == "" {
-			return nil, fmt.Errorf("topology key %q is not the label of one of corral's topology levels (--levels)", key)
+			return nil, fmt.Errorf("topology key %q is not the label of one of corral's topology levels (--topology-levels)", key)
 		}
 		out = append(out, job.Constraint{Level: level, Required: true})
 	}

@@ -80,6 +80,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	}
 	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
+	s.ledger.store = s.accountingStore()
 	s.metrics = newMetrics(&s.n, &s.leading)
 	s.reports = newReporter(client, &s.n, log)
 	s.status = newStatusWriter(dyn, log)
@@ -174,6 +175,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // Interval.
 func (s *Scheduler) loop(ctx context.Context) error {
 	s.lastEnd.Store(time.Now().UnixNano())
+	defer s.continueAccounting(ctx)()
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	reporting := make(chan struct{})
@@ -307,7 +309,7 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 			s.preempted(v, p)
 			r := podRecord("preempted", v, s.node(v.Spec.NodeName), snap.queues, s.cfg.Now())
 			r.By = p.unit
-			s.ledger.write(r)
+			s.ledger.write(recordKey("preempted", string(v.UID)), r)
 		}
 	}
 }
