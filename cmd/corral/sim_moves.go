@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/moves"
@@ -65,14 +64,7 @@ func runMoves(o simOptions, stdout, stderr io.Writer) error {
 func movesInput(o simOptions) (workload.Workload, string, error) {
 	switch o.workloadKind {
 	case "generated":
-		horizon := time.Duration(o.days * 24 * float64(time.Hour))
-		spec, err := workload.DefaultFourTenants(horizon).ForLoad(o.nodes*8, o.load)
-		if err != nil {
-			return workload.Workload{}, "", err
-		}
-		w, err := workload.Generate(spec, uint64(o.seedN))
-		label := fmt.Sprintf("generated four-tenant workload, %d jobs, load %.2f of %d GPUs, %.0f days, seed %d", len(w.Arrivals), o.load, o.nodes*8, o.days, o.seedN)
-		return w, label, err
+		return moves.Generated(o.nodes, o.days, o.load, uint64(o.seedN))
 	case "jobs", "sacct":
 		_, w, label, err := recordedInput(o)
 		return w, fmt.Sprintf("%s, %d jobs, sized for %d GPUs", label, len(w.Arrivals), o.nodes*8), err

@@ -49,7 +49,7 @@ func onDemandPools(res *sim.Result) []string {
 	seen := map[string]bool{}
 	for _, h := range res.Hours {
 		for _, g := range h.Groups {
-			if g.CapacityType == fleet.CapacityOnDemand && !seen[g.Pool] {
+			if g.CapacityType == fleet.CapacityOnDemand && g.Pool != roleUnused && !seen[g.Pool] {
 				seen[g.Pool] = true
 				out = append(out, g.Pool)
 			}
