@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,6 +64,18 @@ first and, when nothing else frees room, evict the fewest lower-priority
 pods or pod groups corral placed, through the Eviction API, which honours
 PodDisruptionBudgets (see --no-preemption, --preemption-grace).
 
+Faults: a node that is NotReady, reports a GPU fault (--fault-conditions,
+--fault-taints, --fault-labels), has a notice to go (--notice-taints,
+--notice-labels: spot interruption and maintenance taints of the AWS node
+termination handler, Karpenter, GKE) or is cordoned takes no new pods. A
+gang with pods on a failed or faulty node moves them to a hot spare
+(--spare-label) or free node of the same domain, or, without one or with
+corral.sh/on-node-failure: requeue on its PodGroup, stops whole and queues
+again at the front; pods on a node about to go get the annotation
+corral.sh/interruption-notice and stop with their own grace period. The
+job's corral.sh/checkpoint annotation becomes corral.sh/resume-from of what
+starts again. Each fault is a NodeFault event and a line of --accounting.
+
 Run several replicas with --leader-elect (the default): one schedules, the
 others wait on a coordination.k8s.io Lease. Each serves /livez, /readyz and
 /metrics on --http-address. --kube-api-qps and --kube-api-burst limit the
@@ -88,6 +101,9 @@ type kubeSchedulerFlags struct {
 	accounting, accountingCMs                               string
 	noPreemption                                            bool
 	preemptionGrace                                         time.Duration
+	faultConditions, faultTaints, faultLabels               string
+	noticeTaints, noticeLabels, spareLabel                  string
+	faultGrace                                              time.Duration
 }
 
 func runKubeScheduler(args []string, stdout, stderr io.Writer) error {
@@ -204,6 +220,15 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.StringVar(&f.accountingCMs, "accounting-configmaps", "", "keep the accounting records in the API server too, in ConfigMaps PREFIX-NNNNNN of NAMESPACE (namespace/prefix), which outlive a replica and which a new leader continues")
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
 	fs.DurationVar(&f.preemptionGrace, "preemption-grace", -1, "termination grace period of preempted pods; negative: each pod's own")
+	fs.StringVar(&f.faultConditions, "fault-conditions", strings.Join(kube.DefaultFaultConditions, ","),
+		"node condition types that mark a GPU fault when True (Type=Status for another status); empty: none")
+	fs.StringVar(&f.faultTaints, "fault-taints", strings.Join(kube.DefaultFaultTaints, ","), "taint keys that mark a GPU fault; empty: none")
+	fs.StringVar(&f.faultLabels, "fault-labels", strings.Join(kube.DefaultFaultLabels, ","), "node labels (key or key=value) that mark a GPU fault; empty: none")
+	fs.StringVar(&f.noticeTaints, "notice-taints", strings.Join(kube.DefaultNoticeTaints, ","),
+		"taint keys that mark a node about to go (spot interruption, maintenance); empty: none")
+	fs.StringVar(&f.noticeLabels, "notice-labels", strings.Join(kube.DefaultNoticeLabels, ","), "node labels (key or key=value) that mark a node about to go; empty: none")
+	fs.StringVar(&f.spareLabel, "spare-label", kube.DefaultSpareLabel, "node label (key or key=value) of hot spares")
+	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -232,6 +257,9 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 	}
 	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: f.nvlink, NodeSelector: sel,
 		Interval: f.interval, NoPreemption: f.noPreemption}
+	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
+		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
+		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace}
 	if f.preemptionGrace >= 0 {
 		grace := int64(f.preemptionGrace / time.Second)
 		cfg.PreemptionGrace = &grace

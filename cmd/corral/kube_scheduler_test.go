@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
@@ -132,4 +134,21 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+func TestKubeSchedulerHealthFlags(t *testing.T) {
+	f, err := parseKubeSchedulerFlags([]string{"--leader-elect=false", "--notice-taints", "example.com/going, example.com/gone",
+		"--fault-conditions=", "--spare-label", "pool=spare", "--node-fault-grace", "30s"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Health
+	if !slices.Equal(h.NoticeTaints, []string{"example.com/going", "example.com/gone"}) || h.FaultConditions == nil || len(h.FaultConditions) != 0 ||
+		h.SpareLabel != "pool=spare" || h.Grace != 30*time.Second || !slices.Equal(h.FaultTaints, kube.DefaultFaultTaints) {
+		t.Errorf("health %+v", h)
+	}
 }
