@@ -20,7 +20,12 @@ import (
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(leaderChildEnv); spec != "" {
+		os.Exit(runLeaderChild(spec)) // a scheduler process that a test kills
+	}
+	os.Exit(kubetest.Main(m))
+}
 
 // testLabel marks the nodes of one test; its scheduler places only there.
 const testLabel = "corral.test/ns"
