@@ -14,6 +14,7 @@ import (
 	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/moves"
 	"github.com/corral-sched/corral/internal/sim"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -116,6 +117,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cat, err := planCatalog(o.pricesPath)
+	if err != nil {
+		return err
+	}
+	if o.spotRate, err = spotRate(o, f, cat); err != nil {
+		return err
+	}
 	if label, err = addFaults(o, f, &w, label); err != nil {
 		return err
 	}
@@ -125,10 +133,6 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
 	results, err := replayPolicies(o, f, w, policies, scaling, stderr)
-	if err != nil {
-		return err
-	}
-	cat, err := planCatalog(o.pricesPath)
 	if err != nil {
 		return err
 	}
@@ -243,7 +247,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.policies, "policies", strings.Join(sim.PolicyNames(), ","), "comma-separated policies")
 	fs.StringVar(&o.jsonPath, "json", "", "write every policy's summary as JSON to this file")
 	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of the nodes that are spot (tainted \"spot\"; only preemptible, checkpointing work runs there)")
-	fs.Float64Var(&o.spotRate, "spot-rate", 0.01, "with --spot-share: interruptions per spot node-hour")
+	fs.Float64Var(&o.spotRate, "spot-rate", -1, "with --spot-share: interruptions per spot node-hour (default: the high end of the catalog's published interruption band for the spot nodes' GPU offer, -ln(1-share)/730)")
 	fs.DurationVar(&o.spotNotice, "spot-notice", 2*time.Minute, "with --spot-share: warning before a spot node goes")
 	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
@@ -294,7 +298,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	if (o.backfill != sim.EasyBackfill && o.backfill != sim.ConservativeBackfill) || o.reservations < 1 {
 		return o, fmt.Errorf("--backfill %q, --reservations %d: want easy or conservative, and at least 1 reservation", o.backfill, o.reservations)
 	}
-	if o.spotShare < 0 || o.spotShare > 1 || o.spotRate < 0 || o.mtbf < 0 || o.mttr <= 0 {
+	if o.spotShare < 0 || o.spotShare > 1 || (o.spotRate < 0 && o.spotRate != -1) || o.mtbf < 0 || o.mttr <= 0 {
 		return o, fmt.Errorf("--spot-share %g, --spot-rate %g, --mtbf %v, --mttr %v: want 0 <= share <= 1, rate >= 0, mtbf >= 0, mttr > 0",
 			o.spotShare, o.spotRate, o.mtbf, o.mttr)
 	}
@@ -524,6 +528,33 @@ func stableFields(s sim.Summary) simJSONStable {
 		GPUUtilisationPct: 100 * s.Utilisation, LostGPUHours: s.LostGPUHours, Preemptions: s.Preemptions,
 		PreemptionsPerHour: s.PreemptPerHour, DeadlockedGangs: s.PartialAtEnd, NeverStarted: s.NeverStarted,
 		RefusedOverQuota: s.Refused, WorkUndoneGPUH: s.UndoneGPUH}
+}
+
+// spotRate is --spot-rate, or without it the rate at the high end of the
+// catalog's published interruption band for the GPU offer of the nodes
+// that --spot-share makes spot (the first such node's model).
+func spotRate(o simOptions, f *fleet.Fleet, cat *price.Catalog) (float64, error) {
+	if o.spotRate >= 0 || o.spotShare == 0 {
+		return max(o.spotRate, 0), nil
+	}
+	model := ""
+	for i, n := range f.Nodes {
+		if evenlyPicked(i, o.spotShare) {
+			model = n.GPUModel
+			break
+		}
+	}
+	if model == "" {
+		return 0, nil
+	}
+	offer, err := cat.Find(model, "")
+	if err != nil {
+		return 0, fmt.Errorf("--spot-share: %w; give --spot-rate", err)
+	}
+	if in := offer.Interruption; in != nil && len(in.PerMonth) == 2 {
+		return moves.RatePerNodeHour(in.PerMonth[1]), nil
+	}
+	return 0, fmt.Errorf("--spot-share: the catalog has no published interruption band for %s (%s); give --spot-rate", model, offer.Name())
 }
 
 // addFaults taints a share of the nodes as spot and adds the spot and

@@ -50,15 +50,18 @@ func at(t *testing.T, doc any, path string) any {
 	return v
 }
 
-// On 16 nodes for 7 days one job asks for all 128 GPUs, more than its
-// tenant's quota with everything the cohort could lend (127.997): it is
-// refused at arrival, listed with the reason, counted in the JSON, and its
-// story says so.
+// On 4 nodes (32 GPUs) one job of a jobs file asks for 64 GPUs, more than
+// its tenant's quota with everything the cohort could lend (the fleet's 32,
+// now that quotas add up to the fleet exactly): it is refused at arrival,
+// listed with the reason, counted in the JSON, and its story says so; a
+// job of the whole fleet is not refused.
 func TestSimCommandRefusesJobsOverQuotaForever(t *testing.T) {
-	out, doc := simDocOf(t, "--nodes", "16", "--days", "7", "--explain", "job-000060")
+	jobs := filepath.Join(t.TempDir(), "jobs.csv")
+	os.WriteFile(jobs, []byte("name,submit_s,duration_s,tenant,tasks,gpus\nbig,0,3600,research,8,8\nwhole,60,3600,research,4,8\nother,120,3600,product,1,4\n"), 0o644)
+	out, doc := simDocOf(t, "--workload", "jobs", jobs, "--nodes", "4", "--explain", "big")
 	for _, want := range []string{"refused: over quota forever: 1 jobs (64 GPU-h of work)",
-		"job-000060       tenant research     128.00 GPUs", "is 127.997 GPUs; the job needs 128.000",
-		"job-000060 under slurm-like:\n     167.03h  refused: over quota forever"} {
+		"big              tenant research      64.00 GPUs", "is 32.000 GPUs; the job needs 64.000",
+		"big under slurm-like:\n       0.00h  refused: over quota forever"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -68,7 +71,7 @@ func TestSimCommandRefusesJobsOverQuotaForever(t *testing.T) {
 			t.Errorf("%s: refused_over_quota %v, want 1", policy, n)
 		}
 	}
-	if name := at(t, doc, "results.0.refused.0.name"); name != "job-000060" {
+	if name := at(t, doc, "results.0.refused.0.name"); name != "big" {
 		t.Errorf("results[0].refused[0] is %v", name)
 	}
 }
