@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -57,8 +58,14 @@ func (s *Sim) evict(node string, notice bool) {
 		}
 	}
 	for _, name := range names {
+		rec := s.faultRecord(name, node, notice)
+		lost := s.lostSoFar(name)
 		if !notice && s.replaceOnSpare(name, node) {
+			s.recordFault(rec, faultrec.Replaced, lost)
 			continue
+		}
+		if s.running[name] != nil {
+			defer s.recordFault(rec, faultrec.Requeued, lost) // once stopped
 		}
 		if s.running[name] != nil {
 			cause := "node failure"
@@ -131,4 +138,53 @@ func (s *Sim) dropHeld(name string) {
 			s.unadmit(p)
 		}
 	}
+}
+
+// faultRecord starts the record of a fault on node that stops or moves
+// the named job: the replay's clock reads as time from the Unix epoch.
+func (s *Sim) faultRecord(name, node string, notice bool) faultrec.Record {
+	kind := faultrec.NodeFailure
+	if notice {
+		kind = faultrec.SpotNotice
+	}
+	r := faultrec.Record{Event: faultrec.Event, Time: time.Unix(0, 0).UTC().Add(s.now), Kind: kind, Node: node, Work: name}
+	if run := s.running[name]; run != nil {
+		r.GPUs = run.gpus
+	}
+	return r
+}
+
+// lostSoFar is the job's lost GPU-hours before this fault.
+func (s *Sim) lostSoFar(name string) float64 {
+	if i, ok := s.byName[name]; ok {
+		return s.records[i].LostGPUHours
+	}
+	return 0
+}
+
+// recordFault completes a fault's record once the job was handled: what
+// it lost to this fault; the decision is at once in the replay.
+func (s *Sim) recordFault(r faultrec.Record, action string, lostBefore float64) {
+	r.Action = action
+	r.LostGPUHours = s.lostSoFar(r.Work) - lostBefore
+	if action == faultrec.Replaced {
+		r.To = s.movedTo(r.Work, r.Node)
+	}
+	s.handledFaults = append(s.handledFaults, r)
+}
+
+// movedTo is the node a replaced job's tasks went to: one of its nodes
+// that is not the failed one and was not before (the last such).
+func (s *Sim) movedTo(name, failed string) string {
+	p := s.state.Job(name)
+	if p == nil {
+		return ""
+	}
+	to := ""
+	for _, t := range p.Tasks {
+		if n := s.fleet.Nodes[t.Node].Name; n != failed {
+			to = n
+		}
+	}
+	return to
 }

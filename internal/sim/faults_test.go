@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -35,6 +36,9 @@ func TestSpotNoticeCheckpointsAndResumes(t *testing.T) {
 	r := record(t, res, "train")
 	if r.Interruptions != 1 || r.LostGPUHours != 0 || r.End != 10*time.Hour {
 		t.Fatalf("interruptions %d, lost %.2f GPU-h, end %v; want 1, 0, 10h (resumed at once from the notice)", r.Interruptions, r.LostGPUHours, r.End)
+	}
+	if f := res.Faults; len(f) != 1 || f[0].Kind != faultrec.SpotNotice || f[0].Action != faultrec.Requeued || f[0].LostGPUHours != 0 || f[0].GPUs != 8 {
+		t.Errorf("fault records %+v", f)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/queue"
 )
 
@@ -14,6 +15,9 @@ type Result struct {
 	Summary Summary     `json:"summary"`
 	Jobs    []JobRecord `json:"jobs,omitempty"`
 	Refused []Refusal   `json:"refused,omitempty"` // jobs refused at arrival: over quota forever
+	// Faults are the jobs node failures and spot notices stopped or
+	// moved, as corral kube-scheduler's accounting records them.
+	Faults []faultrec.Record `json:"faults,omitempty"`
 	Explain []string    `json:"explain,omitempty"` // the story of Options.Explain's job
 	Hours   []Hour      `json:"hours,omitempty"`   // the fleet at every hour boundary
 }
@@ -150,7 +154,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 	}
 	sum.Tenants, sum.Jain = s.tenantSummaries(end)
 	sum.Classes = s.classSummaries(end)
-	return &Result{Policy: policy, Summary: sum, Jobs: s.records, Refused: s.refused}
+	return &Result{Policy: policy, Summary: sum, Jobs: s.records, Refused: s.refused, Faults: s.handledFaults}
 }
 
 // addWork sums the work of the jobs accepted, the part left undone, and

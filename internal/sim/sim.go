@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
@@ -15,29 +16,30 @@ import (
 
 // Sim is one replay of a workload under one policy.
 type Sim struct {
-	now       time.Duration
-	fleet     *fleet.Fleet
-	state     *gang.State
-	arr       []workload.Arrival
-	pending   []*pendingJob // in arrival order
-	running   map[string]*runningJob
-	events    eventQueue
-	seq       int
-	acct      accounting
-	faults    []workload.Fault
-	owner     map[string]string // placement name -> job name, for running jobs
-	noReclaim failedAt          // jobs whose reclaim failed
-	story     []string          // the story of opt.Explain's job
-	runs      int               // counts runs started, to tell completions apart
-	records   []JobRecord
-	byName    map[string]int              // job name -> index into records
-	book      *queue.Book                 // tenants' quotas and fair share
-	ceiling   *queue.Book                 // the same quotas, never used: the most each tenant could get
-	refused   []Refusal                   // jobs refused at arrival: over quota forever
-	version   int                         // counts finishes and starts that may move a reservation
-	byEnd     []endEntry                  // running jobs by estimated end
-	freed     bool                        // a job ended since the last cycle
-	resvs     map[string]reservationCache // by head
+	now           time.Duration
+	fleet         *fleet.Fleet
+	state         *gang.State
+	arr           []workload.Arrival
+	pending       []*pendingJob // in arrival order
+	running       map[string]*runningJob
+	events        eventQueue
+	seq           int
+	acct          accounting
+	faults        []workload.Fault
+	owner         map[string]string // placement name -> job name, for running jobs
+	noReclaim     failedAt          // jobs whose reclaim failed
+	story         []string          // the story of opt.Explain's job
+	runs          int               // counts runs started, to tell completions apart
+	records       []JobRecord
+	byName        map[string]int              // job name -> index into records
+	handledFaults []faultrec.Record           // faults handled, in order
+	book          *queue.Book                 // tenants' quotas and fair share
+	ceiling       *queue.Book                 // the same quotas, never used: the most each tenant could get
+	refused       []Refusal                   // jobs refused at arrival: over quota forever
+	version       int                         // counts finishes and starts that may move a reservation
+	byEnd         []endEntry                  // running jobs by estimated end
+	freed         bool                        // a job ended since the last cycle
+	resvs         map[string]reservationCache // by head
 	// entitled is each tenant's share of the workload's GPU-hours: its
 	// nominal quota as a share of the fleet.
 	entitled map[string]float64

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -43,6 +44,14 @@ func TestNodeFailureMovesAGangToTheRacksSpare(t *testing.T) {
 		}
 		if g.End != wantEnd {
 			t.Errorf("spare %v: gang ends at %v, want %v\n%v", spare, g.End, wantEnd, res.Explain)
+		}
+		want := faultrec.Record{Event: "fault", Time: time.Unix(0, 0).UTC().Add(150 * time.Minute), Kind: faultrec.NodeFailure, Node: "n0",
+			Work: "gang", Action: faultrec.Requeued, GPUs: 16, LostGPUHours: 8}
+		if spare {
+			want.Action, want.To = faultrec.Replaced, "n2"
+		}
+		if len(res.Faults) != 1 || res.Faults[0] != want {
+			t.Errorf("spare %v: fault records %+v, want %+v", spare, res.Faults, want)
 		}
 		if spare {
 			b := record(t, res, "borrower")
