@@ -17,9 +17,9 @@ type Result struct {
 	Refused []Refusal   `json:"refused,omitempty"` // jobs refused at arrival: over quota forever
 	// Faults are the jobs node failures and spot notices stopped or
 	// moved, as corral kube-scheduler's accounting records them.
-	Faults []faultrec.Record `json:"faults,omitempty"`
-	Explain []string    `json:"explain,omitempty"` // the story of Options.Explain's job
-	Hours   []Hour      `json:"hours,omitempty"`   // the fleet at every hour boundary
+	Faults  []faultrec.Record `json:"faults,omitempty"`
+	Explain []string          `json:"explain,omitempty"` // the story of Options.Explain's job
+	Hours   []Hour            `json:"hours,omitempty"`   // the fleet at every hour boundary
 }
 
 // Summary condenses a replay. Times are hours. Allocation is the share of
