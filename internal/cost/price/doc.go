@@ -10,6 +10,12 @@
 // lays it over the default. A figure that is not known is absent, and asking
 // for it gives an error wrapping ErrUnknown that names what is missing.
 //
+// Every figure has a source and the date of its data; an offer lists the
+// capacity types it is sold as (sold_as) and a GPU form (SXM, PCIe) that
+// keeps boards of one model apart in its key; spot offers carry the
+// provider's published interruption band. Catalog.Lines (stale.go) lists
+// every figure aged on a given day, marking those older than MaxAge.
+//
 // Start with Offer.PerGPUHour (offer.go), which turns a quote into a price
 // per GPU-hour. parse.go reads and checks documents, merge.go lays one over
 // another. The package imports only internal/gpu and YAML and performs no

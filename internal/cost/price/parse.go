@@ -184,7 +184,7 @@ func checkOffer(o *Offer) []error {
 		}
 	}
 	if in := o.Interruption; in != nil {
-		errs = append(errs, checkInterruption(in, bad)...)
+		checkInterruption(in, bad)
 	}
 	return errs
 }
@@ -196,9 +196,9 @@ var Bands = map[string][2]float64{
 	"<5%": {0, 0.05}, "5-10%": {0.05, 0.10}, "10-15%": {0.10, 0.15}, "15-20%": {0.15, 0.20}, ">20%": {0.20, 0.20},
 }
 
-// checkInterruption checks a band or range and its provenance, and fills
-// PerMonth from the band.
-func checkInterruption(in *Interruption, bad func(string, ...any)) []error {
+// checkInterruption checks a band or range and its provenance, saying what
+// is wrong through bad, and fills PerMonth from the band.
+func checkInterruption(in *Interruption, bad func(string, ...any)) {
 	if in.Band != "" {
 		r, ok := Bands[in.Band]
 		if !ok {
@@ -215,7 +215,6 @@ func checkInterruption(in *Interruption, bad func(string, ...any)) []error {
 	if err := checkProvenance(in.Source, in.Seen); err != nil {
 		bad("interruption: %v", err)
 	}
-	return nil
 }
 
 // checkQuote checks that a quote has exactly one form and a provenance.
