@@ -26,7 +26,7 @@ func simReport(out *simOutputs, cat *price.Catalog) html.Report {
 	r := html.Report{
 		Title: "corral sim: " + out.label,
 		Intro: []string{
-			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs; the charts share one scale, with the fleet's capacity drawn. The dotted line is the 1-year commitment corral plan recommends for the cards occupied while work arrives (the drain after the last arrival left out), where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
+			"The same workload replayed under each policy. Occupied GPUs are cards with anything on them (what must be paid for); allocated and used are GPU amounts held by placements and asked for by running jobs; the charts share one scale, with the fleet's capacity drawn. The dotted line is the commitment (of --reserved-term, a Capacity Block by default) corral plan recommends for the cards occupied while work arrives (the drain after the last arrival left out), where the catalog has a commitment price. Costs use the built-in price catalog unless --prices was given.",
 		},
 	}
 	for _, res := range out.results {
