@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +205,26 @@ func TestSpotFaultsAtTheBand(t *testing.T) {
 	}
 	if failures < len(hit) || len(faults) > 2*failures {
 		t.Errorf("%d failures on %d nodes, %d faults", failures, len(hit), len(faults))
+	}
+}
+
+// A commitment the catalog has no price for gives no floor and says why;
+// the floor replay is then the baseline's.
+func TestFloorWithoutAPriceSaysWhy(t *testing.T) {
+	o := small(t, 1)
+	o.Term = price.Reserved3y
+	rep, err := Run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		found = found || strings.Contains(w, "no floor for pool shared") && strings.Contains(w, "no reserved-3y price known")
+	}
+	if !found {
+		t.Errorf("warnings %q do not say why there is no floor", rep.Warnings)
+	}
+	if fl := rep.move("floor"); fl.CommittedGPUs != 0 || fl.CostUSD != rep.Baseline.CostUSD {
+		t.Errorf("floor without a price: %d GPUs committed, cost %g against the baseline's %g", fl.CommittedGPUs, fl.CostUSD, rep.Baseline.CostUSD)
 	}
 }
