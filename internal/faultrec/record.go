@@ -19,7 +19,7 @@ const (
 // moved by a fault on one node.
 type Record struct {
 	Event  string    `json:"event"` // always "fault"
-	Time   time.Time `json:"time"`  // when the fault was handled
+	Time   time.Time `json:"time"`  // when the fault was seen and what to do decided
 	Kind   string    `json:"kind"`
 	Node   string    `json:"node"`
 	Source string    `json:"source,omitempty"` // the condition, taint or label that told
@@ -27,8 +27,9 @@ type Record struct {
 	Action string    `json:"action"`
 	To     string    `json:"to,omitempty"` // Replaced: the node it moved to
 	// GPUs the work held; LostGPUHours the work since its last checkpoint
-	// (all of it without one), lost; RecoverySeconds from the fault to
-	// the decision that recovers from it.
+	// (all of it without one), lost; RecoverySeconds from the fault (as
+	// the node tells: its condition's transition, its taint's time) to
+	// the decision.
 	GPUs            float64 `json:"gpus"`
 	LostGPUHours    float64 `json:"lost_gpu_hours"`
 	RecoverySeconds float64 `json:"recovery_seconds"`

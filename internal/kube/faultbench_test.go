@@ -49,6 +49,9 @@ func TestFaultToDecisionLatency(t *testing.T) {
 func faultTrial(e *env, acct *lockedBuffer, i int, spare bool) (decided, done time.Duration) {
 	e.t.Helper()
 	rack := fmt.Sprintf("t%d", i)
+	if !spare {
+		rack = fmt.Sprintf("u%d", i)
+	}
 	nodes := []string{rack + "-a", rack + "-b"}
 	for _, n := range nodes {
 		e.node(n, 8, map[string]string{"corral.test/rack": rack})

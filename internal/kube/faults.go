@@ -151,7 +151,7 @@ func (s *Scheduler) runsHere(p *corev1.Pod) bool {
 // and queues it again at the front.
 func (s *Scheduler) handleUnit(ctx context.Context, w *stricken, nodes []*corev1.Node, pods []*corev1.Pod) {
 	ann := s.groupAnnotations(w.group)
-	rec := faultrec.Record{Event: faultrec.Event, Kind: recordKind(w.fault.kind), Node: w.node, Source: w.fault.source,
+	rec := faultrec.Record{Event: faultrec.Event, Time: s.cfg.Now().UTC(), Kind: recordKind(w.fault.kind), Node: w.node, Source: w.fault.source,
 		Work: strings.TrimPrefix(w.key, "group "), GPUs: gpusOf(w.members)}
 	rec.LostGPUHours = s.lostGPUHours(w, ann)
 	if w.fault.kind != FaultNotice && w.group != nil && ann[AnnotationOnNodeFailure] != "requeue" {
@@ -184,10 +184,8 @@ func recordKind(kind string) string {
 
 // reportFault writes the fault's event and accounting line.
 func (s *Scheduler) reportFault(w *stricken, rec faultrec.Record, msg string) {
-	now := s.cfg.Now()
-	rec.Time = now.UTC()
 	if !w.fault.since.IsZero() {
-		rec.RecoverySeconds = max(now.Sub(w.fault.since).Seconds(), 0)
+		rec.RecoverySeconds = max(rec.Time.Sub(w.fault.since).Seconds(), 0)
 	}
 	s.ledger.writeFault(rec)
 	s.log.Warn("node fault handled", "unit", w.key, "node", w.node, "fault", w.fault.String(), "action", rec.Action, "to", rec.To,
