@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -18,6 +19,7 @@ import (
 // server takes deploy/deployment.yaml.
 func TestDeployRBACIsEnough(t *testing.T) {
 	e := newEnv(t)
+	e.otherCRDs() // so that it reads Volcano's, KAI's and JobSet's groups and makes ProvisioningRequests too
 	crds, err := kubetest.CRDDir()
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +33,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	}
 	sa := rest.CopyConfig(e.c.Config)
 	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:corral-system:corral-scheduler"}
+	denied := forbidden(sa)
 	client, err := kubernetes.NewForConfig(sa)
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +69,13 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	e.waitGroupStatus("duo", PhaseScheduled, 2)
 	e.create(pod("extra", 8))
 	e.waitUnschedulable("extra", "not enough free GPU capacity")
+	// A group no node holds: a ProvisioningRequest and its PodTemplate.
+	e.podGroup("huge", 2, nil)
+	e.create(inGroup(pod("huge-0", 16), "huge"), inGroup(pod("huge-1", 16), "huge"))
+	e.eventually(func() error {
+		_, err := e.c.Dynamic.Resource(ProvisioningRequestResource).Namespace(e.ns).Get(context.Background(), "corral-huge", metav1.GetOptions{})
+		return err
+	})
 	high := pod("high", 8)
 	high.Spec.PriorityClassName = e.priorityClass("high", 100)
 	e.create(high)
@@ -75,6 +85,9 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	}
 	// The accounting log in corral-system: both starts, and both victims.
 	e.waitRecords("corral-system/"+e.ns, "preempted", 2)
+	if n := denied.Load(); n != 0 {
+		t.Errorf("%d requests forbidden to the deploy ServiceAccount", n)
+	}
 	if st := s.Stats(); st.Evictions != 2 || st.Failures != 0 {
 		t.Errorf("stats %+v, want the whole low-priority group (2 pods) evicted", st)
 	}

@@ -46,6 +46,7 @@ type Scheduler struct {
 	// keeps PodGroup and Queue status current.
 	nativeRes schema.GroupVersionResource
 	status    *statusWriter
+	prov      *provisioner        // nil where ProvisioningRequests are not served
 	queues    cache.GenericLister // nil when the Queue CRD is not served
 	kick      chan struct{}
 	n         counters
@@ -103,6 +104,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 		s.groups = s.customLister(PodGroupResource, handler)
 		s.native = s.nativeLister(handler)
 		s.more = s.newGroupListers(handler)
+		s.prov = s.newProvisionerIfServed()
 		s.queues = s.customLister(QueueResource, handler)
 	}
 	return s
@@ -184,6 +186,9 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	statusing := make(chan struct{})
 	go func() { defer close(statusing); s.status.run(ctx) }()
 	defer func() { <-statusing }()
+	provisioning := make(chan struct{})
+	go func() { defer close(provisioning); s.prov.run(ctx) }()
+	defer func() { <-provisioning }()
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -230,6 +235,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	s.reportNodes(snap)
 	if len(snap.pending) == 0 {
 		s.reports.submit(nil)
+		s.prov.submit(nil)
 		s.metrics.setPending(nil, len(snap.gated))
 		return nil
 	}
@@ -243,6 +249,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	s.evictAll(ctx, snap, d.preempts)
 	s.bindAll(ctx, snap, units, d.binds)
 	s.reports.submit(d.rejects)
+	s.prov.submit(d.rejects)
 	s.metrics.setPending(d.rejects, len(snap.gated))
 	return nil
 }
