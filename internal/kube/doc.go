@@ -2,8 +2,11 @@
 // places pods whose spec.schedulerName is "corral" with the same core as
 // the simulator and the server.
 //
-// Informers keep Nodes, Pods, PodGroups (scheduling.x-k8s.io/v1alpha1) and
-// Queues (corral.sh/v1alpha1) in memory. Each cycle (Scheduler.Cycle in
+// Informers keep Nodes, Pods, PodGroups (scheduling.x-k8s.io/v1alpha1,
+// Kubernetes' own scheduling.k8s.io at the version served, Volcano's and
+// KAI's where served), Jobs, JobSets and Queues (corral.sh/v1alpha1) in
+// memory; groups.go says which group a pod is in, grouplisters.go reads
+// them. Each cycle (Scheduler.Cycle in
 // scheduler.go) rebuilds a snapshot from that cache (snapshot.go): a
 // fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
 // a gang.State holding every bound pod where it runs, and a queue.Book of
@@ -11,8 +14,10 @@
 // scheduling cycle (internal/sched) over it: pending pods and pod groups
 // are its units (units.go), bound pods its running units; each unit is
 // placed whole or not at all, charged to its queue, and bound through the
-// pods/binding subresource (binder.go); a pod group's status says whether
-// it started. Pods with scheduling gates are never placed. Work that
+// pods/binding subresource (binder.go). PodGroup and Queue status are
+// kept current by a background writer (objstatus.go); a pod group no set
+// of nodes holds asks for capacity with a ProvisioningRequest
+// (provision.go). Pods with scheduling gates are never placed. Work that
 // does not fit gets the core's reasons as a FailedScheduling event and a
 // PodScheduled=False condition whose reason says whether capacity would
 // help (status.go: written by a background worker when it changes; events
@@ -20,7 +25,8 @@
 // work through the Eviction API (preempt.go). Only
 // one replica schedules at a time: leader election through a
 // coordination.k8s.io Lease (elect.go). Accounting records go out as JSON
-// lines (accounting.go). client.go builds the clients, rate limited in
+// lines (accounting.go) and to ConfigMaps a new leader continues
+// (acctstore.go). client.go builds the clients, rate limited in
 // cluster as with a kubeconfig; http.go serves probes and the metrics of
 // metrics.go.
 //
