@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
 )
@@ -25,6 +26,8 @@ type cycle struct {
 	// other unit of the queue is admitted this cycle.
 	quotaHeld map[string]string
 	attempts  int
+	// reclaimAsked: a unit asked to reclaim lent quota this cycle.
+	reclaimAsked bool
 }
 
 // head is a waiting unit with a reservation.
@@ -32,6 +35,7 @@ type head struct {
 	unit  *Unit
 	resv  Reservation
 	nodes []string // where it would be placed once resv's units end; nil: not computed yet
+	quota bool     // it waits for quota too: later units may not take what it needs
 }
 
 // Cycle decides what starts now, what is preempted for whom, and why the
@@ -108,6 +112,11 @@ func (c *cycle) overQuota(u *Unit) bool {
 		c.wait(u, CodeQuota, fmt.Sprintf("queue %s: its quota is held for %s, for which running work is stopping", u.Queue, holder))
 		return true
 	}
+	if c.snap.Now.Before(u.NoBorrowUntil) && !c.withinNominal(u) {
+		c.wait(u, CodeQuota, fmt.Sprintf("queue %s: it may not borrow until %s, after it was preempted to give quota back, and its own quota is used",
+			u.Queue, u.NoBorrowUntil.UTC().Format(time.RFC3339)))
+		return true
+	}
 	err := c.snap.Book.CanAdmit(u.Queue, u.Need)
 	if err == nil {
 		return false
@@ -120,6 +129,9 @@ func (c *cycle) overQuota(u *Unit) bool {
 		why += "; waiting for the work stopped for it"
 	default:
 		why += c.makeQuotaRoom(u)
+		if c.quotaHeld[u.Queue] == "" {
+			why += c.reserveQuota(u)
+		}
 	}
 	c.wait(u, CodeQuota, why)
 	errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
@@ -181,11 +193,22 @@ func (c *cycle) unfit(u *Unit, victims []string, why string) {
 	case len(stopping) > 0 && c.fitsWithout(stopping, u):
 		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: stopping})
 		c.wait(u, CodePreempting, fmt.Sprintf("%s; waiting for %d stopping units to free their room", why, len(stopping)))
+	case c.reclaimRoom(u, why):
 	case c.preempt(u):
 		c.wait(u, CodePreempting, why+"; preempting lower-priority work to make room")
 	default:
 		c.waitForRoom(u, why)
 	}
+}
+
+// reclaimRoom stops borrowers of u's lent quota when that makes room in
+// the fleet for u, and says so; false when it does not.
+func (c *cycle) reclaimRoom(u *Unit, why string) bool {
+	victims, ok := c.reclaim(u)
+	if ok {
+		c.wait(u, CodePreempting, why+"; "+reclaimNote(u.Queue, victims))
+	}
+	return ok
 }
 
 // wait records why u did not start.
@@ -244,5 +267,5 @@ func (c *cycle) stoppingUnits() []string {
 // shapeKey is what placement depends on: units of one key fit alike.
 func shapeKey(u *Unit) string {
 	j := u.Job
-	return fmt.Sprint(j.Groups, j.Topology, j.MinMember, j.Tolerations, j.Preemptible, j.Runtime)
+	return fmt.Sprint(j.Groups, j.Topology, j.MinMember, j.Elastic, j.Tolerations, j.Preemptible)
 }

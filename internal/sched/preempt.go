@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // maxCandidates bounds the running units a preemption looks at, lowest
@@ -17,8 +18,8 @@ func (c *cycle) mayPreempt(u *Unit) bool {
 }
 
 // candidates are the running units that may be stopped for u, in the order
-// victims are taken: lowest priority first, then the most recently started,
-// then by name.
+// victims are taken: lowest priority first, then those that lose the least
+// work, then the most recently started, then by name.
 func (c *cycle) candidates(u *Unit) []Running {
 	var out []Running
 	for _, r := range c.snap.Running {
@@ -26,14 +27,39 @@ func (c *cycle) candidates(u *Unit) []Running {
 			out = append(out, r)
 		}
 	}
-	slices.SortStableFunc(out, youngestFirst)
+	slices.SortStableFunc(out, func(a, b Running) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), c.cheaper(a, b))
+	})
 	return out[:min(len(out), maxCandidates)]
 }
 
-// youngestFirst orders running units for stopping: lowest priority, then
-// the most recently started, then by name.
-func youngestFirst(a, b Running) int {
-	return cmp.Or(cmp.Compare(a.Priority, b.Priority), b.Started.Compare(a.Started), strings.Compare(a.Name, b.Name))
+// cheaper orders running units for stopping: the fewest GPU-hours lost
+// first (stopCost), then the most recently started, then by name.
+func (c *cycle) cheaper(a, b Running) int {
+	return cmp.Or(cmp.Compare(c.stopCost(a), c.stopCost(b)), b.Started.Compare(a.Started), strings.Compare(a.Name, b.Name))
+}
+
+// RestartCost is what stopping a unit costs beyond its lost work: loading
+// the model and the checkpoint again. It keeps the cycle from stopping a
+// large gang that has just checkpointed to make room for one small task.
+const RestartCost = 5 * time.Minute
+
+// stopCost is the GPU-hours r loses if stopped now: its work since its
+// last periodic checkpoint (all of it, when it does not checkpoint), and a
+// restart.
+func (c *cycle) stopCost(r Running) float64 {
+	elapsed := max(c.snap.Now.Sub(r.Started), 0)
+	if every := r.CheckpointEvery; every > 0 {
+		elapsed -= elapsed / every * every
+	}
+	return r.GPUs * (elapsed + RestartCost).Hours()
+}
+
+// withinBudget reports whether n more stops stay within the cycle's
+// preemption budget.
+func (c *cycle) withinBudget(n int) bool {
+	b := c.snap.Config.PreemptionBudget
+	return b <= 0 || len(c.out.Preempts)+n <= b
 }
 
 // preempt chooses victims among the candidates whose end lets u fit: the
@@ -53,7 +79,11 @@ func (c *cycle) preempt(u *Unit) bool {
 		return false
 	}
 	k := shortestPrefix(len(names), func(k int) bool { return c.fitsWithout(names[:k], u) })
-	c.stopFor(u, c.minimise(u, names[:k]))
+	victims := c.minimise(u, names[:k])
+	if !c.withinBudget(len(victims)) {
+		return false
+	}
+	c.stopFor(u, victims)
 	return true
 }
 
@@ -75,7 +105,7 @@ func (c *cycle) minimise(u *Unit, victims []string) []string {
 func (c *cycle) stopFor(u *Unit, victims []string) {
 	for _, v := range victims {
 		c.stopping[v] = true
-		c.out.Preempts = append(c.out.Preempts, Preempt{Victim: v, For: u.Job.Name})
+		c.out.Preempts = append(c.out.Preempts, Preempt{Victim: v, For: u.Job.Name, Grace: c.snap.Config.Grace})
 	}
 	c.reserve(u, Reservation{Unit: u.Job.Name, At: c.snap.Now, Releasing: victims})
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,20 +9,18 @@ import (
 	"github.com/corral-sched/corral/internal/queue"
 )
 
-// reclaim takes back quota that u's queue lent: u does not fit its queue's
-// quota now, yet would stay within the queue's own nominal quota, because
-// cohort peers borrow it. The youngest running units of borrowing peers
-// are stopped until what they free covers the shortfall (less what
-// stopping units of the cohort free already). false when there is nothing
-// to reclaim or it would not be enough.
+// reclaim takes back quota that u's queue lent: u would stay within its
+// queue's own nominal quota, yet does not fit its queue's quota or the
+// fleet now, because cohort peers borrow. Once u has waited
+// Config.ReclaimPatience, running units of borrowing peers are stopped,
+// those that lose the least work first, until what they free covers the
+// quota shortfall (less what stopping units of the cohort free already)
+// and u fits the fleet. Before its patience is out it may, with
+// Config.Preemption, stop borrowers of lower priority only. false when there is nothing to reclaim, it would
+// not be enough, or it would exceed the preemption budget.
 func (c *cycle) reclaim(u *Unit) ([]string, bool) {
-	book := c.snap.Book
-	if !c.snap.Config.Preemption || u.NeverPreempts || book == nil || u.Queue == "" {
+	if !c.mayReclaim(u) {
 		return nil, false
-	}
-	spec, ok := book.Spec(u.Queue)
-	if !ok || spec.Cohort == "" || !book.Usage(u.Queue).Add(u.Need).Fits(spec.Nominal) {
-		return nil, false // only what is its own is reclaimed
 	}
 	short := c.shortfall(u)
 	peers := c.borrowingPeers(u.Queue)
@@ -30,15 +29,12 @@ func (c *cycle) reclaim(u *Unit) ([]string, bool) {
 			short = short.Sub(r.Need)
 		}
 	}
-	var victims []string
-	for _, r := range c.borrowers(peers) {
-		if covered(short) {
-			break
-		}
-		victims = append(victims, r.Name)
-		short = short.Sub(r.Need)
+	borrowers := c.borrowers(peers)
+	if c.impatient(u) { // with priority preemption, it may stop lower priorities at once
+		borrowers = slices.DeleteFunc(borrowers, func(r Running) bool { return r.Priority >= u.Job.Priority })
 	}
-	if !covered(short) || len(victims) == 0 {
+	victims, ok := c.fewestBorrowers(u, borrowers, short)
+	if !ok || !c.withinBudget(len(victims)) {
 		return nil, false
 	}
 	c.stopFor(u, victims)
@@ -46,6 +42,65 @@ func (c *cycle) reclaim(u *Unit) ([]string, bool) {
 		c.out.Preempts[i].Reclaim = true
 	}
 	return victims, true
+}
+
+// fewestBorrowers is the shortest run of borrowers, in their order, whose
+// stop covers short and lets u fit; false when all of them do not.
+func (c *cycle) fewestBorrowers(u *Unit, borrowers []Running, short queue.Amounts) ([]string, bool) {
+	names := make([]string, len(borrowers))
+	first := 0 // the fewest that cover short
+	for i, r := range borrowers {
+		names[i] = r.Name
+		if !covered(short) {
+			short = short.Sub(r.Need)
+			first = i + 1
+		}
+	}
+	if len(names) == 0 || !covered(short) || !c.fitsWithout(names, u) {
+		return nil, false
+	}
+	first = max(first, 1)
+	k := first - 1 + shortestPrefix(len(names)-first+1, func(i int) bool { return c.fitsWithout(names[:first-1+i], u) })
+	return names[:k], true
+}
+
+// mayReclaim reports whether u may take back lent quota now: it is the
+// first unit of the cycle to ask (a cycle reclaims for one unit only, so
+// that what one reclaim frees is seen before more is stopped: on the
+// simulator's generated workloads this stops fewer jobs than reclaiming
+// for every unit, with shorter waits than the simulator's earlier
+// cycle), preemption or reclaim is on, u may preempt, its queue is in a
+// cohort, u stays within the queue's own nominal quota, and it has waited
+// long enough.
+func (c *cycle) mayReclaim(u *Unit) bool {
+	if c.reclaimAsked {
+		return false // one reclaim a cycle: the next sees what this one freed
+	}
+	c.reclaimAsked = true
+	book := c.snap.Book
+	if !(c.snap.Config.Preemption || c.snap.Config.Reclaim) || u.NeverPreempts || book == nil || u.Queue == "" {
+		return false
+	}
+	if c.impatient(u) && !c.snap.Config.Preemption {
+		return false // room often appears by itself: wait a while first
+	}
+	spec, ok := book.Spec(u.Queue)
+	return ok && spec.Cohort != "" && c.withinNominal(u) // only what is its own is reclaimed
+}
+
+// impatient reports whether u has waited less than Config.ReclaimPatience:
+// it may then reclaim only from lower priorities, and only with
+// Config.Preemption.
+func (c *cycle) impatient(u *Unit) bool {
+	p := c.snap.Config.ReclaimPatience
+	return p > 0 && !u.Since.IsZero() && c.snap.Now.Sub(u.Since) < p
+}
+
+// withinNominal reports whether u's queue stays within its own nominal
+// quota with u.
+func (c *cycle) withinNominal(u *Unit) bool {
+	spec, ok := c.snap.Book.Spec(u.Queue)
+	return ok && c.snap.Book.Usage(u.Queue).Add(u.Need).Fits(spec.Nominal)
 }
 
 // shortfall is, per flavor of u's need, how much more its queue would
@@ -81,7 +136,8 @@ func (c *cycle) borrowingPeers(q string) map[string]bool {
 }
 
 // borrowers are the running units of the given queues that may be
-// stopped, the most recently started first.
+// stopped, those that lose the least work first (then the lowest
+// priority, then the most recently started, then by name).
 func (c *cycle) borrowers(queues map[string]bool) []Running {
 	var out []Running
 	for _, r := range c.snap.Running {
@@ -90,10 +146,7 @@ func (c *cycle) borrowers(queues map[string]bool) []Running {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Running) int {
-		if d := b.Started.Compare(a.Started); d != 0 {
-			return d
-		}
-		return strings.Compare(a.Name, b.Name)
+		return cmp.Or(cmp.Compare(c.stopCost(a), c.stopCost(b)), cmp.Compare(a.Priority, b.Priority), c.cheaper(a, b))
 	})
 	return out
 }
@@ -130,6 +183,9 @@ func (c *cycle) preemptInQueue(u *Unit) ([]string, bool) {
 		return nil, false
 	}
 	victims := cands[:shortestPrefix(len(cands), enough)]
+	if !c.withinBudget(len(victims)) {
+		return nil, false
+	}
 	c.stopFor(u, victims)
 	return victims, true
 }

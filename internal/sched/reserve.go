@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/queue"
 )
 
 // waitForRoom records that u waits for the fleet: the first units that do
@@ -30,9 +31,80 @@ func (c *cycle) waitForRoom(u *Unit, why string) {
 }
 
 // reserve records that u holds reservation r.
-func (c *cycle) reserve(u *Unit, r Reservation) {
-	c.heads = append(c.heads, &head{unit: u, resv: r})
+func (c *cycle) reserve(u *Unit, r Reservation) *head {
+	h := &head{unit: u, resv: r}
+	c.heads = append(c.heads, h)
 	c.out.Reservations = append(c.out.Reservations, r)
+	return h
+}
+
+// reserveQuota gives u, which its queue cannot admit now, a reservation
+// of quota and room when it is among the first units that wait
+// (Config.Reservations) and the quota it waits for is its queue's own:
+// its queue would hold it within its nominal quota were it not lent out,
+// or its queue has no cohort to borrow from (its quota is then all it can
+// ever have). The reservation is the running units, by estimated end,
+// whose end lets its queue admit it and the fleet hold it; later units
+// then start only if they take neither the quota nor the room it waits
+// for (or end before it starts), so a large unit is not starved by small
+// ones. Only a reservation whose time is known is held: quota held for
+// as long as work without an estimated end runs would idle its queue. A unit that would have to borrow holds nothing: on the
+// simulator's generated workloads, reserving for those too made waits
+// longer. It says what it reserved, or nothing.
+func (c *cycle) reserveQuota(u *Unit) string {
+	if c.reserved >= cmp.Or(c.snap.Config.Reservations, 1) || !c.withinNominal(u) && len(c.snap.Book.Peers(u.Queue)) > 0 {
+		return ""
+	}
+	running := c.byEnd()
+	names := make([]string, len(running))
+	for i, r := range running {
+		names[i] = r.Name
+	}
+	fits := func(k int) bool { return c.admitsWithout(names[:k], u, nil) && c.fitsWithout(names[:k], u) }
+	if len(names) == 0 || !fits(len(names)) {
+		return ""
+	}
+	k := shortestPrefix(len(names), fits)
+	r := Reservation{Unit: u.Job.Name, At: running[k-1].End, Releasing: names[:k]}
+	if r.At.IsZero() {
+		return "" // quota held for a time nobody knows would idle its queue
+	}
+	c.reserved++
+	c.reserve(u, r).quota = true
+	return "; " + describe(r)
+}
+
+// admitsWithout reports whether u's queue could admit it once the named
+// running units gave back their charges, with extra (a unit about to
+// start; nil: none) admitted too. The Book is left as it was.
+func (c *cycle) admitsWithout(names []string, u, extra *Unit) bool {
+	book := c.snap.Book
+	var undo []func()
+	defer func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}()
+	for _, name := range names {
+		r := c.running[name]
+		if r == nil || r.Queue == "" || r.Need.IsZero() || book.Release(r.Queue, r.Need) != nil {
+			continue
+		}
+		undo = append(undo, func() { mustAdmit(book, r.Queue, r.Need) })
+	}
+	if extra != nil && extra.Queue != "" {
+		if _, err := book.Admit(extra.Queue, extra.Need); err != nil {
+			return false
+		}
+		undo = append(undo, func() { _ = book.Release(extra.Queue, extra.Need) })
+	}
+	return book.CanAdmit(u.Queue, u.Need) == nil
+}
+
+func mustAdmit(book *queue.Book, q string, need queue.Amounts) {
+	if _, err := book.Admit(q, need); err != nil {
+		panic(fmt.Sprintf("sched: restoring %s's charge %v after a what-if: %v", q, need, err)) // a programmer error
+	}
 }
 
 func describe(r Reservation) string {
@@ -102,7 +174,7 @@ func (c *cycle) delayed(u *Unit) *head {
 		if rt := u.Job.Runtime; rt > 0 && !h.resv.At.IsZero() && !c.snap.Now.Add(rt).After(h.resv.At) {
 			continue
 		}
-		if !c.fitsWithout(h.resv.Releasing, h.unit) {
+		if !c.fitsWithout(h.resv.Releasing, h.unit) || h.quota && !c.admitsWithout(h.resv.Releasing, h.unit, u) {
 			return h
 		}
 	}

@@ -25,6 +25,13 @@ type Unit struct {
 	// NeverPreempts keeps the unit from stopping other work, whatever its
 	// priority (Kubernetes' preemptionPolicy: Never).
 	NeverPreempts bool
+	// Since is when it began to wait; with Config.ReclaimPatience it may
+	// reclaim lent quota only once it has waited that long. Zero: always.
+	Since time.Time
+	// NoBorrowUntil: until then it is admitted only within its queue's
+	// own quota, borrowing nothing (a back-off after it was preempted to
+	// give quota back, so that it is not caught in a preempt-requeue loop).
+	NoBorrowUntil time.Time
 }
 
 // Running is one unit the fleet runs, placed in the State under Name, or
@@ -43,6 +50,13 @@ type Running struct {
 	// is not stopping, "-" when it stops for another reason). A stopping
 	// unit is never chosen as a victim again.
 	StoppingFor string
+	// GPUs it holds and how often it checkpoints (0: never), from which
+	// the cycle counts the GPU-hours stopping it now would lose: among
+	// victims of equal priority the cheapest are stopped first. A unit
+	// that does not checkpoint loses all it ran, so without checkpoints
+	// this is the youngest first.
+	GPUs            float64
+	CheckpointEvery time.Duration
 }
 
 // Snapshot is everything one cycle reads.
@@ -59,8 +73,13 @@ type Snapshot struct {
 // that tries up to DefaultAttempts placements.
 type Config struct {
 	// Preemption lets a unit within its quota stop running units of lower
-	// priority that are Preemptible when that makes room for it.
+	// priority that are Preemptible when that makes room for it, and take
+	// back quota its queue lent (as Reclaim).
 	Preemption bool
+	// Reclaim lets a unit within its queue's own quota stop Preemptible
+	// units of borrowing queues in its cohort, whatever their priority,
+	// when they hold what its queue lent; on with Preemption.
+	Reclaim bool
 	// Attempts bounds the placements tried in one cycle (units skipped for
 	// quota or for a shape that already failed do not count); 0 means
 	// DefaultAttempts.
@@ -76,6 +95,17 @@ type Config struct {
 	// placement (a share or a MIG slice counts what the node gives it);
 	// Unit.Need is then only the check before placing. Nil: Unit.Need.
 	Charge func(*gang.Placement) queue.Amounts
+	// ReclaimPatience is how long a unit waits (Unit.Since) for room to
+	// appear by itself before it stops borrowers to take its lent quota
+	// back; 0: at once.
+	ReclaimPatience time.Duration
+	// PreemptionBudget bounds the units this cycle may stop (a face's
+	// bound per hour, less what it stopped in the last hour); 0: no bound.
+	// A face with none left turns Preemption off.
+	PreemptionBudget int
+	// Grace is the notice a stopped unit gets to checkpoint and exit,
+	// given with each Preempt.
+	Grace time.Duration
 }
 
 // DefaultAttempts is the default bound on placements tried in a cycle.
@@ -100,8 +130,9 @@ type Start struct {
 // Preempt is a running unit to stop so that another can start.
 type Preempt struct {
 	Victim  string
-	For     string // the unit it makes room for
-	Reclaim bool   // it takes back quota lent to its queue, not room of lower priority
+	For     string        // the unit it makes room for
+	Reclaim bool          // it takes back quota lent to its queue, not room of lower priority
+	Grace   time.Duration // how long it has to checkpoint and exit (Config.Grace)
 }
 
 // Reservation is room held for a waiting unit: it starts once the listed

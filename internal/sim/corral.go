@@ -2,262 +2,226 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
-	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
-// corralPolicy starts jobs in arrival order, each gang whole or not at all
-// (internal/gang). The first job that does not fit holds a reservation: the
-// moment it would fit if running jobs ended as estimated. Later jobs may
-// start now (backfill) only if they are estimated to end before that
-// moment, or if the head still fits then with them running (EASY
-// backfill, checked by placement, not by counting GPUs).
+// corralPolicy is the cycle corral runs in every face: internal/sched's
+// Cycle decides what starts, what is stopped for whom, which jobs hold
+// reservations and why the rest wait; the simulator builds its snapshot
+// and applies its decisions, as corral server and corral kube-scheduler
+// do. What only the simulator models is applied around the shared cycle:
+// elastic jobs giving back what they grew by, or growing when nothing
+// waits, and defragmentation (Options.Defrag), both for the first job
+// that holds a reservation.
 type corralPolicy struct{}
 
 func (corralPolicy) Name() string { return "corral" }
 func (corralPolicy) Describe() string {
-	return "gangs whole, packed and topology-aware; tenants by fair share within quota and borrowing; reservation for the head and EASY backfill"
+	return "the shared cycle (internal/sched): gangs whole, packed and topology-aware; tenants by fair share within quota and borrowing; reclaim and preemption of the cheapest work; reservations and backfill"
 }
 func (corralPolicy) StateOptions() gang.Options { return gang.Options{} }
 
-// Cycle considers tenants least served first (decayed fair share), a job
-// only while its tenant's quota, with what the cohort lends, has room.
+// epoch is the wall time the simulator's time zero stands for in the
+// cycle's snapshots.
+var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxRounds bounds the cycles run at one moment: the simulator stops a
+// preempted job at once, so a cycle that preempts runs again for the jobs
+// the stops made room for.
+const maxRounds = 8
+
+// Cycle runs the shared cycle until it stops nothing more, then lets the
+// first job with a reservation take grown tasks back or defragment, and
+// grows elastic jobs when nothing waits.
 func (corralPolicy) Cycle(s *Sim) {
-	if waiting := s.easyCycle(s.fairOrder(), func(p *pendingJob) *job.Job { return p.a.Job }, true); waiting == 0 {
+	var d sched.Decisions
+	for range maxRounds {
+		d = sched.Cycle(s.coreSnapshot())
+		if !s.apply(d) && !s.startFirstHead(d) {
+			break
+		}
+	}
+	if len(d.Waiting) == 0 {
 		s.growElastic()
 	}
 }
 
-// easyCycle starts the pending jobs in the given order, each as shape
-// makes it, with a reservation for the first that does not fit and EASY
-// backfill behind it. When nothing ended since the last cycle, the jobs
-// that waited then cannot fit now (the fleet and the quotas only filled
-// up): only new arrivals are tried, behind the same head.
-// It returns how many jobs hold reservations: 0 when nothing waits for
-// room.
-func (s *Sim) easyCycle(order []*pendingJob, shape func(*pendingJob) *job.Job, quota bool) int {
-	onlyNew := !s.freed
+// coreSnapshot is what the cycle reads: the placements and quota book the
+// simulator keeps, its running jobs by estimated end, and its pending jobs
+// in arrival order. When nothing has ended since the last cycle, the jobs
+// that waited then cannot start now (the fleet and the quotas only filled
+// up): only new arrivals, jobs woken up and those holding reservations
+// are handed to it, which leaves the decisions as they were and keeps a
+// replay of 100,000 jobs fast.
+func (s *Sim) coreSnapshot() *sched.Snapshot {
+	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig()}
+	for _, e := range s.byEnd {
+		snap.Running = append(snap.Running, s.coreRunning(e.name))
+	}
+	onlyNew := !s.freed && len(s.claimed) == 0
 	s.freed = false
-	limit := s.opt.reservations()
-	var heads []*pendingJob
-	var resvs []*reservationCache // per head, computed when a job behind it is first tried
-	failed := map[string]bool{}
-	for _, p := range append([]*pendingJob(nil), order...) {
+	for i, p := range s.pending {
 		fresh := p.fresh
 		p.fresh = false
-		if onlyNew && !fresh {
-			if len(heads) < limit {
-				heads = append(heads, p)
-			}
-			continue
+		if onlyNew && !fresh && !s.heads[p.a.Job.Name] {
+			continue // it did not fit before, and nothing has ended since
 		}
-		j := shape(p)
-		key := shapeKey(j)
-		if quota {
-			key = tenantOf(p.a) + "\x00" + key
+		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: need(p.a), Arrival: int64(i),
+			Claimed: s.claimed[p.a.Job.Name], Since: epoch.Add(p.a.At)}
+		if p.noBorrowUntil > 0 {
+			u.NoBorrowUntil = epoch.Add(p.noBorrowUntil)
 		}
-		if failed[key] {
-			if quota {
-				s.wakeLater(p) // its patience runs out too: it may reclaim then
-			}
-			continue
-		}
-		first := len(heads) == 0
-		if !s.placeAdmitted(p, j, quota) && !(quota && first && (s.shrinkElastic(p, j, quota) || s.reclaim(p, j) || s.preemptLower(p, j) || s.defragment(p, j))) {
-			s.whyWaiting(p, j, quota)
-			if quota {
-				s.wakeLater(p)
-			}
-			failed[key] = true
-			if len(heads) < limit {
-				heads = append(heads, p)
-			}
-			continue
-		}
-		if first {
-			s.start(p, []string{j.Name})
-			continue
-		}
-		if !s.keepsReservations(p, j, heads, &resvs, shape) {
-			s.release(j.Name)
-			if quota {
-				s.unadmit(p)
-			}
-			continue
-		}
-		// A backfill that keeps the reservations leaves them valid.
-		version := s.version
-		s.start(p, []string{j.Name})
-		s.version = version
+		snap.Pending = append(snap.Pending, u)
 	}
-	return len(heads)
+	return snap
 }
 
-// keepsReservations reports whether p, just placed as j, may start ahead
-// of the reserved heads: it delays none of their reserved starts.
-func (s *Sim) keepsReservations(p *pendingJob, j *job.Job, heads []*pendingJob, resvs *[]*reservationCache, shape func(*pendingJob) *job.Job) bool {
-	for i, head := range heads {
-		if i == len(*resvs) { // the reservation as it stood before this job
-			r := s.reservationWithout(j, shape(head))
-			*resvs = append(*resvs, r)
-			if rec := &s.records[s.byName[head.a.Job.Name]]; r.at != forever && rec.Estimate == 0 {
-				rec.Estimate, rec.EstimatedAt = r.at, s.now
-			}
-			s.noteReserved(shape(head), i+1, r)
+// coreConfig is corral's queue policy as the options set it: reclaim
+// always, priority preemption when asked for, both within the hourly
+// bound on preemptions.
+func (s *Sim) coreConfig() sched.Config {
+	cfg := sched.Config{Preemption: s.opt.PriorityPreemption, Reclaim: true, FairShare: true,
+		Reservations: s.opt.reservations(), ReclaimPatience: reclaimPatience, Grace: s.opt.PreemptGrace}
+	if limit := s.opt.MaxPreemptionsPerHour; limit > 0 {
+		left := limit - s.preempted.count(s.now)
+		cfg.PreemptionBudget = left
+		if left <= 0 {
+			cfg.Preemption, cfg.Reclaim = false, false
 		}
-		r := (*resvs)[i]
-		if r.at == forever {
-			// It may never start: jobs without runtime estimates hold its
-			// room. Holding other work back would not help it.
+	}
+	return cfg
+}
+
+// coreRunning describes a running job for the cycle. A job holds its
+// tenant's quota when it was admitted; one stopped maxPreemptions times is
+// no longer a victim, which ends any preempt-requeue loop.
+func (s *Sim) coreRunning(name string) sched.Running {
+	r := s.running[name]
+	j := r.a.Job
+	out := sched.Running{Name: name, Parts: r.parts, Priority: j.Priority, Started: epoch.Add(r.start),
+		Preemptible: j.Preemptible && s.records[s.byName[name]].Preemptions < maxPreemptions,
+		GPUs:        r.gpus, CheckpointEvery: j.CheckpointEvery}
+	if r.admitted {
+		out.Queue, out.Need = tenantOf(r.a), need(r.a)
+	}
+	if j.Runtime > 0 {
+		out.End = epoch.Add(max(r.start+j.Runtime, s.now))
+	}
+	return out
+}
+
+// apply carries out one cycle's decisions: starts, stops, estimates, and
+// wake-ups for jobs whose patience or the preemption window runs out. It
+// reports whether anything was stopped.
+func (s *Sim) apply(d sched.Decisions) bool {
+	byName := make(map[string]*pendingJob, len(s.pending))
+	for _, p := range s.pending {
+		byName[p.a.Job.Name] = p
+	}
+	for _, st := range d.Starts {
+		s.startPlaced(byName[st.Unit.Job.Name], st.Placement, st.Unit.Queue != "")
+	}
+	for _, pr := range d.Preempts {
+		s.stopForCore(pr, byName[pr.For])
+	}
+	for _, w := range d.Waiting {
+		p := byName[w.Unit]
+		if rec := &s.records[s.byName[w.Unit]]; (w.Code == sched.CodeCapacity || w.Code == sched.CodeQuota) && !w.Estimate.IsZero() && rec.Estimate == 0 {
+			rec.Estimate, rec.EstimatedAt = w.Estimate.Sub(epoch), s.now
+		}
+		s.noteWait(w)
+		s.wakeLater(p)
+	}
+	s.wakeForBudget(len(d.Waiting) > 0)
+	clear(s.heads)
+	for _, r := range d.Reservations {
+		s.heads[r.Unit] = true
+	}
+	return len(d.Preempts) > 0
+}
+
+// noteWait tells the explained job why it waits, with the cycle's times
+// as the simulator's hours.
+func (s *Sim) noteWait(w sched.Wait) {
+	if w.Unit != s.opt.Explain {
+		return
+	}
+	reason := w.Reason
+	if !w.Estimate.IsZero() {
+		reason = strings.ReplaceAll(reason, w.Estimate.UTC().Format(time.RFC3339), fmt.Sprintf("%.2fh", w.Estimate.Sub(epoch).Hours()))
+	}
+	s.note(w.Unit, "waits (%s): %s", w.Code, reason)
+}
+
+// startPlaced starts a job the cycle placed (and admitted, with quota).
+func (s *Sim) startPlaced(p *pendingJob, pl *gang.Placement, admitted bool) {
+	s.acct.allocated += placedGPUs(pl)
+	s.series.hold(pl, 1)
+	s.placedOn(pl)
+	p.admitted = admitted
+	delete(s.claimed, p.a.Job.Name)
+	s.start(p, []string{p.a.Job.Name})
+}
+
+// stopForCore stops a victim at once, with the grace to checkpoint in
+// when there is one; the job it makes room for starts when the grace runs
+// out, on the capacity held for it. A victim that gave quota back may not
+// borrow again for a while, doubling each time.
+func (s *Sim) stopForCore(pr sched.Preempt, p *pendingJob) {
+	rec := &s.records[s.byName[pr.Victim]]
+	rec.Preemptions++
+	cause := "preempted by higher-priority " + pr.For
+	if pr.Reclaim {
+		cause = "preempted for " + pr.For
+		s.running[pr.Victim].pending.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
+	}
+	s.preempted.add(s.now)
+	s.interrupt(pr.Victim, pr.Grace > 0, cause)
+	s.claimed[pr.For] = true
+	p.startDelay = pr.Grace
+}
+
+// everyJob, as the job a wake-up is for, wakes every pending job.
+const everyJob = "\x00all"
+
+// wakeForBudget schedules a cycle for when the hourly bound on
+// preemptions frees a stop, while jobs wait and the bound is reached.
+func (s *Sim) wakeForBudget(waiting bool) {
+	limit := s.opt.MaxPreemptionsPerHour
+	if !waiting || limit <= 0 || s.preempted.count(s.now) < limit {
+		return
+	}
+	if at := s.preempted[0] + time.Hour; at > s.budgetWake {
+		s.budgetWake = at
+		s.schedule(event{at: at, arrival: -1, wake: everyJob})
+	}
+}
+
+// startFirstHead lets the first job that waits for room with a
+// reservation start by taking back what elastic jobs grew by, or by
+// moving small jobs out of its way (simulator-only moves); it reports
+// whether it started.
+func (s *Sim) startFirstHead(d sched.Decisions) bool {
+	for _, w := range d.Waiting {
+		if w.Code != sched.CodeCapacity {
 			continue
 		}
-		if !s.keepsReservation(p, shape(head), r.at, r.releasedBy) {
-			s.note(p.a.Job.Name, "waits: it fits, but starting it would delay %s, reserved to start at %.2fh", head.a.Job.Name, r.at.Hours())
+		var p *pendingJob
+		for _, q := range s.pending {
+			if q.a.Job.Name == w.Unit {
+				p = q
+			}
+		}
+		if p == nil || !(s.shrinkElastic(p, p.a.Job, true) || s.defragment(p, p.a.Job)) {
 			return false
 		}
-	}
-	return true
-}
-
-// reservationWithout computes the head's reservation as if the just
-// placed job j were not there: it is lifted, the reservation found, and j
-// placed again the same way (placement is deterministic).
-func (s *Sim) reservationWithout(j, head *job.Job) *reservationCache {
-	s.release(j.Name)
-	at, by := s.reservation(head)
-	if _, ok := s.tryPlace(j); !ok {
-		panic(fmt.Sprintf("sim: %s no longer fits after a what-if", j.Name))
-	}
-	return &reservationCache{at: at, releasedBy: by}
-}
-
-// placeAdmitted takes p's quota (when quota counts) and places j, or
-// changes nothing and reports false.
-func (s *Sim) placeAdmitted(p *pendingJob, j *job.Job, quota bool) bool {
-	if quota && s.now < p.noBorrowUntil && !s.withinNominal(p) {
-		return false // backing off from borrowing after a preemption
-	}
-	if quota && !s.admit(p) {
-		return false
-	}
-	if _, ok := s.tryPlace(j); ok {
+		delete(s.claimed, w.Unit)
+		s.start(p, []string{w.Unit})
 		return true
-	}
-	if quota {
-		s.unadmit(p)
 	}
 	return false
-}
-
-// keepsReservation reports whether backfilling p (already placed) leaves
-// the head's reserved start in place.
-func (s *Sim) keepsReservation(p *pendingJob, head *job.Job, at time.Duration, releasedBy []string) bool {
-	if est := p.a.Job.Runtime; est > 0 && s.now+est <= at {
-		return true
-	}
-	return s.state.WhatIf(releasedBy, head)
-}
-
-// reservation finds the earliest estimated moment at which the head fits:
-// running jobs are released in order of estimated end, and the jobs
-// released by then are returned. A count of GPUs gives the first prefix
-// worth trying; bisection by placement finds the first that works. If it
-// never fits, the moment is forever and every running job is listed. The
-// answer is kept until the head or the running jobs change.
-func (s *Sim) reservation(head *job.Job) (time.Duration, []string) {
-	prev, seen := s.resvs[head.Name]
-	if seen && prev.version == s.version {
-		return prev.at, prev.releasedBy
-	}
-	names, ends := s.runningByEstimatedEnd()
-	hint := 0
-	if seen {
-		hint = prev.k
-	}
-	at, n, k := forever, len(names), 0
-	if fit, ok := s.firstFit(names, head, hint); ok {
-		at, n, k = ends[fit-1], fit, fit
-	}
-	if len(s.resvs) >= 4*s.opt.reservations()+16 {
-		clear(s.resvs) // heads that started or left the front
-	}
-	s.resvs[head.Name] = reservationCache{head: head.Name, version: s.version, at: at, releasedBy: names[:n], k: k}
-	return at, names[:n]
-}
-
-// firstFit returns the shortest prefix of names whose release lets head
-// fit. It starts from the previous answer (hint) when there is one, as the
-// running jobs change little between two moments, else from the prefix
-// that frees enough GPUs; it gallops to a prefix that fits and bisects
-// back, so that the usual answer costs one to three what-ifs.
-func (s *Sim) firstFit(names []string, head *job.Job, hint int) (int, bool) {
-	n := len(names)
-	if n == 0 {
-		return 0, false
-	}
-	floor := s.enoughGPUs(names, head) // no shorter prefix fits
-	start := max(floor, min(hint, n))
-	fits := func(k int) bool { return s.state.WhatIf(names[:k], head) }
-	lo, hi := floor, start
-	if fits(start) {
-		for step := 1; hi-step >= floor; step *= 2 { // gallop down
-			if !fits(hi - step) {
-				lo = hi - step + 1
-				break
-			}
-			hi -= step
-		}
-	} else {
-		lo = start + 1
-		for hi = start; ; { // gallop up
-			if hi == n {
-				return 0, false
-			}
-			hi = min(2*hi, n)
-			if fits(hi) {
-				break
-			}
-			lo = hi + 1
-		}
-	}
-	for lo < hi { // names[:hi] fits; nothing shorter than lo does
-		mid := (lo + hi) / 2
-		if fits(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return hi, true
-}
-
-// reservationCache is the last reservation computed.
-type reservationCache struct {
-	head       string
-	version    int
-	at         time.Duration
-	releasedBy []string
-	k          int // len(releasedBy) when the head fits, else 0
-}
-
-// enoughGPUs is the shortest prefix of names whose release frees as many
-// GPUs as the head asks for, counting GPUs only (at least 1): no shorter
-// prefix can let it fit.
-func (s *Sim) enoughGPUs(names []string, head *job.Job) int {
-	need := 0.0
-	for _, g := range head.Groups {
-		need += taskGPUs(g.Task) * float64(g.Count)
-	}
-	free := s.acct.capacity - s.acct.allocated
-	for i, name := range names {
-		if free >= need-1e-9 {
-			return max(i, 1)
-		}
-		for _, part := range s.running[name].parts {
-			free += placedGPUs(s.state.Job(part))
-		}
-	}
-	return len(names)
 }

@@ -4,8 +4,10 @@
 // inputs give the same outputs byte for byte.
 //
 // A Policy decides, at every moment something happens, which pending jobs
-// start: corral's (gangs placed whole by internal/gang, the head of the
-// queue holding a reservation that backfill may not delay), and models of
+// start: corral's, which is internal/sched's Cycle, the cycle every face
+// runs (corral.go builds its snapshot and applies its decisions; elastic
+// growth and defragmentation, which only the simulator models, are
+// applied around it), and models of
 // other systems, labelled as models and each configured as its
 // documentation gives for GPU clusters, citing the pages it follows
 // (Docs): slurm-like (cons_tres per-GPU GRES, multifactor priority,

@@ -1,62 +1,10 @@
 package sim
 
 import (
-	"sort"
 	"time"
 
 	"github.com/corral-sched/corral/internal/job"
 )
-
-// reclaim lets a tenant take back quota it lent: when p's tenant would
-// still be within its nominal quota with p, and p has waited
-// reclaimPatience, it stops preemptible jobs of
-// tenants that borrow beyond theirs, fewest GPU-hours lost first (work
-// since the last checkpoint plus a restart; then lowest priority, then
-// name), until p fits by
-// placement and by quota; then p starts. Victims go back to the queue with
-// the work of their last checkpoint. Nothing happens if no such set of
-// victims lets p run. It reports whether p was placed (and admitted).
-func (s *Sim) reclaim(p *pendingJob, j *job.Job) bool {
-	t := tenantOf(p.a)
-	want := need(p.a)[quotaFlavor]
-	if !s.withinNominal(p) {
-		return false // only what is its own is reclaimed
-	}
-	if s.now-p.a.At < reclaimPatience {
-		return false // room often appears by itself: wait a while first
-	}
-	if s.noReclaim.same(p.a.Job.Name, s.version) {
-		return false // nothing changed since the last attempt failed
-	}
-	victims := s.borrowingVictims(t)
-	var chosen, parts []string
-	freed := int64(0)
-	room := s.book.Headroom(t, quotaFlavor)
-	freeGPUs, needGPUs := s.acct.capacity-s.acct.allocated, demandGPUs(p.a)
-	for _, v := range victims {
-		r := s.running[v]
-		chosen = append(chosen, v)
-		parts = append(parts, r.parts...)
-		freed += need(r.a)[quotaFlavor]
-		for _, part := range r.parts {
-			freeGPUs += placedGPUs(s.state.Job(part))
-		}
-		if room+freed >= want && freeGPUs >= needGPUs-1e-9 && s.state.WhatIf(parts, j) {
-			if !s.preemptionBudget(p, len(chosen)) {
-				return false
-			}
-			return s.stopFor(p, j, chosen, "preempted for", &s.preempted, func(name string) {
-				rec := &s.records[s.byName[name]]
-				rec.Preemptions++
-				// It may not borrow again for a while, doubling each time:
-				// no preempt-requeue loop.
-				s.running[name].pending.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
-			})
-		}
-	}
-	s.noReclaim.note(p.a.Job.Name, s.version)
-	return false
-}
 
 // preemptionBudget reports whether n more preemptions stay within the
 // hourly bound; when they do not, p is woken when the oldest one leaves the
@@ -126,45 +74,6 @@ func (s *Sim) withinNominal(p *pendingJob) bool {
 	t := tenantOf(p.a)
 	spec, _ := s.book.Spec(t)
 	return s.book.Usage(t)[quotaFlavor]+need(p.a)[quotaFlavor] <= spec.Nominal[quotaFlavor]
-}
-
-// borrowingVictims lists running preemptible jobs of tenants, other than
-// t, that use more than their nominal quota, in the order reclaim takes
-// them.
-func (s *Sim) borrowingVictims(t string) []string {
-	over := map[string]bool{}
-	var names []string
-	for name, r := range s.running {
-		owner := tenantOf(r.a)
-		if owner == t || !r.admitted || !r.a.Job.Preemptible || s.records[s.byName[name]].Preemptions >= maxPreemptions {
-			continue // a job stopped maxPreemptions times is left alone: no loop
-		}
-		if _, seen := over[owner]; !seen {
-			over[owner] = !s.book.Borrowed(owner).IsZero()
-		}
-		if over[owner] {
-			names = append(names, name)
-		}
-	}
-	s.cheapestFirst(names)
-	return names
-}
-
-// cheapestFirst orders running jobs as victims: those that lose the fewest
-// GPU-hours if stopped now first, then the lowest priority, then by name.
-func (s *Sim) cheapestFirst(names []string) {
-	lost := func(name string) float64 { return s.stopCost(s.running[name]) }
-	sort.Slice(names, func(i, j int) bool {
-		li, lj := lost(names[i]), lost(names[j])
-		if li != lj {
-			return li < lj
-		}
-		pi, pj := s.running[names[i]].a.Job.Priority, s.running[names[j]].a.Job.Priority
-		if pi != pj {
-			return pi < pj
-		}
-		return names[i] < names[j]
-	})
 }
 
 // restartCost is what stopping a job costs beyond its lost work: loading

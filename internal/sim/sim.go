@@ -27,7 +27,6 @@ type Sim struct {
 	acct          accounting
 	faults        []workload.Fault
 	owner         map[string]string // placement name -> job name, for running jobs
-	noReclaim     failedAt          // jobs whose reclaim failed
 	story         []string          // the story of opt.Explain's job
 	runs          int               // counts runs started, to tell completions apart
 	records       []JobRecord
@@ -55,12 +54,16 @@ type Sim struct {
 	grown     map[string]bool // running elastic jobs that grew: they give back first
 	growTried int             // version (+1) of the last attempt to grow them
 	noShrink  failedAt        // jobs whose last attempt to shrink others failed
-	noPreempt failedAt        // likewise for preempting lower priorities
 	// Defragmentation: jobs whose last attempt failed (version + 1), the
 	// times of recent moves, and the GPU-hours gained net of work lost.
 	noDefrag       failedAt
 	moved          hourWindow
 	defragGainGPUH float64
+	// claimed: jobs that running jobs were stopped for, not yet started;
+	// budgetWake: the latest wake-up scheduled for the preemption bound.
+	claimed    map[string]bool
+	budgetWake time.Duration
+	heads      map[string]bool // jobs holding reservations after the last cycle
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -129,10 +132,11 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, ceiling: ceiling, entitled: entitled, owner: map[string]string{}, noReclaim: failedAt{},
+		book: book, ceiling: ceiling, entitled: entitled, owner: map[string]string{},
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
-		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{}, noPreempt: failedAt{}}
+		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
+		claimed: map[string]bool{}, heads: map[string]bool{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
@@ -439,7 +443,7 @@ func (s *Sim) sortPending() {
 // that the next cycle tries it again (and may reclaim quota for it).
 func (s *Sim) wakeUp(name string) {
 	for _, p := range s.pending {
-		if p.a.Job.Name == name {
+		if p.a.Job.Name == name || name == everyJob {
 			p.fresh = true
 		}
 	}

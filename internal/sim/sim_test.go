@@ -105,8 +105,8 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 		t.Errorf("long started at %v, before the head finished: it delayed or raced the reservation", r.Start)
 	}
 	// The head was told when it would start, and it did.
-	if r := record(t, res, "head"); r.Estimate != 10*time.Hour || r.EstimatedAt != 2*time.Minute {
-		t.Errorf("head: estimated at %v to start at %v, want at 2m (when long was tried) for 10h", r.EstimatedAt, r.Estimate)
+	if r := record(t, res, "head"); r.Estimate != 10*time.Hour || r.EstimatedAt != time.Minute {
+		t.Errorf("head: estimated at %v to start at %v, want at 1m (when it first waited) for 10h", r.EstimatedAt, r.Estimate)
 	}
 	if s := res.Summary; s.Estimates != 1 || s.EstimateErrH != 0 || s.EstimateEarly != 1 {
 		t.Errorf("estimates %d, error %.2fh, kept %.2f; want 1, 0, 1", s.Estimates, s.EstimateErrH, s.EstimateEarly)
@@ -150,8 +150,8 @@ func TestExplainTellsWhyAJobWaited(t *testing.T) {
 		arrival("long", 2*time.Minute, 1, 4, 20*time.Hour, 20*time.Hour),
 	}}
 	for _, tc := range []struct{ job, want string }{
-		{"long", "starting it would delay head, reserved to start at 10.00h"},
-		{"head", "quota, with what its cohort lends, has no room"},
+		{"long", "starting it would delay head, which holds a reservation"},
+		{"head", "not enough quota; reserved to start at 10.00h, when running end"},
 	} {
 		res, err := RunWith(smallFleet(2, 8), w, p, Options{Explain: tc.job})
 		if err != nil {

@@ -58,7 +58,7 @@ func (slurmPolicy) Docs() []string {
 
 func (p slurmPolicy) Cycle(s *Sim) {
 	order := p.prio.order(s)
-	s.easyCycle(order, fixedSize, false)
+	s.easyCycle(order, fixedSize)
 	p.prio.preempt(s)
 	p.prio.observe(s)
 }
@@ -141,7 +141,7 @@ func (slurmExclusivePolicy) Cycle(s *Sim) {
 			p.shaped = wholeNodes(p.a.Job)
 		}
 		return p.shaped
-	}, false)
+	})
 }
 
 // wholeNodes turns every GPU task of j into a whole-node task.

@@ -57,7 +57,7 @@ func newBook(w workload.Workload, gpus int) (*queue.Book, map[string]float64, er
 			milli = left
 		}
 		left -= milli
-		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: queue.Amounts{quotaFlavor: milli}})
+		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: queue.Amounts{quotaFlavor: milli}, Order: queue.PriorityFIFO})
 	}
 	book, err := queue.NewBook(specs, fairShareHalfLife)
 	if err != nil {
@@ -77,25 +77,4 @@ func need(a *workload.Arrival) queue.Amounts {
 		gpus = taskGPUs(j.Groups[0].Task) * float64(j.MinTasks())
 	}
 	return queue.Amounts{quotaFlavor: int64(gpus * queue.Milli)}
-}
-
-// fairOrder lists pending jobs by their tenant's fair share (least served
-// first), then priority, then arrival.
-func (s *Sim) fairOrder() []*pendingJob {
-	order := append([]*pendingJob(nil), s.pending...)
-	share := map[string]float64{}
-	for _, p := range order {
-		t := tenantOf(p.a)
-		if _, ok := share[t]; !ok {
-			share[t] = s.book.Share(t)
-		}
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		ti, tj := tenantOf(order[i].a), tenantOf(order[j].a)
-		if share[ti] != share[tj] {
-			return share[ti] < share[tj]
-		}
-		return order[i].a.Job.Priority > order[j].a.Job.Priority
-	})
-	return order
 }
