@@ -104,6 +104,7 @@ type kubeSchedulerFlags struct {
 	faultConditions, faultTaints, faultLabels               string
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
+	deviceHealth                                            bool
 }
 
 func runKubeScheduler(args []string, stdout, stderr io.Writer) error {
@@ -228,6 +229,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 		"taint keys that mark a node about to go (spot interruption, maintenance); empty: none")
 	fs.StringVar(&f.noticeLabels, "notice-labels", strings.Join(kube.DefaultNoticeLabels, ","), "node labels (key or key=value) that mark a node about to go; empty: none")
 	fs.StringVar(&f.spareLabel, "spare-label", kube.DefaultSpareLabel, "node label (key or key=value) of hot spares")
+	fs.BoolVar(&f.deviceHealth, "device-health", true, "stop and start again a pod whose device the kubelet reports Unhealthy in its status (allocatedResourcesStatus)")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -259,7 +261,7 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 		Interval: f.interval, NoPreemption: f.noPreemption}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
 		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
-		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace}
+		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth}
 	if f.preemptionGrace >= 0 {
 		grace := int64(f.preemptionGrace / time.Second)
 		cfg.PreemptionGrace = &grace

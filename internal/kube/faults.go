@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -66,15 +67,15 @@ func (s *Scheduler) handleFaults(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	faulty := s.faultyNodes(nodes)
-	if len(faulty) == 0 {
-		return
-	}
 	pods, err := s.pods.List(labels.Everything())
 	if err != nil {
 		return
 	}
-	for _, w := range s.strickenUnits(pods, faulty) {
+	faulty, sick := s.faultyNodes(nodes), s.cfg.Health.deviceFaults(pods)
+	if len(faulty) == 0 && len(sick) == 0 {
+		return
+	}
+	for _, w := range s.strickenUnits(pods, faulty, sick) {
 		s.handleUnit(ctx, w, nodes, pods)
 		for _, p := range w.members {
 			s.handled[p.UID] = true
@@ -103,13 +104,16 @@ func (s *Scheduler) faultyNodes(nodes []*corev1.Node) map[string]nodeFault {
 	return out
 }
 
-// strickenUnits groups the live pods of this scheduler on faulty nodes
-// into units, in key order.
-func (s *Scheduler) strickenUnits(pods []*corev1.Pod, faulty map[string]nodeFault) []*stricken {
+// strickenUnits groups the live pods of this scheduler on faulty nodes,
+// or with a faulty device, into units, in key order.
+func (s *Scheduler) strickenUnits(pods []*corev1.Pod, faulty map[string]nodeFault, sick map[types.UID]nodeFault) []*stricken {
 	groups := s.podGroups(pods)
 	byKey := map[string]*stricken{}
 	for _, p := range pods {
 		f, ok := faulty[p.Spec.NodeName]
+		if df, bad := sick[p.UID]; bad && !ok {
+			f, ok = df, true
+		}
 		if !ok || !s.runsHere(p) || s.handled[p.UID] {
 			continue
 		}
@@ -451,4 +455,23 @@ func (s *Scheduler) markStopping(pods []*corev1.Pod) []*corev1.Pod {
 		}
 	}
 	return out
+}
+
+// keepPlaces puts a gang requeued after a fault back in its place: its
+// PodGroup's AnnotationQueuedSince counts as its arrival, also for pods a
+// controller created again without the pod annotation.
+func (s *Scheduler) keepPlaces(units []*unit) []*unit {
+	moved := false
+	for _, u := range units {
+		if u.group == nil {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339, s.groupAnnotations(u.group)[AnnotationQueuedSince]); err == nil && at.Before(u.created) {
+			u.created, moved = at, true
+		}
+	}
+	if moved {
+		sort.SliceStable(units, func(a, b int) bool { return unitLess(units[a], units[b]) })
+	}
+	return units
 }

@@ -371,3 +371,65 @@ func (e *env) dropFinalizers(name string) {
 		e.t.Fatal(err)
 	}
 }
+
+// A pod queued again after a fault keeps its place: its queued-since
+// counts, not its creation.
+func TestRequeuedPodKeepsItsPlace(t *testing.T) {
+	now := time.Now()
+	newer := pod("newer", 1)
+	newer.CreationTimestamp = metav1.NewTime(now.Add(-30 * time.Minute))
+	requeued := pod("job-r1", 1)
+	requeued.CreationTimestamp = metav1.NewTime(now)
+	requeued.Annotations = map[string]string{AnnotationQueuedSince: now.Add(-time.Hour).UTC().Format(time.RFC3339)}
+	units := buildUnits([]*corev1.Pod{newer, requeued}, nil, newGroupCounts())
+	if len(units) != 2 || units[0].pods[0].Name != "job-r1" {
+		t.Errorf("order %s, %s: want the requeued pod first", units[0].name, units[1].name)
+	}
+	requeued.Annotations = nil
+	if units := buildUnits([]*corev1.Pod{newer, requeued}, nil, newGroupCounts()); units[0].pods[0].Name != "newer" {
+		t.Error("without the annotation the newer-created pod should be first")
+	}
+}
+
+// A device the kubelet reports Unhealthy in a pod's status
+// (allocatedResourcesStatus, from a device plugin or DRA driver) stops the
+// pod, which starts again; the pod beside it on the node runs on.
+func TestUnhealthyDeviceInPodStatus(t *testing.T) {
+	e := newEnv(t)
+	e.node("bad", 8, nil)
+	acct := &lockedBuffer{}
+	cfg := e.config()
+	cfg.Accounting = acct
+	st := e.stepper(cfg)
+	e.create(pod("job", 1), pod("beside", 1))
+	st.cycles(1)
+	if got := e.livePods(); got["job"] != "bad" || got["beside"] != "bad" {
+		t.Fatalf("pods %v, want both on node bad", got)
+	}
+	p := e.getPod("job")
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "registry.invalid/train:1",
+		AllocatedResourcesStatus: []corev1.ResourceStatus{{Name: ResourceGPU,
+			Resources: []corev1.ResourceHealth{{ResourceID: "GPU-8f2d", Health: corev1.ResourceHealthStatusUnhealthy}}}}}}
+	p, err := e.c.Client.CoreV1().Pods(e.ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unhealthyDevice(p) == "" {
+		t.Fatal("the API server dropped allocatedResourcesStatus (feature ResourceHealthStatus off?)")
+	}
+	st.e.eventually(func() error {
+		q, err := st.s.pods.Pods(e.ns).Get("job")
+		if err != nil || unhealthyDevice(q) == "" {
+			return fmt.Errorf("cache has not seen the device health yet")
+		}
+		return nil
+	})
+	st.cycles(2)
+	got := e.livePods()
+	if _, ok := got["job"]; ok || got["job-r1"] == "" || got["beside"] != "bad" {
+		t.Errorf("pods %v: want job stopped and started again as job-r1, beside left running", got)
+	}
+	if recs := acct.faults(t); len(recs) != 1 || recs[0].Kind != faultrec.GPUFault || !strings.Contains(recs[0].Source, "GPU-8f2d") {
+		t.Errorf("fault records %+v", recs)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/corral-sched/corral/internal/fleet"
 )
@@ -34,6 +35,11 @@ type HealthConfig struct {
 	// Grace is how long a node must have been NotReady before its gangs
 	// are moved or requeued; new placements stop at once.
 	Grace time.Duration
+	// IgnoreDeviceHealth turns off the device health the kubelet reports
+	// in pods' status (allocatedResourcesStatus, from device plugins and
+	// DRA drivers): by default a pod whose device is reported Unhealthy
+	// is handled as if its node had a GPU fault.
+	IgnoreDeviceHealth bool
 }
 
 // Default sources of node health.
@@ -199,4 +205,39 @@ func ParseList(s string) []string {
 		}
 	}
 	return out
+}
+
+// deviceFaults are the pods whose containers report an allocated device
+// Unhealthy, each with its fault. Only those pods (and their gangs) are
+// stopped: the device plugin or DRA driver takes the device out of what
+// the node offers, and the rest of the node works on.
+func (h HealthConfig) deviceFaults(pods []*corev1.Pod) map[types.UID]nodeFault {
+	out := map[types.UID]nodeFault{}
+	if h.IgnoreDeviceHealth {
+		return out
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" || terminal(p) {
+			continue
+		}
+		if d := unhealthyDevice(p); d != "" {
+			out[p.UID] = nodeFault{kind: FaultGPU, source: "device health: " + d + " Unhealthy"}
+		}
+	}
+	return out
+}
+
+// unhealthyDevice names a device the pod's containers report Unhealthy
+// ("nvidia.com/gpu GPU-1234"), or is "".
+func unhealthyDevice(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		for _, r := range cs.AllocatedResourcesStatus {
+			for _, d := range r.Resources {
+				if d.Health == corev1.ResourceHealthStatusUnhealthy {
+					return string(r.Name) + " " + string(d.ResourceID)
+				}
+			}
+		}
+	}
+	return ""
 }

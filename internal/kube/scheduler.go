@@ -240,7 +240,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	units := buildUnits(snap.pending, s.podGroups(snap.pending), snap.members)
+	units := s.keepPlaces(buildUnits(snap.pending, s.podGroups(snap.pending), snap.members))
 	snap.ledger, snap.now = &s.quota, s.cfg.Now()
 	d := decide(snap, units, !s.cfg.NoPreemption)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
