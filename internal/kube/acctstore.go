@@ -90,6 +90,14 @@ func (a *apiLog) add(key string, r Record) {
 	if err != nil {
 		return
 	}
+	a.addLine(key, line)
+}
+
+// addLine queues a JSON line unless its key was written already.
+func (a *apiLog) addLine(key string, line []byte) {
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	if !a.known[key] {
 		a.known[key] = true

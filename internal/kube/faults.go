@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -191,7 +192,7 @@ func (s *Scheduler) reportFault(w *stricken, rec faultrec.Record, msg string) {
 	if !w.fault.since.IsZero() {
 		rec.RecoverySeconds = max(rec.Time.Sub(w.fault.since).Seconds(), 0)
 	}
-	s.ledger.writeFault(rec)
+	s.ledger.writeFault("fault "+string(w.failures[0].UID), rec)
 	s.log.Warn("node fault handled", "unit", w.key, "node", w.node, "fault", w.fault.String(), "action", rec.Action, "to", rec.To,
 		"lost_gpu_hours", rec.LostGPUHours)
 	if s.events == nil {
@@ -204,9 +205,16 @@ func (s *Scheduler) reportFault(w *stricken, rec faultrec.Record, msg string) {
 	s.events.Event(w.members[0], corev1.EventTypeWarning, EventNodeFault, msg)
 }
 
-// writeFault writes a fault record as a line of the accounting log.
-func (l *ledger) writeFault(r faultrec.Record) {
-	if l == nil || l.enc == nil {
+// writeFault writes a fault record as a line of the accounting log (and
+// of the log kept in the API server); key names the incident.
+func (l *ledger) writeFault(key string, r faultrec.Record) {
+	if l.off() {
+		return
+	}
+	if line, err := json.Marshal(r); err == nil {
+		l.store.addLine(key, line)
+	}
+	if l.enc == nil {
 		return
 	}
 	l.mu.Lock()
