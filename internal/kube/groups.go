@@ -163,8 +163,9 @@ func parseMinMemberGroup(obj *unstructured.Unstructured, kind string) (*podGroup
 }
 
 // jobGroup reads a batch/v1 Job as a group: an indexed Job whose
-// parallelism equals its completions is a gang of parallelism pods; any
-// other indexed Job starts its pods as they fit.
+// parallelism equals its completions is a gang of parallelism pods, less
+// the indexes that succeeded already; any other indexed Job starts its
+// pods as they fit.
 func jobGroup(j *batchv1.Job) *podGroup {
 	g := &podGroup{Namespace: j.Namespace, Name: KindJob + ":" + j.Name, Kind: KindJob, MinMember: 1}
 	par, comp := int32(1), int32(1)
@@ -176,7 +177,7 @@ func jobGroup(j *batchv1.Job) *podGroup {
 	}
 	indexed := j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
 	if indexed && par == comp && par > 1 {
-		g.MinMember = int(par)
+		g.MinMember = max(int(comp-j.Status.Succeeded), 1)
 	}
 	g.Topology = packConstraints(j.Annotations)
 	return g

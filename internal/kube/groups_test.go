@@ -27,6 +27,16 @@ func (e *env) otherCRDs() {
 	if err := e.c.ApplyCRDs(context.Background(), files...); err != nil {
 		e.t.Fatal(err)
 	}
+	// Established is not yet discoverable: wait until discovery, which a
+	// scheduler reads once as it starts, shows each.
+	for _, r := range []schema.GroupVersionResource{VolcanoPodGroupResource, KAIPodGroupResource, JobSetResource, ProvisioningRequestResource} {
+		e.eventually(func() error {
+			if servedVersion(e.c.Client.Discovery(), r.Group, r.Resource, []string{r.Version}) == "" {
+				return fmt.Errorf("%s not discoverable yet", r)
+			}
+			return nil
+		})
+	}
 }
 
 // object creates a custom object of this test's namespace.
@@ -106,6 +116,17 @@ func TestVolcanoAndKAIGroupsStartWhole(t *testing.T) {
 		pods = append(pods, annotated(pod(fmt.Sprintf("vc-%d", i), 8), AnnotationVolcanoGroup, "vc"))
 	}
 	e.startsWhole(pods, "minMember 3")
+	// Its status, as Volcano's scheduler would keep it.
+	e.eventually(func() error {
+		obj, err := e.c.Dynamic.Resource(VolcanoPodGroupResource).Namespace(e.ns).Get(context.Background(), "vc", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase"); phase != "Running" {
+			return fmt.Errorf("volcano pod group vc: status %v, want phase Running", obj.Object["status"])
+		}
+		return nil
+	})
 
 	// KAI's group, once Volcano's has the nodes: it waits whole for them.
 	e.object(KAIPodGroupResource, "PodGroup", "kai", map[string]any{"minMember": int64(2)}, nil)
@@ -255,4 +276,30 @@ func TestJobSetAndLeaderWorkerSetStartWhole(t *testing.T) {
 	e.noneBound("serve-0")
 	e.create(group[1])
 	e.waitBound("serve-0", "serve-0-1")
+}
+
+// jobGroup: which Jobs are gangs, and of how many pods.
+func TestJobGroup(t *testing.T) {
+	indexed, nonIndexed := batchv1.IndexedCompletion, batchv1.NonIndexedCompletion
+	n := func(v int32) *int32 { return &v }
+	for _, tc := range []struct {
+		name       string
+		mode       *batchv1.CompletionMode
+		par, comp  *int32
+		succeeded  int32
+		wantMember int
+	}{
+		{"indexed, parallelism = completions", &indexed, n(4), n(4), 0, 4},
+		{"two indexes done: the rest is the gang", &indexed, n(4), n(4), 2, 2},
+		{"more completions than parallelism: as they fit", &indexed, n(2), n(8), 0, 1},
+		{"not indexed", &nonIndexed, n(4), n(4), 0, 1},
+		{"defaults", nil, nil, nil, 0, 1},
+	} {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"},
+			Spec:   batchv1.JobSpec{CompletionMode: tc.mode, Parallelism: tc.par, Completions: tc.comp},
+			Status: batchv1.JobStatus{Succeeded: tc.succeeded}}
+		if g := jobGroup(j); g.MinMember != tc.wantMember || g.key() != "ns/job:j" {
+			t.Errorf("%s: group %s of %d, want ns/job:j of %d", tc.name, g.key(), g.MinMember, tc.wantMember)
+		}
+	}
 }

@@ -203,6 +203,34 @@ func coschedulingStatus(obj *unstructured.Unstructured, c groupCount) (statusPat
 	return statusPatch{res: PodGroupResource, ns: obj.GetNamespace(), name: obj.GetName(), patchType: types.MergePatchType, body: body}, true
 }
 
+// volcanoStatus is the status patch of a Volcano PodGroup, as Volcano's
+// own scheduler keeps it, or false when its status says so already:
+// Running once minMember pods are bound (or done), Completed when they all
+// succeeded, else Pending; with running, succeeded and failed counts.
+func volcanoStatus(obj *unstructured.Unstructured, c groupCount) (statusPatch, bool) {
+	min, _, _ := unstructured.NestedInt64(obj.Object, "spec", "minMember")
+	phase := "Pending"
+	switch {
+	case c.scheduled == 0 && c.succeeded >= int(max(min, 1)):
+		phase = "Completed"
+	case c.scheduled+c.succeeded >= int(max(min, 1)):
+		phase = "Running"
+	}
+	want := map[string]any{"phase": phase, "running": int64(c.running), "succeeded": int64(c.succeeded), "failed": int64(c.failed)}
+	cur, _, _ := unstructured.NestedMap(obj.Object, "status")
+	same := true
+	for k, v := range want {
+		if !reflect.DeepEqual(cur[k], v) {
+			same = false
+		}
+	}
+	if same {
+		return statusPatch{}, false
+	}
+	body, _ := json.Marshal(map[string]any{"status": want})
+	return statusPatch{res: VolcanoPodGroupResource, ns: obj.GetNamespace(), name: obj.GetName(), patchType: types.MergePatchType, body: body}, true
+}
+
 // nativeStatus sets the Workload API PodGroup's PodGroupInitiallyScheduled
 // condition to True once minCount pods are bound, unless it is True
 // already; it never writes False over True.
@@ -282,6 +310,15 @@ func (s *Scheduler) statusPatches(pods []*corev1.Pod, assumed map[string]string,
 			if p, ok := nativeStatus(obj, s.nativeRes, *c); ok {
 				out = append(out, p)
 			}
+		}
+	}
+	for _, obj := range s.listCustom(s.more.volcano) {
+		c := counts[obj.GetNamespace()+"/"+obj.GetName()]
+		if c == nil {
+			c = &groupCount{}
+		}
+		if p, ok := volcanoStatus(obj, *c); ok {
+			out = append(out, p)
 		}
 	}
 	use := s.queueUse(pods, assumed, queues)
