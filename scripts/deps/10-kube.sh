@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane for the integration tests of internal/kube
-# and for bench/kube: kube-apiserver and kube-scheduler v1.37.2 built from the
-# Go module proxy, and etcd, all in ~/.cache/corral/bin. Idempotent: when the
+# and for bench/kube and bench/peers: kube-apiserver, kube-scheduler and
+# kube-controller-manager v1.37.2 built from the Go module proxy, and etcd,
+# all in ~/.cache/corral/bin. Idempotent: when the
 # binaries are there with the right version it exits at once.
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"
@@ -19,7 +20,7 @@ have_version() { # binary, expected substring of --version
 	[ -x "$BIN/$1" ] && v="$("$BIN/$1" --version 2>/dev/null)" && [[ $v == *"$2"* ]]
 }
 
-build_kube() {
+build_kube() { # the commands to build, as k8s.io/kubernetes/cmd/<name>
 	mkdir -p "$SRC"
 	cd "$SRC"
 	cat >go.mod <<MOD
@@ -37,6 +38,7 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 )
 GO
 	# k8s.io/kubernetes replaces its staging modules with local paths; name
@@ -48,7 +50,7 @@ GO
 		while read -r m; do echo "replace $m => $m $STAGING_VERSION"; done >>go.mod
 	go mod tidy
 	go build -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" \
-		-o "$BIN/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler
+		-o "$BIN/" "${@/#/k8s.io/kubernetes/cmd/}"
 }
 
 install_etcd() {
@@ -72,11 +74,18 @@ install_etcd() {
 	go build -o "$BIN/etcd" go.etcd.io/etcd/server/v3
 }
 
-if ! have_version kube-apiserver "$K8S_VERSION" || ! have_version kube-scheduler "$K8S_VERSION"; then
-	(build_kube)
+# Build only what is missing or of another version (a cache from before
+# kube-controller-manager was added gets just that).
+missing=()
+for b in kube-apiserver kube-scheduler kube-controller-manager; do
+	have_version "$b" "$K8S_VERSION" || missing+=("$b")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	(build_kube "${missing[@]}")
 fi
 if ! have_version etcd "etcd Version"; then
 	(install_etcd)
 fi
 have_version kube-apiserver "$K8S_VERSION"
+have_version kube-controller-manager "$K8S_VERSION"
 have_version etcd "etcd Version"

@@ -35,9 +35,18 @@ type Cluster struct {
 // waits until the API server is ready and the CRDs of deploy/crds are
 // established.
 func Start(ctx context.Context, dir string) (*Cluster, error) {
+	return StartWithEtcd(ctx, dir, "")
+}
+
+// StartWithEtcd is Start with the etcd binary at etcd (empty: the one
+// Start finds).
+func StartWithEtcd(ctx context.Context, dir, etcd string) (*Cluster, error) {
 	bins, err := findBinaries()
 	if err != nil {
 		return nil, err
+	}
+	if etcd != "" {
+		bins.etcd = etcd
 	}
 	c := &Cluster{Dir: dir}
 	if _, err := os.Stat(bins.scheduler); err == nil {

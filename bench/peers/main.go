@@ -1,0 +1,244 @@
+// Command peers-bench replays one workload on a real control plane whose
+// nodes are fake (internal/peers: kube-apiserver, kube-controller-manager,
+// KWOK) under the upstream kube-scheduler configured to pack GPUs, under
+// Kueue in front of it, and under corral, each on a fresh control plane;
+// replays the same workload through the models of internal/sim on the same
+// fleet; and compares each model with its real system: rank correlation of
+// start times, mean and p99 wait. run.sh runs it; RESULTS.md holds its
+// numbers.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/peers"
+	"github.com/corral-sched/corral/internal/sim"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// models maps each real system to the model of it in internal/sim.
+var models = map[string]string{peers.KubePacked: "kube-packed", peers.Kueue: "kueue-like", peers.Corral: "corral"}
+
+type options struct {
+	jobs, nodes        int
+	span               time.Duration
+	seed               uint64
+	speedup            float64
+	workload, out, tag string
+	schedulers         []string
+}
+
+func main() {
+	var o options
+	var schedulers string
+	flag.IntVar(&o.jobs, "jobs", 200, "jobs of the synthetic workload (peers.Synthetic)")
+	flag.DurationVar(&o.span, "span", 200*time.Minute, "simulated time the synthetic jobs arrive over")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic workload")
+	flag.StringVar(&o.workload, "workload", "", "a jobs file to replay instead of the synthetic workload")
+	flag.IntVar(&o.nodes, "nodes", 16, "fake nodes of 8 H100 GPUs")
+	flag.Float64Var(&o.speedup, "speedup", 60, "simulated seconds per real second")
+	flag.StringVar(&o.out, "out", "bench/peers", "directory for the jobs files (real-<scheduler>.csv, model-<policy>.csv) and results JSON")
+	flag.StringVar(&o.tag, "tag", "", "prefix of the files written (default none)")
+	flag.StringVar(&schedulers, "schedulers", strings.Join(peers.Schedulers(), ","), "real systems to replay under, in order")
+	flag.Parse()
+	o.schedulers = strings.Split(schedulers, ",")
+	if err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "peers-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one real system beside its model.
+type row struct {
+	System     string           `json:"system"`
+	Model      string           `json:"model"`
+	Real       stats            `json:"real"`
+	Sim        stats            `json:"sim"`
+	Validation peers.Validation `json:"validation"`
+	Stops      int              `json:"stops"` // real pods preempted and replaced
+}
+
+// stats summarises one replay's outcomes; times are minutes.
+type stats struct {
+	Started, Ended int
+	MeanWaitM      float64 `json:"mean_wait_min"`
+	P99WaitM       float64 `json:"p99_wait_min"`
+	MeanJCTM       float64 `json:"mean_jct_min"`
+	GangsWhole     int     `json:"gangs_whole"` // multi-task jobs started: all tasks bound
+}
+
+func run(o options, stdout io.Writer) error {
+	w, label, err := input(o)
+	if err != nil {
+		return err
+	}
+	f, err := fleet.Synthetic{Nodes: o.nodes, MIG: fleet.MIGNone}.Build()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# %s: %d jobs, %d nodes of 8 H100, %g simulated seconds per second\n", label, len(w.Arrivals), o.nodes, o.speedup)
+	var rows []row
+	for _, s := range o.schedulers {
+		r, err := compareOne(o, f, w, s, stdout)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	writeTable(stdout, rows)
+	data, err := json.MarshalIndent(map[string]any{"workload": label, "jobs": len(w.Arrivals), "nodes": o.nodes, "speedup": o.speedup, "rows": rows}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(o.out, o.tag+"results.json"), append(data, '\n'), 0o644)
+}
+
+func input(o options) (workload.Workload, string, error) {
+	if o.workload == "" {
+		return peers.Synthetic(o.jobs, o.span, o.seed), fmt.Sprintf("peers.Synthetic(%d jobs over %v, seed %d)", o.jobs, o.span, o.seed), nil
+	}
+	file, err := os.Open(o.workload)
+	if err != nil {
+		return workload.Workload{}, "", err
+	}
+	defer file.Close()
+	j, err := workload.ReadJobs(file, o.workload)
+	if err != nil {
+		return workload.Workload{}, "", err
+	}
+	return j.Workload, o.workload, nil
+}
+
+// compareOne replays w under the real system s and under its model.
+func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout io.Writer) (row, error) {
+	start := time.Now()
+	real, err := replayReal(o, w, s)
+	if err != nil {
+		return row{}, fmt.Errorf("%s: %w", s, err)
+	}
+	fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
+	if err := writeJobs(filepath.Join(o.out, o.tag+"real-"+s+".csv"), real.Jobs); err != nil {
+		return row{}, err
+	}
+	policy := models[s]
+	p, err := sim.NewPolicy(policy)
+	if err != nil {
+		return row{}, err
+	}
+	res, err := sim.RunWith(f, w, p, sim.Options{PreemptGrace: 2 * time.Minute, Backfill: sim.EasyBackfill})
+	if err != nil {
+		return row{}, fmt.Errorf("model %s: %w", policy, err)
+	}
+	model := &workload.Jobs{Workload: w, Outcomes: simOutcomes(res)}
+	if err := writeJobs(filepath.Join(o.out, o.tag+"model-"+policy+".csv"), model); err != nil {
+		return row{}, err
+	}
+	stops := 0
+	for _, n := range real.Stops {
+		stops += n
+	}
+	return row{System: s, Model: policy, Real: summarise(w, real.Outcomes), Sim: summarise(w, model.Outcomes),
+		Validation: peers.Compare(w, model.Outcomes, real.Outcomes), Stops: stops}, nil
+}
+
+// replayReal runs w under s on a fresh control plane.
+func replayReal(o options, w workload.Workload, s string) (*peers.Result, error) {
+	dir, err := os.MkdirTemp("", "corral-peers-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	rig, err := peers.Start(ctx, dir, peers.Fleet{Nodes: o.nodes, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"})
+	if err != nil {
+		return nil, err
+	}
+	defer rig.Stop()
+	return rig.Replay(ctx, w, peers.Options{Scheduler: s, Speedup: o.speedup, GPUs: 8 * o.nodes, Dir: dir})
+}
+
+// simOutcomes are a model's job records as outcomes.
+func simOutcomes(r *sim.Result) map[string]workload.Outcome {
+	out := map[string]workload.Outcome{}
+	for _, j := range r.Jobs {
+		out[j.Name] = workload.Outcome{Start: j.Start, End: j.End, Started: j.Started, Ended: j.Finished}
+	}
+	return out
+}
+
+func summarise(w workload.Workload, out map[string]workload.Outcome) stats {
+	var s stats
+	var waits []time.Duration
+	var jct time.Duration
+	for _, a := range w.Arrivals {
+		o := out[a.Job.Name]
+		if !o.Started {
+			continue
+		}
+		s.Started++
+		waits = append(waits, o.Start-a.At)
+		if a.Job.Tasks() > 1 {
+			s.GangsWhole++
+		}
+		if o.Ended {
+			s.Ended++
+			jct += o.End - a.At
+		}
+	}
+	var sum time.Duration
+	for _, d := range waits {
+		sum += d
+	}
+	if len(waits) > 0 {
+		s.MeanWaitM = sum.Minutes() / float64(len(waits))
+	}
+	s.P99WaitM = peers.Quantile(waits, 0.99).Minutes()
+	if s.Ended > 0 {
+		s.MeanJCTM = jct.Minutes() / float64(s.Ended)
+	}
+	return s
+}
+
+func writeJobs(path string, j *workload.Jobs) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := workload.WriteJobs(f, &j.Workload, j.Outcomes); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeTable(w io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tstarted\tmean wait\tp99 wait\tmean JCT\tstops\tmodel\tstarted\tmean wait\tp99 wait\tmean JCT\tSpearman\tmean err\tp99 err\t")
+	for _, r := range rows {
+		v := r.Validation
+		fmt.Fprintf(tw, "%s\t%d\t%.1fm\t%.1fm\t%.1fm\t%d\t%s\t%d\t%.1fm\t%.1fm\t%.1fm\t%.2f\t%s\t%s\t\n", r.System, r.Real.Started,
+			r.Real.MeanWaitM, r.Real.P99WaitM, r.Real.MeanJCTM, r.Stops, r.Model, r.Sim.Started, r.Sim.MeanWaitM, r.Sim.P99WaitM,
+			r.Sim.MeanJCTM, v.Spearman, pct(v.MeanErr), pct(v.P99Err))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nwaits and JCT in simulated minutes, of the jobs each replay started; Spearman: rank correlation of the")
+	fmt.Fprintln(w, "start times of the jobs both started; err: (model - real) / real of the wait. stops: real pods preempted.")
+}
+
+func pct(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*x)
+}

@@ -1,0 +1,69 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+func startRig(t *testing.T, f Fleet) *Rig {
+	t.Helper()
+	r, err := Start(context.Background(), t.TempDir(), f)
+	switch {
+	case err == nil:
+		t.Cleanup(r.Stop)
+		return r
+	case errors.Is(err, kubetest.ErrNoBinaries) && os.Getenv("CORRAL_INTEGRATION") != "1":
+		t.Skipf("skipping: %v", err)
+	default:
+		t.Fatalf("starting the rig: %v", err)
+	}
+	return nil
+}
+
+// TestReplay runs 20 jobs on 8 fake 8-GPU nodes, a simulated minute per
+// second, under each scheduler on a fresh control plane: every job starts
+// after it arrives, runs its duration (within the watch's resolution) and
+// ends.
+func TestReplay(t *testing.T) {
+	w := Synthetic(20, 20*time.Minute, 7)
+	for _, s := range Schedulers() {
+		t.Run(s, func(t *testing.T) {
+			r := startRig(t, Fleet{Nodes: 8, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"})
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			got, err := r.Replay(ctx, w, Options{Scheduler: s, Speedup: 60, GPUs: 64, Dir: t.TempDir(), Slack: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReplay(t, w, got)
+		})
+	}
+}
+
+// checkReplay checks every job started after it arrived and ran its
+// duration (at least, when it was preempted and ran again).
+func checkReplay(t *testing.T, w workload.Workload, got *Result) {
+	t.Helper()
+	const slack = 3 * time.Minute // 3 s of real time at 60x: watch and KWOK delays
+	for _, a := range w.Arrivals {
+		o := got.Outcomes[a.Job.Name]
+		if !o.Started || !o.Ended {
+			t.Errorf("%s: outcome %+v, want started and ended", a.Job.Name, o)
+			continue
+		}
+		if o.Start < a.At {
+			t.Errorf("%s: started at %v before it arrived at %v", a.Job.Name, o.Start, a.At)
+		}
+		// A job preempted (its pods deleted and replaced) runs again.
+		stopped := got.Stops[a.Job.Name] > 0
+		if run := o.End - o.Start; run < a.Duration-slack || run > a.Duration+slack && !stopped {
+			t.Errorf("%s: ran %v, want %v (%d stops)", a.Job.Name, run, a.Duration, got.Stops[a.Job.Name])
+		}
+	}
+}

@@ -1,0 +1,264 @@
+package peers
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+)
+
+//go:embed stages.yaml
+var kwokStages []byte
+
+// Rig is a control plane whose fake nodes run pods: etcd, kube-apiserver,
+// kube-controller-manager (the Job controller and the garbage collector)
+// and KWOK, which starts every pod bound to one of its nodes and completes
+// it after the delay its pod-complete annotation gives.
+type Rig struct {
+	*kubetest.Cluster
+	Kubeconfig string
+	Bin        string // the directory of the binaries
+	procs      []*process
+}
+
+// BinDir is where the binaries are: $CORRAL_KUBE_BIN, else
+// ~/.cache/corral/bin (scripts/deps/10-kube.sh and 30-peers.sh).
+func BinDir() (string, error) {
+	if d := os.Getenv("CORRAL_KUBE_BIN"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("home directory: %w", err)
+	}
+	return filepath.Join(home, ".cache", "corral", "bin"), nil
+}
+
+// peersEtcd is the etcd the rig runs: $CORRAL_PEERS_ETCD, else
+// peers-bin/etcd beside bin (scripts/deps/30-peers.sh). It must report
+// watch progress (3.4.31 and later): KWOK's client asks for streamed watch
+// lists, which the API server refuses over an older etcd, and does not
+// fall back.
+func peersEtcd(bin string) (string, error) {
+	p := os.Getenv("CORRAL_PEERS_ETCD")
+	if p == "" {
+		p = filepath.Join(filepath.Dir(bin), "peers-bin", "etcd")
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%w: no %s (run scripts/deps/30-peers.sh, or set CORRAL_PEERS_ETCD)", kubetest.ErrNoBinaries, p)
+	}
+	return p, nil
+}
+
+// need checks that the named binaries are in dir.
+func need(dir string, names ...string) error {
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			return fmt.Errorf("%w: no %s (run scripts/deps.sh, or set CORRAL_KUBE_BIN)", kubetest.ErrNoBinaries, filepath.Join(dir, n))
+		}
+	}
+	return nil
+}
+
+// Start runs the rig in dir with the fleet's nodes (made before KWOK
+// starts, which then owns their status).
+func Start(ctx context.Context, dir string, f Fleet) (*Rig, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := need(bin, "kube-controller-manager", "kwok", "kube-scheduler"); err != nil {
+		return nil, err
+	}
+	etcd, err := peersEtcd(bin)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kubetest.StartWithEtcd(ctx, dir, etcd)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rig{Cluster: c, Bin: bin}
+	if err := r.addNodes(ctx, f); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	if err := r.start(ctx, dir); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Rig) start(ctx context.Context, dir string) error {
+	var err error
+	if r.Kubeconfig, err = r.WriteKubeconfig(dir); err != nil {
+		return err
+	}
+	kcm, err := r.run(dir, "kube-controller-manager", filepath.Join(r.Bin, "kube-controller-manager"),
+		"--kubeconfig="+r.Kubeconfig, "--controllers=job-controller,garbage-collector-controller",
+		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=500", "--kube-api-burst=1000",
+		"--concurrent-job-syncs=10")
+	if err != nil {
+		return err
+	}
+	stages := filepath.Join(dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
+		return fmt.Errorf("kwok stages: %w", err)
+	}
+	kwok, err := r.run(dir, "kwok", filepath.Join(r.Bin, "kwok"),
+		"--kubeconfig="+r.Kubeconfig, "--manage-all-nodes=true", "--config="+stages, "--server-address=")
+	if err != nil {
+		return err
+	}
+	// Both are ready when they have not exited a moment after starting:
+	// neither serves a health endpoint here.
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, p := range []*process{kcm, kwok} {
+		if p.exited() {
+			return fmt.Errorf("%s exited at start:\n%s", p.name, p.tail())
+		}
+	}
+	return nil
+}
+
+// run starts a process of the rig, stopped by Stop.
+func (r *Rig) run(dir, name, bin string, args ...string) (*process, error) {
+	return r.runEnv(dir, nil, name, bin, args...)
+}
+
+// runEnv is run with env added to this process's environment.
+func (r *Rig) runEnv(dir string, env []string, name, bin string, args ...string) (*process, error) {
+	p, err := startProcess(dir, env, name, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	r.procs = append(r.procs, p)
+	return p, nil
+}
+
+// Stop ends every process of the rig, the control plane last.
+func (r *Rig) Stop() {
+	for i := len(r.procs) - 1; i >= 0; i-- {
+		r.procs[i].stop()
+	}
+	r.procs = nil
+	r.Cluster.Stop()
+}
+
+// Fleet is the fake nodes of a replay: Nodes nodes of GPUs GPUs each, of
+// one product as GPU feature discovery names it.
+type Fleet struct {
+	Nodes, GPUs int
+	Product     string // e.g. NVIDIA-H100-80GB-HBM3
+	CPU, Memory string // per node; default 192 cores, 2Ti
+}
+
+// addNodes creates the fleet's nodes (gpu-000, gpu-001...), Ready, with
+// nvidia.com/gpu capacity and the product labels corral reads.
+func (r *Rig) addNodes(ctx context.Context, f Fleet) error {
+	for i := range f.Nodes {
+		n := kubetest.Node{Name: fmt.Sprintf("gpu-%03d", i), GPUs: f.GPUs, Product: f.Product, GPUMemMiB: 81559,
+			CPU: or(f.CPU, "192"), Memory: or(f.Memory, "2Ti"), Labels: map[string]string{"type": "kwok"}}
+		if _, err := r.AddNode(ctx, n); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Namespace creates a namespace with its default ServiceAccount (no
+// controller here makes it), or leaves an existing one.
+func (r *Rig) Namespace(ctx context.Context, name string) error {
+	_, err := r.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	_, err = r.Client.CoreV1().ServiceAccounts(name).Create(ctx, sa, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("namespace %s: service account: %w", name, err)
+	}
+	return nil
+}
+
+// process is a child program with its log file.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func startProcess(dir string, env []string, name, bin string, args ...string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	return p, nil
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the process: SIGTERM, then SIGKILL after a few seconds.
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// tail is the end of the process's log, for error messages.
+func (p *process) tail() string {
+	data, _ := os.ReadFile(p.log)
+	if len(data) > 3000 {
+		data = data[len(data)-3000:]
+	}
+	return string(data)
+}
+
+var errStopped = errors.New("stopped")
+
+func itoa(i int) string { return strconv.Itoa(i) }
