@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/server/api"
 )
@@ -35,6 +36,44 @@ func kubeAcct(path string, asCSV, asJSON, demand bool, stdout io.Writer) error {
 	case asCSV:
 		return writeRecordsCSV(stdout, recs)
 	}
+	if err := writeKubeTable(stdout, recs); err != nil {
+		return err
+	}
+	faults, err := kubeFaults(path)
+	if line := faultrec.Summary(faults); err == nil && line != "" {
+		fmt.Fprintf(stdout, "\nfaults: %s\n", line)
+	}
+	return err
+}
+
+// kubeFaults reads the fault records of a kube-scheduler accounting log
+// file (the same records corral sim keeps); none from the log kept in
+// ConfigMaps.
+func kubeFaults(path string) ([]faultrec.Record, error) {
+	if strings.HasPrefix(path, "configmaps:") {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("kube accounting log: %w", err)
+	}
+	var out []faultrec.Record
+	for line := range strings.Lines(string(data)) {
+		if !strings.Contains(line, `"event":"`+faultrec.Event+`"`) {
+			continue
+		}
+		var r faultrec.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("%s: fault record: %w", path, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// writeKubeTable writes the pods that ended and GPU-hours by tenant and
+// model.
+func writeKubeTable(stdout io.Writer, recs []api.Record) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tTENANT\tGROUP\tGPUS\tMODEL\tSTART\tELAPSED\tGPU-HOURS\tSTATE")
 	sums := map[[2]string]float64{}

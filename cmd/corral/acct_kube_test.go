@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/kube"
 )
 
@@ -50,5 +51,24 @@ func TestAcctFromKubeLog(t *testing.T) {
 	os.WriteFile(bad, []byte("{\"event\":\"end\"}\nnot json\n"), 0o644)
 	if _, errOut, code := runCLI(t, "acct", "--kube-log", bad); code == 0 || !strings.Contains(errOut, "bad.jsonl:2") {
 		t.Errorf("bad log: exit %d, %q", code, errOut)
+	}
+}
+
+// Fault lines in the log (faultrec records, as corral sim keeps them) are
+// summed up below the table, and leave the demand alone.
+func TestAcctFromKubeLogSumsFaults(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	end, _ := json.Marshal(kube.Record{Event: "end", Time: t0.Add(time.Hour), Pod: "ml/w-0", Tenant: "ml", GPUModel: "H100-80GB", GPUs: 8,
+		RunSeconds: 3600, GPUSeconds: 8 * 3600, Phase: "Deleted"})
+	fault, _ := json.Marshal(faultrec.Record{Event: faultrec.Event, Time: t0.Add(time.Hour), Kind: faultrec.NodeFailure, Node: "a2",
+		Work: "ml/train", Action: faultrec.Replaced, To: "s1", GPUs: 16, LostGPUHours: 8, RecoverySeconds: 0.045})
+	path := filepath.Join(t.TempDir(), "acct.jsonl")
+	if err := os.WriteFile(path, []byte(string(end)+"\n"+string(fault)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "acct", "--kube-log", path)
+	want := "faults: 1 stopped or moved by faults (node-failure 1): 1 moved to a spare or free node, 0 requeued; 8.0 GPU-hours lost; decided 45ms after the fault (median)"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "ml/w-0") {
+		t.Errorf("exit %d (%s):\n%s\nwant the table and %q", code, errOut, out, want)
 	}
 }

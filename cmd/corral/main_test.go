@@ -264,7 +264,7 @@ func TestSimCommandWithFaults(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "16 spot nodes") || !strings.Contains(out, "lost GPU-h") {
+	if !strings.Contains(out, "16 spot nodes") || !strings.Contains(out, "lost GPU-h") || !strings.Contains(out, "faults under corral: ") {
 		t.Errorf("output lacks the fault summary:\n%s", out)
 	}
 	if _, errOut, code := runCLI(t, "sim", "--spot-share", "2"); code == 0 || errOut == "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/cost/tco"
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/moves"
@@ -418,6 +419,11 @@ func writeSimTable(w io.Writer, results []*sim.Result) {
 	}
 	writeEstimates(w, results)
 	writeTenantWaits(w, results)
+	for _, r := range results {
+		if line := faultrec.Summary(r.Faults); line != "" {
+			fmt.Fprintf(w, "\nfaults under %s: %s\n", r.Policy, line)
+		}
+	}
 	fmt.Fprintln(w, "\nwaiting: jobs never started; waits of those count until the last event. util: GPU-hours")
 	fmt.Fprintln(w, "the running jobs asked for; alloc: GPU-hours held; both over the arrival horizon.")
 	fmt.Fprintln(w, "idle GPU-h: held but unused (whole nodes, pods waiting for siblings); deadlock: jobs left")
