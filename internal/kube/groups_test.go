@@ -180,6 +180,11 @@ func TestWorkloadAPIPodGroupV1beta1(t *testing.T) {
 		}
 		return fmt.Errorf("pod group ring: conditions %v, want %s True", conds, ConditionInitiallyScheduled)
 	})
+	// The basic policy is no gang: of two pods, the one that fits starts.
+	e.nativeGroup("loose", "v1beta1", 0)
+	e.create(inNativeGroup(pod("loose-0", 8), "loose"), inNativeGroup(pod("loose-1", 8), "loose"))
+	e.waitBound("loose-0")
+	e.waitUnschedulable("loose-1", "GPU")
 	// A topology key that is no level of corral's: the group waits, saying
 	// why.
 	e.nativeGroup("odd", "v1beta1", 1, "example.com/pod")

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// nativeGroup creates Kubernetes' own PodGroup with a gang policy, at
-// the given version (v1beta1, v1alpha3), packed into one domain of each
-// topology key.
+// nativeGroup creates Kubernetes' own PodGroup with a gang policy of
+// minCount (0: the basic policy), at the given version (v1beta1,
+// v1alpha3), packed into one domain of each topology key.
 func (e *env) nativeGroup(name, version string, minCount int, topologyKeys ...string) {
 	e.t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{
@@ -29,6 +29,9 @@ func (e *env) nativeGroup(name, version string, minCount int, topologyKeys ...st
 	}
 	if topo != nil {
 		obj.Object["spec"].(map[string]any)["schedulingConstraints"] = map[string]any{"topology": topo}
+	}
+	if minCount == 0 { // the basic policy
+		obj.Object["spec"].(map[string]any)["schedulingPolicy"] = map[string]any{"basic": map[string]any{}}
 	}
 	r := NativePodGroupResource
 	r.Version = version

@@ -372,3 +372,27 @@ func (s *Scheduler) preempted(v *corev1.Pod, p *preemption) {
 	}
 	s.events.Event(v, corev1.EventTypeNormal, EventPreempted, fmt.Sprintf("Preempted by corral on node %s to make room for %s: %s", v.Spec.NodeName, p.unit, p.reason))
 }
+
+// disrupted sets the DisruptionTarget condition of the Workload API
+// PodGroups of the victims, as the upstream scheduler does when it
+// preempts a gang: once per group and preemption.
+func (s *Scheduler) disrupted(ctx context.Context, victims []*corev1.Pod, p *preemption) {
+	if s.dyn == nil || s.nativeRes.Version == "" {
+		return
+	}
+	done := map[string]bool{}
+	for _, v := range victims {
+		name, kind := groupOf(v)
+		if kind != KindNative || done[v.Namespace+"/"+name] {
+			continue
+		}
+		done[v.Namespace+"/"+name] = true
+		cond := metav1.Condition{Type: "DisruptionTarget", Status: metav1.ConditionTrue, Reason: "PreemptionByScheduler",
+			Message: fmt.Sprintf("preempted by corral to make room for %s", p.unit), LastTransitionTime: metav1.Now()}
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []metav1.Condition{cond}}})
+		_, err := s.dyn.Resource(s.nativeRes).Namespace(v.Namespace).Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Warn("pod group disruption condition", "group", v.Namespace+"/"+name, "err", err)
+		}
+	}
+}

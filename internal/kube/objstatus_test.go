@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -127,4 +128,44 @@ func TestQueueStatusBorrowed(t *testing.T) {
 	e.waitBound("big")
 	e.waitQueueStatus(names[1], 1, 0, 6, 2)
 	e.waitQueueStatus(names[0], 0, 0, 0, 0)
+}
+
+// A Workload API gang preempted for higher-priority work gets the
+// DisruptionTarget condition, as the upstream scheduler sets it.
+func TestPreemptedNativeGroupIsMarkedDisrupted(t *testing.T) {
+	e := newEnv(t)
+	for i := range 2 {
+		e.node(fmt.Sprintf("dis-%d", i), 8, nil)
+	}
+	cfg := e.config()
+	zero := int64(0)
+	cfg.PreemptionGrace = &zero
+	e.start(cfg)
+	e.nativeGroup("low", "v1beta1", 2)
+	lowClass := e.priorityClass("low", 1)
+	var low []*corev1.Pod
+	for i := range 2 {
+		p := inNativeGroup(pod(fmt.Sprintf("low-%d", i), 8), "low")
+		p.Spec.PriorityClassName = lowClass
+		low = append(low, p)
+	}
+	e.create(low...)
+	e.waitBound("low-0", "low-1")
+	high := pod("high", 8)
+	high.Spec.PriorityClassName = e.priorityClass("high", 100)
+	e.create(high)
+	e.waitBound("high")
+	e.eventually(func() error {
+		obj, err := e.c.Dynamic.Resource(NativePodGroupResource).Namespace(e.ns).Get(context.Background(), "low", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "DisruptionTarget" && m["status"] == "True" && m["reason"] == "PreemptionByScheduler" {
+				return nil
+			}
+		}
+		return fmt.Errorf("pod group low: conditions %v, want DisruptionTarget True", conds)
+	})
 }

@@ -34,7 +34,7 @@ func GroupName(p *corev1.Pod) string {
 // parseNativePodGroup reads a Kubernetes PodGroup: a gang policy's
 // minCount, its topology constraints (keys of levels), and corral's
 // topology annotations. A group with the basic policy is no gang: its pods
-// are placed one by one, and nil is returned.
+// start as they fit (a minimum of one).
 func parseNativePodGroup(obj *unstructured.Unstructured, levels []Level) (*podGroup, error) {
 	g := &podGroup{Namespace: obj.GetNamespace(), Name: obj.GetName(), Native: true, Kind: KindNative}
 	min, found, err := unstructured.NestedInt64(obj.Object, "spec", "schedulingPolicy", "gang", "minCount")
@@ -42,7 +42,7 @@ func parseNativePodGroup(obj *unstructured.Unstructured, levels []Level) (*podGr
 		return nil, fmt.Errorf("pod group %s: spec.schedulingPolicy.gang.minCount: %w", g.key(), err)
 	}
 	if !found {
-		return nil, nil
+		min = 1 // the basic policy: pods start as they fit
 	}
 	g.MinMember = max(int(min), 1)
 	topo, err := topologyConstraints(obj, levels)

@@ -312,6 +312,7 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 		if err != nil {
 			s.log.Warn("preemption", "err", err)
 		}
+		s.disrupted(ctx, evicted, p)
 		for _, v := range evicted {
 			s.preempted(v, p)
 			r := podRecord("preempted", v, s.node(v.Spec.NodeName), snap.queues, s.cfg.Now())
@@ -366,9 +367,7 @@ func (s *Scheduler) podGroups(pending []*corev1.Pod) map[string]*podGroup {
 			s.log.Warn("pod group", "err", err)
 			continue
 		}
-		if g != nil {
-			out[g.key()] = g
-		}
+		out[g.key()] = g
 	}
 	for _, u := range s.listCustom(s.groups) { // the coscheduling one wins a name both use
 		g, err := parsePodGroup(u)
