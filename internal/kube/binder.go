@@ -61,6 +61,12 @@ func parallel(n int, fn func(i int)) {
 }
 
 func bind(ctx context.Context, client kubernetes.Interface, b binding, n *counters) error {
+	if b.prepare != nil {
+		if err := b.prepare(ctx); err != nil {
+			n.failures.Add(1)
+			return fmt.Errorf("binding %s/%s to %s: %w", b.pod.Namespace, b.pod.Name, b.node, err)
+		}
+	}
 	target := &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: b.pod.Namespace, Name: b.pod.Name, UID: b.pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: b.node},

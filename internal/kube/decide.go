@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,6 +20,8 @@ type binding struct {
 	pod  *corev1.Pod
 	node string
 	unit string
+	// prepare writes what the pod claims before it is bound; nil: nothing.
+	prepare func(context.Context) error
 }
 
 // rejection is pods left pending and why, in the core's words.
@@ -49,6 +52,7 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 		}
 	}
 	out := sched.Cycle(in.snap)
+	out.Starts = in.recheck(context.Background(), out.Starts)
 	if snap.ledger != nil {
 		for _, st := range out.Starts {
 			snap.ledger.Started(st.Unit.Job.Name, st.Unit.Queue, st.Admission.Need)
@@ -80,11 +84,12 @@ type cycleInput struct {
 	byGroup map[string][][]*corev1.Pod // each unit's pods, by task group
 	running map[string]victimSet       // by running unit name
 	left    []rejection                // pods of groups started without them
+	moved   map[string]string          // pod uid -> node, for pods the filters moved off the core's node
 	prs     []*preemption              // the cycle's evictions
 }
 
 func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
-	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}}
+	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}, moved: map[string]string{}}
 	in.snap = &sched.Snapshot{
 		Now:   snap.now,
 		State: snap.state,
@@ -137,6 +142,9 @@ func (in *cycleInput) add(u *unit) *rejection {
 	if err != nil {
 		return &rejection{pods: u.pods, message: err.Error(), code: sched.CodeInvalid}
 	}
+	if why := in.kube.filter.refusal(u.pods); why != "" {
+		return &rejection{pods: u.pods, message: why, code: sched.CodeCapacity}
+	}
 	q := u.queue()
 	if q != "" && in.kube.queues[q] == nil {
 		return &rejection{pods: u.pods, code: sched.CodeInvalid, message: fmt.Sprintf("queue %q does not exist: create the Queue (%s) or drop the %s label",
@@ -158,7 +166,11 @@ func (in *cycleInput) binds(starts []sched.Start) []binding {
 		u, p := in.units[st.Unit.Job.Name], st.Placement
 		placed, left := assignPods(p, in.byGroup[st.Unit.Job.Name])
 		for i, pod := range placed {
-			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name})
+			node := p.Tasks[i].NodeName
+			if m, ok := in.moved[string(pod.UID)]; ok {
+				node = m
+			}
+			out = append(out, binding{pod: pod, node: node, unit: u.name, prepare: in.kube.filter.prepare(pod)})
 		}
 		if len(left) > 0 {
 			in.left = append(in.left, rejection{pods: left, code: sched.CodeCapacity,
@@ -310,6 +322,7 @@ func gpuString(milli int64) string {
 // demand, in the order of the pods; byGroup lists each group's pods.
 func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 	tolerations := append(tolerated(u.pods, snap.taints), selectorTolerations(u.pods, snap.selectors)...)
+	tolerations = append(tolerations, snap.filter.tolerations(u.pods)...)
 	j := &job.Job{Name: u.job, Priority: int(u.priority), Tolerations: tolerations}
 	j.Preemptible, j.Runtime = lendable(u.pods)
 	var byGroup [][]*corev1.Pod

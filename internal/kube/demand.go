@@ -6,30 +6,18 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 
 	"github.com/corral-sched/corral/internal/job"
 )
 
-// podRequests is what a pod holds on its node: the sum of its containers'
-// requests, or the largest init container's when that is more.
+// podRequests is what a pod holds on its node, as the kubelet and
+// kube-scheduler count it: its containers' requests, init and sidecar
+// containers as Kubernetes runs them, pod-level resources, and the
+// RuntimeClass overhead (spec.overhead).
 func podRequests(p *corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		for name, q := range c.Resources.Requests {
-			cur := sum[name]
-			cur.Add(q)
-			sum[name] = cur
-		}
-	}
-	for _, c := range p.Spec.InitContainers {
-		for name, q := range c.Resources.Requests {
-			if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
-				sum[name] = q.DeepCopy()
-			}
-		}
-	}
-	return sum
+	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 }
 
 // demand translates a pod's requests into the core's demand for one task:

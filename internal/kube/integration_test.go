@@ -243,5 +243,5 @@ func TestNodeSelectorIsHonoured(t *testing.T) {
 	lost := pod("lost", 1)
 	lost.Spec.NodeSelector = map[string]string{"pool": "c"}
 	e.create(lost)
-	e.waitUnschedulable("lost", "taint")
+	e.waitUnschedulable("lost", "didn't match Pod's node affinity/selector")
 }

@@ -23,6 +23,7 @@ import (
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/corral-sched/corral/internal/kube/upstream"
 	"github.com/corral-sched/corral/internal/sched"
 	"k8s.io/client-go/tools/record"
 )
@@ -49,13 +50,16 @@ type Scheduler struct {
 	prov      *provisioner        // nil where ProvisioningRequests are not served
 	queues    cache.GenericLister // nil when the Queue CRD is not served
 	kick      chan struct{}
-	n         counters
-	ledger    *ledger
-	metrics   *metrics
-	reports   *reporter
-	leading   atomic.Bool  // this replica schedules now
-	synced    atomic.Bool  // the informers' caches are synced
-	lastEnd   atomic.Int64 // when the last cycle ended, in Unix nanoseconds
+	// upstream is Kubernetes' scheduler framework whose filter plugins say
+	// where each pod may run; built by Start.
+	upstream *upstream.Framework
+	n        counters
+	ledger   *ledger
+	metrics  *metrics
+	reports  *reporter
+	leading  atomic.Bool  // this replica schedules now
+	synced   atomic.Bool  // the informers' caches are synced
+	lastEnd  atomic.Int64 // when the last cycle ended, in Unix nanoseconds
 
 	// events records events; set by Start. notes are the node reports
 	// made, by node (only the cycle's goroutine uses them).
@@ -145,6 +149,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		events = s.client
 	}
 	s.events = newRecorder(ctx, events, s.cfg.SchedulerName)
+	fw, err := upstream.New(ctx, s.client, s.factory, s.cfg.SchedulerName)
+	if err != nil {
+		return err
+	}
+	s.upstream = fw
 	s.factory.Start(ctx.Done())
 	if s.dynf != nil {
 		s.dynf.Start(ctx.Done())
@@ -228,7 +237,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 func (s *Scheduler) Cycle(ctx context.Context) error {
 	s.recoverIntents(ctx)
 	s.handleFaults(ctx)
-	snap, err := s.snapshot()
+	snap, err := s.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -255,7 +264,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 }
 
 // snapshot takes the cycle's snapshot from the informer cache.
-func (s *Scheduler) snapshot() (*snapshot, error) {
+func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	nodes, err := s.nodes.List(s.cfg.NodeSelector)
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
@@ -268,7 +277,10 @@ func (s *Scheduler) snapshot() (*snapshot, error) {
 	queues := s.queueSpecs()
 	s.status.submit(s.statusPatches(pods, assumed, queues))
 	pods = s.markStopping(pods)
-	return takeSnapshot(&s.cfg, nodes, pods, queues, assumed, s.log)
+	filter := func(onNodes, pending []*corev1.Pod) *filtering {
+		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending)
+	}
+	return takeFilteredSnapshot(&s.cfg, nodes, pods, queues, assumed, filter, s.log)
 }
 
 // reportNodes logs, and records a Warning event on, each GPU node whose

@@ -42,7 +42,14 @@ type snapshot struct {
 	ledger    *sched.Ledger
 	now       time.Time
 	selectors []selector // the pending pods' node selectors
+	// filter is the verdicts of Kubernetes' filter plugins on the pending
+	// pods; nil when they are not run.
+	filter *filtering
 }
+
+// filterFunc runs the filter plugins for the pending pods, given the pods
+// on nodes (those assumed bound with their node set).
+type filterFunc func(onNodes, pending []*corev1.Pod) *filtering
 
 // boundPod is a pod running on a node, as the core holds it.
 type boundPod struct {
@@ -55,6 +62,13 @@ type boundPod struct {
 // waits. Pods in assumed (uid -> node) were bound by this scheduler and
 // count as bound even if the cache does not show it yet.
 func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, log *slog.Logger) (*snapshot, error) {
+	return takeFilteredSnapshot(cfg, nodes, pods, queues, assumed, nil, log)
+}
+
+// takeFilteredSnapshot is takeSnapshot with the filter plugins run, when
+// filter is not nil, on the pending pods.
+func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, filter filterFunc, log *slog.Logger) (*snapshot, error) {
+	var onNodes []*corev1.Pod
 	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName}
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range pods {
@@ -68,6 +82,7 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 		switch {
 		case node != "":
 			byNode[node] = append(byNode[node], p)
+			onNodes = append(onNodes, withNode(p, node))
 			if p.DeletionTimestamp == nil { // a stopping member is no member
 				snap.members.add(snap.members.bound, p)
 			}
@@ -83,7 +98,12 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 		return snap, nil // nothing to place: no state needed
 	}
 	snap.selectors = nodeSelectors(snap.pending)
-	f, skipped, described := buildFleet(nodes, cfg, selectorTaints(nodes, snap.selectors))
+	extra := selectorTaints(nodes, snap.selectors)
+	if filter != nil {
+		snap.filter = filter(onNodes, snap.pending)
+		snap.filter.addTaints(extra)
+	}
+	f, skipped, described := buildFleet(nodes, cfg, extra)
 	snap.described = described
 	st, err := gang.New(f)
 	if err != nil {
@@ -134,6 +154,17 @@ func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, log *slog.Logger)
 		}
 	}
 	return out
+}
+
+// withNode is p on node: p itself when it shows the node, else a copy
+// that does.
+func withNode(p *corev1.Pod, node string) *corev1.Pod {
+	if p.Spec.NodeName == node {
+		return p
+	}
+	c := p.DeepCopy()
+	c.Spec.NodeName = node
+	return c
 }
 
 func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -1,0 +1,203 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The tests of dynamic resource allocation (resource.k8s.io/v1) publish
+// the devices of a fake driver as a DRA driver would, in ResourceSlices,
+// and ask for them in ResourceClaims.
+
+const fakeDriver = "gpu.example.com"
+
+// deviceClass creates a DeviceClass of the fake driver's devices and
+// returns its name.
+func (e *env) deviceClass() string {
+	e.t.Helper()
+	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu-" + e.ns},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
+			CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", fakeDriver)}}}}}
+	ctx := context.Background()
+	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = e.c.Client.ResourceV1().DeviceClasses().Delete(ctx, dc.Name, metav1.DeleteOptions{}) })
+	return dc.Name
+}
+
+// devices publishes n GPUs of product on node in a ResourceSlice, with
+// the attributes and capacity NVIDIA's DRA driver gives its GPUs.
+func (e *env) devices(node string, n int, product string, memory string) {
+	e.t.Helper()
+	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-" + fakeDriver},
+		Spec: resourcev1.ResourceSliceSpec{Driver: fakeDriver, NodeName: &node,
+			Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
+	for i := range n {
+		prod, typ := product, "gpu"
+		slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
+			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+				"productName": {StringValue: &prod}, "type": {StringValue: &typ}},
+			Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse(memory)}},
+		})
+	}
+	ctx := context.Background()
+	if _, err := e.c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
+}
+
+// claim creates a ResourceClaim for count devices of class that satisfy
+// the CEL expression sel ("" for any).
+func (e *env) claim(name, class string, count int64, sel string) {
+	e.t.Helper()
+	req := &resourcev1.ExactDeviceRequest{DeviceClassName: class, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count}
+	if sel != "" {
+		req.Selectors = []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: sel}}}
+	}
+	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpus", Exactly: req}}}}}
+	if _, err := e.c.Client.ResourceV1().ResourceClaims(e.ns).Create(context.Background(), c, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// claimPod is a CPU pod for corral that uses the named ResourceClaim.
+func claimPod(name, claim string) *corev1.Pod {
+	p := pod(name, 0)
+	p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &claim}}
+	p.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
+	return p
+}
+
+// getClaim reads a claim.
+func (e *env) getClaim(name string) *resourcev1.ResourceClaim {
+	e.t.Helper()
+	c, err := e.c.Client.ResourceV1().ResourceClaims(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// allocatedOn checks that the claim is allocated, every device from
+// node's pool, and reserved for the pod.
+func (e *env) allocatedOn(claim, node, podName string, devices int) {
+	e.t.Helper()
+	c := e.getClaim(claim)
+	if c.Status.Allocation == nil {
+		e.t.Fatalf("claim %s not allocated, though its pod is bound", claim)
+	}
+	res := c.Status.Allocation.Devices.Results
+	if len(res) != devices {
+		e.t.Errorf("claim %s: %d devices allocated, want %d", claim, len(res), devices)
+	}
+	for _, r := range res {
+		if r.Pool != node || r.Driver != fakeDriver {
+			e.t.Errorf("claim %s: device %s/%s/%s, want one of node %s", claim, r.Driver, r.Pool, r.Device, node)
+		}
+	}
+	if !slices.ContainsFunc(c.Status.ReservedFor, func(r resourcev1.ResourceClaimConsumerReference) bool { return r.Name == podName }) {
+		e.t.Errorf("claim %s reserved for %+v, not for pod %s", claim, c.Status.ReservedFor, podName)
+	}
+}
+
+// A claim whose CEL selector only one node's devices satisfy is allocated
+// there, and its pod bound there; a pod whose claim no device satisfies
+// waits.
+func TestDRAClaimWithCELSelectorAllocated(t *testing.T) {
+	e := newEnv(t)
+	e.node("dra-a", 8, nil)
+	e.node("dra-b", 8, nil)
+	e.node("dra-c", 8, nil)
+	class := e.deviceClass()
+	e.devices("dra-a", 4, "A100", "40Gi")
+	e.devices("dra-c", 4, "H100", "80Gi")
+	e.start(e.config())
+	sel := fmt.Sprintf(`device.attributes[%q].productName == "H100" && device.capacity[%q].memory.compareTo(quantity("80Gi")) >= 0`, fakeDriver, fakeDriver)
+	e.claim("h100s", class, 2, sel)
+	e.claim("b200s", class, 1, fmt.Sprintf(`device.attributes[%q].productName == "B200"`, fakeDriver))
+	e.create(claimPod("wants-h100", "h100s"), claimPod("wants-b200", "b200s"))
+	got := e.waitBound("wants-h100")
+	if got["wants-h100"] != "dra-c" {
+		t.Fatalf("wants-h100 bound to %s; only dra-c has H100 devices", got["wants-h100"])
+	}
+	e.allocatedOn("h100s", "dra-c", "wants-h100", 2)
+	e.waitUnschedulable("wants-b200", "cannot allocate all claims")
+	if c := e.getClaim("b200s"); c.Status.Allocation != nil {
+		t.Errorf("claim b200s allocated %+v though no device is a B200", c.Status.Allocation)
+	}
+}
+
+// A pod with a claim is never bound to a node with no devices, though the
+// core alone would put it beside the pod already there.
+func TestDRAPodNeverBoundWhereNoDevices(t *testing.T) {
+	e := newEnv(t)
+	e.node("nodev-0", 8, nil)
+	e.start(e.config())
+	class := e.deviceClass()
+	e.create(pod("cpu", 0))
+	e.waitBound("cpu")
+	e.claim("one", class, 1, "")
+	e.create(claimPod("needs-device", "one"))
+	e.waitUnschedulable("needs-device", "cannot allocate all claims")
+	time.Sleep(3 * e.config().Interval)
+	if got := e.nodesOf(); got["needs-device"] != "" {
+		t.Fatalf("needs-device bound to %s, which has no devices", got["needs-device"])
+	}
+	e.node("nodev-1", 8, nil)
+	e.devices("nodev-1", 1, "H100", "80Gi")
+	if got := e.waitBound("needs-device"); got["needs-device"] != "nodev-1" {
+		t.Fatalf("needs-device bound to %s, want nodev-1, the node with a device", got["needs-device"])
+	}
+	e.allocatedOn("one", "nodev-1", "needs-device", 1)
+}
+
+// A pod group whose pods each hold a claim starts whole or not at all:
+// three pods asking two devices each wait while only four devices exist,
+// with no claim left allocated, and all start once four more appear.
+func TestDRAGangOfClaimsWholeOrNotAtAll(t *testing.T) {
+	e := newEnv(t)
+	e.node("dgang-0", 8, nil)
+	e.node("dgang-1", 8, nil)
+	class := e.deviceClass()
+	e.devices("dgang-0", 4, "H100", "80Gi")
+	e.start(e.config())
+	e.podGroup("trio", 3, nil)
+	var names []string
+	for i := range 3 {
+		name := fmt.Sprintf("trio-%d", i)
+		e.claim(name, class, 2, "")
+		e.create(inGroup(claimPod(name, name), "trio"))
+		names = append(names, name)
+	}
+	e.waitUnschedulable("trio-0", "")
+	time.Sleep(4 * e.config().Interval)
+	for _, n := range names {
+		if node := e.nodesOf()[n]; node != "" {
+			t.Fatalf("%s bound to %s while its group cannot have all its devices", n, node)
+		}
+		if c := e.getClaim(n); c.Status.Allocation != nil || len(c.Status.ReservedFor) > 0 {
+			t.Fatalf("claim %s allocated or reserved (%+v) while its group waits", n, c.Status)
+		}
+	}
+	e.devices("dgang-1", 4, "H100", "80Gi")
+	got := e.waitBound(names...)
+	perNode := map[string]int{}
+	for _, n := range names {
+		perNode[got[n]]++
+		e.allocatedOn(n, got[n], n, 2)
+	}
+	if perNode["dgang-0"] > 2 || perNode["dgang-1"] > 2 {
+		t.Fatalf("pods per node %v: a node of 4 devices holds at most 2 pods of 2", perNode)
+	}
+}

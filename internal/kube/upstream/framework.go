@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+)
+
+// filterPlugins are the plugins whose PreFilter and Filter decide where a
+// pod may run, in the order kube-scheduler's default profile runs them.
+var filterPlugins = []string{
+	names.NodeUnschedulable, names.NodeName, names.TaintToleration, names.NodeAffinity,
+	names.NodePorts, names.NodeResourcesFit, names.VolumeRestrictions, names.NodeVolumeLimits,
+	names.VolumeBinding, names.VolumeZone, names.PodTopologySpread, names.InterPodAffinity,
+	names.DynamicResources,
+}
+
+// claimPlugins reserve and bind what a placed pod claims.
+var claimPlugins = []string{names.VolumeBinding, names.DynamicResources}
+
+// Framework is the scheduler framework with the filter plugins, reading
+// the cluster through an informer factory and a snapshot corral builds
+// each cycle.
+type Framework struct {
+	fw     framework.Framework
+	lister *lister
+}
+
+// New builds the framework for schedulerName. Its plugins register their
+// informers with factory, which the caller starts afterwards; ctx bounds
+// the goroutines some plugins run.
+func New(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, schedulerName string) (*Framework, error) {
+	schedmetrics.Register() // the framework counts into kube-scheduler's metrics
+	profile, err := newProfile(schedulerName)
+	if err != nil {
+		return nil, err
+	}
+	logger := klog.FromContext(ctx)
+	claims := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	slices, err := tracker.StartTracker(ctx, tracker.Options{SliceInformer: factory.Resource().V1().ResourceSlices(), KubeClient: client})
+	if err != nil {
+		return nil, fmt.Errorf("scheduler framework: resource slices: %w", err)
+	}
+	l := &lister{}
+	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(factory),
+		frameworkruntime.WithSharedDRAManager(dynamicresources.NewDRAManager(ctx, claims, slices, factory)),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
+		frameworkruntime.WithSnapshotSharedLister(l),
+		frameworkruntime.WithParallelism(1),
+		frameworkruntime.WithLogger(logger),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler framework: %w", err)
+	}
+	return &Framework{fw: fw, lister: l}, nil
+}
+
+// newProfile is kube-scheduler's default profile, with its plugins' default
+// arguments, running only the filter and claim plugins.
+func newProfile(schedulerName string) (*config.KubeSchedulerProfile, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, fmt.Errorf("scheduler framework: default configuration: %w", err)
+	}
+	profile := cfg.Profiles[0]
+	profile.SchedulerName = schedulerName
+	profile.Plugins = &config.Plugins{
+		QueueSort: enabled(names.PrioritySort),
+		PreFilter: enabled(filterPlugins...),
+		Filter:    enabled(filterPlugins...),
+		Reserve:   enabled(claimPlugins...),
+		PreBind:   enabled(claimPlugins...),
+		Bind:      enabled(names.DefaultBinder),
+	}
+	return &profile, nil
+}
+
+func enabled(plugins ...string) config.PluginSet {
+	var s config.PluginSet
+	for _, p := range plugins {
+		s.Enabled = append(s.Enabled, config.Plugin{Name: p})
+	}
+	return s
+}
+
+// lister is the framework's view of the cluster: the snapshot of the
+// current cycle, swapped in by NewView.
+type lister struct{ fwk.SharedLister }

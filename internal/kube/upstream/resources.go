@@ -1,0 +1,78 @@
+package upstream
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// coreResource reports whether corral's core counts the resource itself:
+// CPU, memory and NVIDIA's GPU resources (whole, shared and MIG).
+func coreResource(name corev1.ResourceName) bool {
+	return name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), "nvidia.com/")
+}
+
+// withoutCoreResources is pod with the requests and limits corral's core
+// counts left out, so that the plugins check every other resource and a
+// node full of GPUs the core may free by preemption is not refused here.
+// pod is returned as it is when it asks for none of them.
+func withoutCoreResources(pod *corev1.Pod) *corev1.Pod {
+	if !asksCore(pod) {
+		return pod
+	}
+	p := pod.DeepCopy()
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			strip(cs[i].Resources.Requests)
+			strip(cs[i].Resources.Limits)
+		}
+	}
+	if p.Spec.Resources != nil {
+		strip(p.Spec.Resources.Requests)
+		strip(p.Spec.Resources.Limits)
+	}
+	strip(p.Spec.Overhead)
+	return p
+}
+
+func asksCore(pod *corev1.Pod) bool {
+	has := func(l corev1.ResourceList) bool {
+		for name := range l {
+			if coreResource(name) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if has(cs[i].Resources.Requests) || has(cs[i].Resources.Limits) {
+				return true
+			}
+		}
+	}
+	return has(pod.Spec.Overhead) || (pod.Spec.Resources != nil && (has(pod.Spec.Resources.Requests) || has(pod.Spec.Resources.Limits)))
+}
+
+func strip(l corev1.ResourceList) {
+	for name := range l {
+		if coreResource(name) {
+			delete(l, name)
+		}
+	}
+}
+
+// asksSlices reports whether pod asks for parts of GPUs: MIG instances or
+// time-sliced shares.
+func asksSlices(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			for name := range cs[i].Resources.Requests {
+				if strings.HasPrefix(string(name), "nvidia.com/mig-") || name == "nvidia.com/gpu.shared" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

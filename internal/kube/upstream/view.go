@@ -1,0 +1,239 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// View is one cycle's cluster as the plugins see it: the nodes, and the
+// pods on them, those placed during the cycle included. A View is used
+// by one goroutine, and only one View of a Framework at a time.
+type View struct {
+	f      *Framework
+	snap   *cache.Snapshot
+	nodes  []fwk.NodeInfo // in name order
+	byName map[string]fwk.NodeInfo
+	placed []placed // pods placed during the cycle, in order
+	// moved are the nodes that took a pod elsewhere than the core placed
+	// it (PlaceElsewhere): the core's counts of them are off, so pods
+	// placed there are checked with all their requests.
+	moved map[string]bool
+}
+
+// placed is a pod placed during the cycle, with the plugins' state for it.
+type placed struct {
+	pod     *corev1.Pod // with its node set
+	checked *corev1.Pod // what the plugins were shown
+	state   *framework.CycleState
+}
+
+// NewView makes the cycle's view: pods must have spec.nodeName set (copies
+// for pods bound but not yet seen bound); those on other nodes are left
+// out.
+func (f *Framework) NewView(nodes []*corev1.Node, pods []*corev1.Pod) *View {
+	known := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		known[n.Name] = true
+	}
+	on := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if known[p.Spec.NodeName] {
+			on = append(on, p)
+		}
+	}
+	v := &View{f: f, snap: cache.NewSnapshot(on, nodes), byName: map[string]fwk.NodeInfo{}, moved: map[string]bool{}}
+	f.lister.SharedLister = v.snap
+	for _, n := range nodes {
+		if ni, err := v.snap.Get(n.Name); err == nil {
+			v.byName[n.Name] = ni
+			v.nodes = append(v.nodes, ni)
+		}
+	}
+	sort.Slice(v.nodes, func(a, b int) bool { return v.nodes[a].Node().Name < v.nodes[b].Node().Name })
+	return v
+}
+
+// Verdict is where a pod may run, and why not elsewhere.
+type Verdict struct {
+	Nodes []string // allowed nodes, in name order
+	// Refused counts the nodes refused, by the plugins' reasons
+	// ("node(s) didn't match pod anti-affinity rules").
+	Refused map[string]int
+	Err     error // the plugins failed; no node is allowed
+}
+
+// Why summarises the refusals as kube-scheduler does: "0/4 nodes are
+// available: 3 node(s) had untolerated taint, 1 Too many pods."
+func (v Verdict) Why(total int) string {
+	if v.Err != nil {
+		return v.Err.Error()
+	}
+	reasons := slices.Sorted(maps.Keys(v.Refused))
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", v.Refused[r], r)
+	}
+	return fmt.Sprintf("%d/%d nodes are available: %s.", len(v.Nodes), total, strings.Join(parts, ", "))
+}
+
+// Allowed runs PreFilter once and Filter on every node for pod.
+func (v *View) Allowed(ctx context.Context, pod *corev1.Pod) Verdict {
+	out := Verdict{Refused: map[string]int{}}
+	state := framework.NewCycleState()
+	checked := withoutCoreResources(pod)
+	res, st, _ := v.f.fw.RunPreFilterPlugins(ctx, state, checked)
+	if !st.IsSuccess() {
+		if !st.IsRejected() {
+			out.Err = fmt.Errorf("scheduler plugin %s: %w", st.Plugin(), st.AsError())
+			return out
+		}
+		for _, r := range st.Reasons() {
+			out.Refused[r] = len(v.nodes)
+		}
+		return out
+	}
+	for _, ni := range v.nodes {
+		name := ni.Node().Name
+		if !res.AllNodes() && !res.NodeNames.Has(name) {
+			out.Refused["node(s) didn't satisfy plugin(s) ["+st.Plugin()+"]"]++
+			continue
+		}
+		fst := v.f.fw.RunFilterPlugins(ctx, state, checked, ni)
+		switch {
+		case fst.IsSuccess():
+			out.Nodes = append(out.Nodes, name)
+		case fst.IsRejected():
+			for _, r := range fst.Reasons() {
+				out.Refused[r]++
+			}
+		default:
+			out.Err = fmt.Errorf("scheduler plugin %s on node %s: %w", fst.Plugin(), name, fst.AsError())
+			return Verdict{Refused: map[string]int{}, Err: out.Err}
+		}
+	}
+	return out
+}
+
+// Place checks pod on node against the view, the pods placed before it in
+// the cycle included, and when the plugins allow it reserves what it
+// claims and adds it to the view. It returns the plugins' refusal.
+func (v *View) Place(ctx context.Context, pod *corev1.Pod, node string) error {
+	checked := pod
+	if !v.moved[node] {
+		checked = withoutCoreResources(pod)
+	}
+	return v.place(ctx, pod, checked, node)
+}
+
+// PlaceElsewhere places pod, all its requests checked by the plugins, on
+// the first of nodes that takes it, and returns that node. It is for pods
+// the core counts no GPU slices of (MIG or shared) for: their whole-GPU,
+// CPU and memory requests are checked here instead.
+func (v *View) PlaceElsewhere(ctx context.Context, pod *corev1.Pod, nodes []string) (string, error) {
+	if asksSlices(pod) {
+		return "", fmt.Errorf("asks for GPU slices, which only corral's core counts")
+	}
+	for _, node := range nodes {
+		if v.place(ctx, pod, pod, node) == nil {
+			v.moved[node] = true
+			return node, nil
+		}
+	}
+	return "", fmt.Errorf("no other node takes it")
+}
+
+func (v *View) place(ctx context.Context, pod, checked *corev1.Pod, node string) error {
+	ni, ok := v.byName[node]
+	if !ok {
+		return fmt.Errorf("node %s is not in the cluster's view", node)
+	}
+	state := framework.NewCycleState()
+	res, st, _ := v.f.fw.RunPreFilterPlugins(ctx, state, checked)
+	if !st.IsSuccess() {
+		return fmt.Errorf("%s", strings.Join(st.Reasons(), ", "))
+	}
+	if !res.AllNodes() && !res.NodeNames.Has(node) {
+		return fmt.Errorf("node %s is not among the nodes plugin %s allows", node, st.Plugin())
+	}
+	if st := v.f.fw.RunFilterPlugins(ctx, state, checked, ni); !st.IsSuccess() {
+		return fmt.Errorf("%s", strings.Join(st.Reasons(), ", "))
+	}
+	if st := v.f.fw.RunReservePluginsReserve(ctx, state, checked, node); !st.IsSuccess() {
+		v.f.fw.RunReservePluginsUnreserve(ctx, state, checked, node)
+		return fmt.Errorf("reserving: %s", st.Message())
+	}
+	on := pod.DeepCopy()
+	on.Spec.NodeName = node
+	pi, err := framework.NewPodInfo(on)
+	if err == nil {
+		err = v.snap.AssumePod(pi)
+	}
+	if err != nil {
+		v.f.fw.RunReservePluginsUnreserve(ctx, state, checked, node)
+		return fmt.Errorf("adding the pod to the view: %w", err)
+	}
+	v.placed = append(v.placed, placed{pod: on, checked: checked, state: state})
+	return nil
+}
+
+// Mark is how many pods were placed so far; Undo(mark) takes back those
+// placed after it.
+func (v *View) Mark() int { return len(v.placed) }
+
+// Undo takes back, last first, the pods placed since mark: their
+// reservations are released and they leave the view.
+func (v *View) Undo(ctx context.Context, mark int) {
+	for i := len(v.placed) - 1; i >= mark; i-- {
+		p := v.placed[i]
+		v.f.fw.RunReservePluginsUnreserve(ctx, p.state, p.checked, p.pod.Spec.NodeName)
+		_ = v.snap.ForgetPod(klog.FromContext(ctx), p.pod)
+	}
+	v.placed = v.placed[:mark]
+}
+
+// PreBind writes what the placed pod claims to the API server (its
+// ResourceClaims' allocation and reservation, its volumes' bindings); it
+// is to be called before the pod is bound.
+func (v *View) PreBind(ctx context.Context, pod *corev1.Pod) error {
+	for _, p := range v.placed {
+		if p.pod.UID != pod.UID {
+			continue
+		}
+		if st := v.f.fw.RunPreBindPlugins(ctx, p.state, p.checked, p.pod.Spec.NodeName); !st.IsSuccess() {
+			return fmt.Errorf("preparing %s/%s for node %s: %w", pod.Namespace, pod.Name, p.pod.Spec.NodeName, st.AsError())
+		}
+		return nil
+	}
+	return fmt.Errorf("pod %s/%s was not placed in this cycle", pod.Namespace, pod.Name)
+}
+
+// Release gives back the reservations of a placed pod that is not to be
+// bound after all (its binding failed).
+func (v *View) Release(ctx context.Context, pod *corev1.Pod) {
+	for _, p := range v.placed {
+		if p.pod.UID == pod.UID {
+			v.f.fw.RunReservePluginsUnreserve(ctx, p.state, p.checked, p.pod.Spec.NodeName)
+		}
+	}
+}
+
+// NeedsPreBind reports whether pod claims anything PreBind writes: a
+// ResourceClaim or a PersistentVolumeClaim.
+func NeedsPreBind(pod *corev1.Pod) bool {
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.PersistentVolumeClaim != nil || v.Ephemeral != nil
+	})
+}
