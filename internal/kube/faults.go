@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -77,10 +78,7 @@ func (s *Scheduler) handleFaults(ctx context.Context) {
 		return
 	}
 	for _, w := range s.strickenUnits(pods, faulty, sick) {
-		s.handleUnit(ctx, w, nodes, pods)
-		for _, p := range w.members {
-			s.handled[p.UID] = true
-		}
+		s.handleUnit(ctx, w, nodes, pods) // marks what it stopped; the rest is tried again next cycle
 	}
 }
 
@@ -369,24 +367,36 @@ func (s *Scheduler) requeue(ctx context.Context, pods []*corev1.Pod, why string)
 }
 
 // requeueWith deletes the pods (at once on the failed node, else with
-// their own grace) and creates copies of those without a controller.
+// their own grace) and creates copies of those without a controller. It
+// goes on past a pod it cannot stop, so that as few as possible run on
+// short of the rest, and returns the errors.
 func (s *Scheduler) requeueWith(ctx context.Context, pods []*corev1.Pod, failed string, extra map[string]string) error {
+	var errs []error
 	for _, p := range pods {
-		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}
-		if failed != "" && p.Spec.NodeName == failed {
-			zero := int64(0)
-			opts.GracePeriodSeconds = &zero
+		if s.handled[p.UID] {
+			continue // stopped already (a move that failed halfway)
 		}
-		if err := s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts); err != nil && !isGone(err) {
-			return fmt.Errorf("stopping %s: %w", podKey(p), err)
-		}
-		s.handled[p.UID] = true
-		if metav1.GetControllerOf(p) != nil {
-			continue // its controller creates it again
-		}
-		if _, err := s.client.CoreV1().Pods(p.Namespace).Create(ctx, podCopy(p, extra), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("queueing %s again: %w", podKey(p), err)
-		}
+		errs = append(errs, s.requeuePod(ctx, p, failed, extra))
+	}
+	return errors.Join(errs...)
+}
+
+// requeuePod stops one pod and creates its copy when no controller will.
+func (s *Scheduler) requeuePod(ctx context.Context, p *corev1.Pod, failed string, extra map[string]string) error {
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}
+	if failed != "" && p.Spec.NodeName == failed {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	if err := s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts); err != nil && !isGone(err) {
+		return fmt.Errorf("stopping %s: %w", podKey(p), err)
+	}
+	s.handled[p.UID] = true
+	if metav1.GetControllerOf(p) != nil {
+		return nil // its controller creates it again
+	}
+	if _, err := s.client.CoreV1().Pods(p.Namespace).Create(ctx, podCopy(p, extra), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("queueing %s again: %w", podKey(p), err)
 	}
 	return nil
 }
