@@ -135,6 +135,11 @@ func TestVolcanoAndKAIGroupsStartWhole(t *testing.T) {
 	e.create(annotated(pod("kai-1", 8), AnnotationKAIGroup, "kai"))
 	e.waitUnschedulable("kai-1", "GPU")
 	e.noneBound("kai-0", "kai-1")
+	e.node("vk-3", 8, nil) // room for one of its two pods: still none starts
+	e.waitUnschedulable("kai-1", "room for 8 GPUs")
+	e.noneBound("kai-0", "kai-1")
+	e.node("vk-4", 8, nil)
+	e.waitBound("kai-0", "kai-1")
 	// A pod naming a Volcano group that does not exist waits, saying so.
 	e.create(annotated(pod("lost", 1), AnnotationVolcanoGroup, "nosuch"))
 	e.waitUnschedulable("lost", "scheduling.volcano.sh")
