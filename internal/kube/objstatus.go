@@ -78,18 +78,23 @@ func newStatusWriter(dyn dynamic.Interface, log *slog.Logger) *statusWriter {
 }
 
 // submit queues the patches not written already, and wakes the writer.
+// What was written and the cache shows is forgotten: a status that
+// differs from the cache again is written again.
 func (w *statusWriter) submit(patches []statusPatch) {
 	if w == nil || w.dyn == nil {
 		return
 	}
 	w.mu.Lock()
 	var want []statusPatch
+	written := map[string]string{} // only what the cache may not show yet
 	for _, p := range patches {
-		if w.written[p.key()] != p.content() {
+		if w.written[p.key()] == p.content() {
+			written[p.key()] = p.content()
+		} else {
 			want = append(want, p)
 		}
 	}
-	w.want = want
+	w.want, w.written = want, written
 	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:
