@@ -229,3 +229,20 @@ func TestCycleBackfillsAroundReservedNodes(t *testing.T) {
 		t.Errorf("small on %s, a node the gang's reservation holds", node)
 	}
 }
+
+// A unit larger than the whole fleet is told it never fits even when
+// another unit holds the cycle's only reservation (an autoscaler then
+// knows that only new nodes help).
+func TestCycleNeverFitsBehindAReservation(t *testing.T) {
+	w := newWorld(t, 2, 8)
+	w.run(gpuJob("sitter", 1, 1, 0), "", noTime, true)
+	w.submit(gpuJob("pair", 2, 8, 0), "")
+	w.submit(gpuJob("big", 3, 8, 0), "")
+	d := Cycle(w.snapshot(Config{}))
+	if wt, _ := waitOf(d, "pair"); wt.Code != CodeCapacity {
+		t.Errorf("pair waits with %v, want capacity", wt.Code)
+	}
+	if wt, _ := waitOf(d, "big"); wt.Code != CodeNeverFits {
+		t.Errorf("big waits with %v (%s), want never-fits", wt.Code, wt.Reason)
+	}
+}

@@ -17,6 +17,10 @@ import (
 // fit even with every running unit gone is told so.
 func (c *cycle) waitForRoom(u *Unit, why string) {
 	if c.reserved >= cmp.Or(c.snap.Config.Reservations, 1) {
+		if whole := wholeGPUs(u); whole > c.snap.State.Fleet().GPUs() {
+			c.wait(u, CodeNeverFits, fmt.Sprintf("%s; it asks for %d whole GPUs, more than the fleet's %d", why, whole, c.snap.State.Fleet().GPUs()))
+			return
+		}
 		c.wait(u, CodeCapacity, why)
 		return
 	}
@@ -28,6 +32,16 @@ func (c *cycle) waitForRoom(u *Unit, why string) {
 	c.reserved++
 	c.reserve(u, r)
 	c.wait(u, CodeCapacity, why+"; "+describe(r))
+}
+
+// wholeGPUs counts the whole GPUs u asks for: a unit that asks for more
+// than the fleet has never fits, whoever holds the reservations.
+func wholeGPUs(u *Unit) int {
+	n := 0
+	for _, g := range u.Job.Groups {
+		n += g.Count * g.Task.GPUs
+	}
+	return n
 }
 
 // reserve records that u holds reservation r.
