@@ -60,10 +60,11 @@ type provisioner struct {
 	made    map[string]provisionWant // requests made, by this replica or read back
 	listed  bool                     // those made before were read back
 	changed bool
+	asked   map[string]bool // ns/name of the requests there now, for note
 }
 
 func newProvisioner(client kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger) *provisioner {
-	return &provisioner{client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), made: map[string]provisionWant{}}
+	return &provisioner{client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), made: map[string]provisionWant{}, asked: map[string]bool{}}
 }
 
 var dnsInvalid = regexp.MustCompile(`[^-a-z0-9]+`)
@@ -177,6 +178,7 @@ func (p *provisioner) reconcile(ctx context.Context) {
 			continue
 		}
 		p.made[k] = want[k]
+		p.setAsked(k, true)
 	}
 	for k, w := range p.made {
 		if keep[k] {
@@ -189,7 +191,40 @@ func (p *provisioner) reconcile(ctx context.Context) {
 			continue
 		}
 		delete(p.made, k)
+		p.setAsked(k, false)
 	}
+}
+
+func (p *provisioner) setAsked(k string, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on {
+		p.asked[k] = true
+	} else {
+		delete(p.asked, k)
+	}
+}
+
+// note adds to the reason of each waiting pod group that has a
+// ProvisioningRequest that it has one.
+func (p *provisioner) note(rejects []rejection) []rejection {
+	if p == nil {
+		return rejects
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]rejection, len(rejects))
+	for i, rj := range rejects {
+		out[i] = rj
+		if len(rj.pods) == 0 || GroupName(rj.pods[0]) == "" {
+			continue
+		}
+		k := rj.pods[0].Namespace + "/" + provisionName(GroupName(rj.pods[0]))
+		if p.asked[k] {
+			out[i].message += "; capacity asked of the cluster autoscaler: ProvisioningRequest " + k
+		}
+	}
+	return out
 }
 
 // create makes the PodTemplates of the request's pod sets, then the
@@ -268,6 +303,7 @@ func (p *provisioner) readBack(ctx context.Context) error {
 		sets, _, _ := unstructured.NestedSlice(obj.Object, "spec", "podSets")
 		w := provisionWant{ns: obj.GetNamespace(), name: obj.GetName(), group: obj.GetAnnotations()["corral.sh/pod-group"], sets: make([]podSet, len(sets))}
 		p.made[w.ns+"/"+w.name] = w
+		p.setAsked(w.ns+"/"+w.name, true)
 	}
 	return nil
 }

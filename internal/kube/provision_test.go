@@ -60,6 +60,8 @@ func TestProvisioningRequestForGangNoNodeSetHolds(t *testing.T) {
 	if q := tpl.Template.Spec.Containers[0].Resources.Requests[kubetest.ResourceGPU]; q.Value() != 8 {
 		t.Errorf("pod template asks for %v GPUs, want 8", q.Value())
 	}
+	// The group's pods say so.
+	e.waitUnschedulable("big-0", "ProvisioningRequest "+e.ns+"/corral-big")
 	if _, err := prs.Get(ctx, "corral-pair", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("request for pair, which fits the fleet: %v", err)
 	}

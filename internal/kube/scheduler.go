@@ -257,7 +257,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 		"binds", len(d.binds), "unplaced", len(d.rejects), "preemptions", len(d.preempts), "decided_in", time.Since(start))
 	s.evictAll(ctx, snap, d.preempts)
 	s.bindAll(ctx, snap, units, d.binds)
-	s.reports.submit(d.rejects)
+	s.reports.submit(s.prov.note(d.rejects))
 	s.prov.submit(d.rejects)
 	s.metrics.setPending(d.rejects, len(snap.gated))
 	return nil
