@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -142,17 +143,21 @@ func (s *Scheduler) recordIntents(ctx context.Context, units []*unit, binds []bi
 		return binds
 	}
 	gangs, groups := s.gangBinds(units, binds)
-	failed := map[string]bool{}
-	for name, bs := range gangs {
-		if err := s.writeIntent(ctx, groups[name], bs); err != nil {
-			s.log.Warn("recording a gang's placement; not binding it this cycle", "group", name, "err", err)
-			failed[name] = true
+	names := slices.Sorted(maps.Keys(gangs))
+	failed := make([]bool, len(names))
+	parallel(len(names), func(i int) { // several gangs' records at once, as bindings go
+		if err := s.writeIntent(ctx, groups[names[i]], gangs[names[i]]); err != nil {
+			s.log.Warn("recording a gang's placement; not binding it this cycle", "group", names[i], "err", err)
+			failed[i] = true
 		}
-	}
-	if len(failed) == 0 {
+	})
+	if !slices.Contains(failed, true) {
 		return binds
 	}
-	return slices.DeleteFunc(slices.Clone(binds), func(b binding) bool { return failed[b.unit] })
+	return slices.DeleteFunc(slices.Clone(binds), func(b binding) bool {
+		i, ok := slices.BinarySearch(names, b.unit)
+		return ok && failed[i]
+	})
 }
 
 // settleIntents clears the record of each gang bound whole, and finishes
@@ -168,16 +173,19 @@ func (s *Scheduler) settleIntents(ctx context.Context, units []*unit, binds []bi
 			refused[binds[i].unit] = true
 		}
 	}
+	var whole []string
 	for name := range gangs {
-		g := groups[name]
 		if refused[name] {
-			s.resolveGroup(ctx, g)
-			continue
-		}
-		if err := s.clearIntent(ctx, g); err != nil {
-			s.log.Warn("clearing a gang's placement record", "group", name, "err", err)
+			s.resolveGroup(ctx, groups[name])
+		} else {
+			whole = append(whole, name)
 		}
 	}
+	parallel(len(whole), func(i int) {
+		if err := s.clearIntent(ctx, groups[whole[i]]); err != nil {
+			s.log.Warn("clearing a gang's placement record", "group", whole[i], "err", err)
+		}
+	})
 }
 
 // recoverIntents finds the PodGroups with a recorded placement (a
