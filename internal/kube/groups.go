@@ -39,11 +39,13 @@ var (
 // Pod labels and annotations that put a pod in a group.
 const (
 	AnnotationVolcanoGroup = "scheduling.k8s.io/group-name"
-	AnnotationKAIGroup     = "pod-group-name"
-	LabelJobSetName        = "jobset.sigs.k8s.io/jobset-name"
-	LabelLWSName           = "leaderworkerset.sigs.k8s.io/name"
-	LabelLWSGroupIndex     = "leaderworkerset.sigs.k8s.io/group-index"
-	AnnotationLWSSize      = "leaderworkerset.sigs.k8s.io/size"
+	// AnnotationVolcanoGroupNew is Volcano's own spelling of it.
+	AnnotationVolcanoGroupNew = "scheduling.volcano.sh/group-name"
+	AnnotationKAIGroup        = "pod-group-name"
+	LabelJobSetName           = "jobset.sigs.k8s.io/jobset-name"
+	LabelLWSName              = "leaderworkerset.sigs.k8s.io/name"
+	LabelLWSGroupIndex        = "leaderworkerset.sigs.k8s.io/group-index"
+	AnnotationLWSSize         = "leaderworkerset.sigs.k8s.io/size"
 	// AnnotationJobIndex marks the pods of an indexed Job.
 	AnnotationJobIndex = batchv1.JobCompletionIndexAnnotation
 )
@@ -70,6 +72,8 @@ func groupOf(p *corev1.Pod) (name, kind string) {
 		return *p.Spec.SchedulingGroup.PodGroupName, KindNative
 	case p.Annotations[AnnotationVolcanoGroup] != "":
 		return p.Annotations[AnnotationVolcanoGroup], KindVolcano
+	case p.Annotations[AnnotationVolcanoGroupNew] != "":
+		return p.Annotations[AnnotationVolcanoGroupNew], KindVolcano
 	case p.Annotations[AnnotationKAIGroup] != "":
 		return p.Annotations[AnnotationKAIGroup], KindKAI
 	case p.Labels[LabelLWSName] != "" && p.Annotations[AnnotationLWSSize] != "":

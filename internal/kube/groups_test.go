@@ -313,3 +313,36 @@ func TestJobGroup(t *testing.T) {
 		}
 	}
 }
+
+// groupOf: which group each kind of pod is in, explicit groups first.
+func TestGroupOf(t *testing.T) {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", UID: "u1"}}
+	owned := func(p *corev1.Pod) *corev1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(j, batchv1.SchemeGroupVersion.WithKind("Job"))}
+		return p
+	}
+	lws := pod("serve-0", 1)
+	lws.Labels[LabelLWSName], lws.Labels[LabelLWSGroupIndex] = "serve", "2"
+	js := pod("pt-0", 1)
+	js.Labels[LabelJobSetName] = "pt"
+	for _, tc := range []struct {
+		pod        *corev1.Pod
+		name, kind string
+	}{
+		{pod("alone", 1), "", ""},
+		{inGroup(pod("a", 1), "pg"), "pg", KindCoscheduling},
+		{inNativeGroup(pod("b", 1), "ring"), "ring", KindNative},
+		{annotated(pod("c", 1), AnnotationVolcanoGroup, "vc"), "vc", KindVolcano},
+		{annotated(pod("d", 1), AnnotationVolcanoGroupNew, "vc2"), "vc2", KindVolcano},
+		{annotated(pod("e", 1), AnnotationKAIGroup, "kai"), "kai", KindKAI},
+		{annotated(lws, AnnotationLWSSize, "4"), "lws:serve:2", KindLWS},
+		{js, "jobset:pt", KindJobSet},
+		{annotated(owned(pod("train-0", 1)), AnnotationJobIndex, "0"), "job:train", KindJob},
+		{owned(pod("train-x", 1)), "", ""}, // not indexed: no group
+		{inGroup(annotated(owned(pod("train-1", 1)), AnnotationJobIndex, "1"), "pg"), "pg", KindCoscheduling},
+	} {
+		if name, kind := groupOf(tc.pod); name != tc.name || kind != tc.kind {
+			t.Errorf("%s: group %q (%s), want %q (%s)", tc.pod.Name, name, kind, tc.name, tc.kind)
+		}
+	}
+}
