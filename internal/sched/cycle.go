@@ -19,7 +19,7 @@ type cycle struct {
 	reserved int                 // heads that wait for room (not for victims)
 	failed   map[string]bool     // shapes that found no room this cycle
 	stopping map[string]bool     // running units stopping or chosen to stop
-	running  map[string]*Running // by name
+	running  map[string]*Running // by name, built by runningUnit
 	// victimsOf lists, per unit, the running units stopping for it, by name.
 	victimsOf map[string][]string
 	// quotaHeld names, per queue, the unit whose quota is being freed: no
@@ -54,11 +54,10 @@ type head struct {
 //
 // The snapshot's State and Book end up holding exactly the started units.
 func Cycle(snap *Snapshot) Decisions {
-	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, running: map[string]*Running{}, quotaHeld: map[string]string{}}
+	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, quotaHeld: map[string]string{}}
 	c.victimsOf = map[string][]string{}
 	for i := range snap.Running {
 		r := &snap.Running[i]
-		c.running[r.Name] = r
 		if r.StoppingFor != "" {
 			c.stopping[r.Name] = true
 			c.victimsOf[r.StoppingFor] = append(c.victimsOf[r.StoppingFor], r.Name)
@@ -243,13 +242,26 @@ func (c *cycle) fitsWithout(names []string, u *Unit) bool {
 func (c *cycle) parts(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if r := c.running[n]; r != nil && len(r.Parts) > 0 {
+		if r := c.runningUnit(n); r != nil && len(r.Parts) > 0 {
 			out = append(out, r.Parts...)
 		} else {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// runningUnit is the named running unit, nil if none runs by that name;
+// the index is built on first use, so a cycle that only places pays
+// nothing for it.
+func (c *cycle) runningUnit(name string) *Running {
+	if c.running == nil {
+		c.running = make(map[string]*Running, len(c.snap.Running))
+		for i := range c.snap.Running {
+			c.running[c.snap.Running[i].Name] = &c.snap.Running[i]
+		}
+	}
+	return c.running[name]
 }
 
 // stoppingUnits lists the running units that are stopping, by name.

@@ -175,7 +175,7 @@ func (c *cycle) preemptInQueue(u *Unit) ([]string, bool) {
 	enough := func(k int) bool {
 		left := short.Clone()
 		for _, name := range cands[:k] {
-			left = left.Sub(c.running[name].Need)
+			left = left.Sub(c.runningUnit(name).Need)
 		}
 		return covered(left) && c.fitsWithout(cands[:k], u)
 	}

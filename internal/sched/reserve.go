@@ -79,7 +79,7 @@ func (c *cycle) reserveQuota(u *Unit) string {
 		return ""
 	}
 	k := shortestPrefix(len(names), fits)
-	r := Reservation{Unit: u.Job.Name, At: running[k-1].End, Releasing: names[:k]}
+	r := Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}
 	if r.At.IsZero() {
 		return "" // quota held for a time nobody knows would idle its queue
 	}
@@ -100,7 +100,7 @@ func (c *cycle) admitsWithout(names []string, u, extra *Unit) bool {
 		}
 	}()
 	for _, name := range names {
-		r := c.running[name]
+		r := c.runningUnit(name)
 		if r == nil || r.Queue == "" || r.Need.IsZero() || book.Release(r.Queue, r.Need) != nil {
 			continue
 		}
@@ -143,7 +143,7 @@ func (c *cycle) reservation(u *Unit) (Reservation, bool) {
 		return Reservation{}, false
 	}
 	k := shortestPrefix(len(names), fits)
-	return Reservation{Unit: u.Job.Name, At: running[k-1].End, Releasing: names[:k]}, true
+	return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}, true
 }
 
 // shortestPrefix is the least k in 1..n with fits(k), given fits(n): it
@@ -162,6 +162,15 @@ func shortestPrefix(n int, fits func(int) bool) int {
 		}
 	}
 	return hi
+}
+
+// endOf is when r is expected to end: its estimate, or now for a unit
+// past it; zero when unknown.
+func (c *cycle) endOf(r Running) time.Time {
+	if r.End.IsZero() || r.End.After(c.snap.Now) {
+		return r.End
+	}
+	return c.snap.Now
 }
 
 // byEnd lists the running units by estimated end, unknown ends last,

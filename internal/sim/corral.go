@@ -40,7 +40,12 @@ const maxRounds = 8
 func (corralPolicy) Cycle(s *Sim) {
 	var d sched.Decisions
 	for range maxRounds {
-		d = sched.Cycle(s.coreSnapshot())
+		snap := s.coreSnapshot()
+		if len(snap.Pending) == 0 {
+			d = sched.Decisions{} // nothing to decide: the cycle would say nothing
+			break
+		}
+		d = sched.Cycle(snap)
 		if !s.apply(d) && !s.startFirstHead(d) {
 			break
 		}
@@ -59,9 +64,6 @@ func (corralPolicy) Cycle(s *Sim) {
 // replay of 100,000 jobs fast.
 func (s *Sim) coreSnapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig()}
-	for _, e := range s.byEnd {
-		snap.Running = append(snap.Running, s.coreRunning(e.name))
-	}
 	onlyNew := !s.freed && len(s.claimed) == 0
 	s.freed = false
 	for i, p := range s.pending {
@@ -77,6 +79,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 		}
 		snap.Pending = append(snap.Pending, u)
 	}
+	snap.Running = s.coreRun
 	return snap
 }
 
@@ -96,9 +99,10 @@ func (s *Sim) coreConfig() sched.Config {
 	return cfg
 }
 
-// coreRunning describes a running job for the cycle. A job holds its
-// tenant's quota when it was admitted; one stopped maxPreemptions times is
-// no longer a victim, which ends any preempt-requeue loop.
+// coreRunning describes a running job for the cycle, as it starts (kept
+// in s.coreRun beside s.byEnd; resize updates what changes). A job holds
+// its tenant's quota when it was admitted; one stopped maxPreemptions
+// times is no longer a victim, which ends any preempt-requeue loop.
 func (s *Sim) coreRunning(name string) sched.Running {
 	r := s.running[name]
 	j := r.a.Job
@@ -109,7 +113,7 @@ func (s *Sim) coreRunning(name string) sched.Running {
 		out.Queue, out.Need = tenantOf(r.a), need(r.a)
 	}
 	if j.Runtime > 0 {
-		out.End = epoch.Add(max(r.start+j.Runtime, s.now))
+		out.End = epoch.Add(r.start + j.Runtime)
 	}
 	return out
 }

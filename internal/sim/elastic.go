@@ -24,6 +24,8 @@ func (s *Sim) resize(r *runningJob, old []*gang.Placement, gpus float64) {
 	s.series.use(s.placements(r.parts), gpus, 1)
 	s.acct.used += gpus - r.gpus
 	r.gpus = gpus
+	entry := s.coreEntry(r)
+	entry.Parts, entry.GPUs = r.parts, gpus
 }
 
 // growElastic adds tasks to running elastic jobs that started smaller than

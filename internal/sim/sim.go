@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -64,6 +66,7 @@ type Sim struct {
 	claimed    map[string]bool
 	budgetWake time.Duration
 	heads      map[string]bool // jobs holding reservations after the last cycle
+	coreRun    []sched.Running // the running jobs as the cycle reads them, in byEnd's order
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -379,12 +382,21 @@ func (s *Sim) trackEnd(r *runningJob, add bool) {
 	}
 	i := sort.Search(len(s.byEnd), func(i int) bool { return !s.byEnd[i].before(e) })
 	if add {
-		s.byEnd = append(s.byEnd, endEntry{})
-		copy(s.byEnd[i+1:], s.byEnd[i:])
-		s.byEnd[i] = e
+		s.byEnd = slices.Insert(s.byEnd, i, e)
+		s.coreRun = slices.Insert(s.coreRun, i, s.coreRunning(e.name))
 		return
 	}
-	s.byEnd = append(s.byEnd[:i], s.byEnd[i+1:]...)
+	s.byEnd = slices.Delete(s.byEnd, i, i+1)
+	s.coreRun = slices.Delete(s.coreRun, i, i+1)
+}
+
+// coreEntry is r's entry in s.coreRun.
+func (s *Sim) coreEntry(r *runningJob) *sched.Running {
+	e := endEntry{end: forever, name: r.a.Job.Name}
+	if r.a.Job.Runtime > 0 {
+		e.end = r.start + r.a.Job.Runtime
+	}
+	return &s.coreRun[sort.Search(len(s.byEnd), func(i int) bool { return !s.byEnd[i].before(e) })]
 }
 
 const forever = time.Duration(1<<63 - 1)
