@@ -118,36 +118,8 @@ func Run(f *fleet.Fleet, w workload.Workload, p Policy) (*Result, error) {
 }
 
 func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result, error) {
-	if err := opt.check(); err != nil {
-		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
-	}
-	fc := copyFleet(f)
-	state, err := gang.NewWithOptions(fc, p.StateOptions())
+	s, err := newSim(f, w, p, opt)
 	if err != nil {
-		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
-	}
-	book, entitled, err := newBook(w, fc.GPUs())
-	if err != nil {
-		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
-	}
-	ceiling, _, err := newBook(w, fc.GPUs())
-	if err != nil {
-		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
-	}
-	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
-		book: book, ceiling: ceiling, entitled: entitled, owner: map[string]string{},
-		opt: opt, gone: map[string]*gang.Placement{},
-		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
-		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		claimed: map[string]bool{}, heads: map[string]bool{}}
-	for _, n := range fc.Nodes {
-		if n.Spare {
-			s.spares = append(s.spares, n.Name)
-		}
-	}
-	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
-	s.series = newSeries(fc)
-	if err := s.setUpAutoscaling(); err != nil {
 		return nil, fmt.Errorf("simulate %s: %w", p.Name(), err)
 	}
 	for i := range w.Arrivals {
@@ -171,6 +143,44 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 	res.Hours = s.series.hours
 	res.Explain = s.story
 	return res, nil
+}
+
+// newSim sets up a replay of w on a copy of f under p: the fleet, its
+// placements, the tenants' quota book, and nothing yet scheduled.
+func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, error) {
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	fc := copyFleet(f)
+	state, err := gang.NewWithOptions(fc, p.StateOptions())
+	if err != nil {
+		return nil, err
+	}
+	book, entitled, err := newBook(w, fc.GPUs())
+	if err != nil {
+		return nil, err
+	}
+	ceiling, _, err := newBook(w, fc.GPUs())
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
+		book: book, ceiling: ceiling, entitled: entitled, owner: map[string]string{},
+		opt: opt, gone: map[string]*gang.Placement{},
+		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
+		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
+		claimed: map[string]bool{}, heads: map[string]bool{}}
+	for _, n := range fc.Nodes {
+		if n.Spare {
+			s.spares = append(s.spares, n.Name)
+		}
+	}
+	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
+	s.series = newSeries(fc)
+	if err := s.setUpAutoscaling(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // step handles every event at the next moment, then lets the policy act.

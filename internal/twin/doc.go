@@ -7,8 +7,9 @@
 // face decide until nothing changes — then a line "----" and the expected
 // transcript: after each settle, the jobs started and the jobs preempted
 // since the last one, then the jobs still waiting, each group sorted by
-// name. Core runs a script on internal/sched directly; the server and the
-// Kubernetes face implement Face in their own tests over the real thing.
+// name. Core runs a script on internal/sched directly; the simulator, the
+// server and the Kubernetes face implement Face in their own tests
+// (TestTwinSim, TestTwinServer, TestTwinKube) over the real thing.
 //
 // It imports internal/fleet, internal/gang, internal/job, internal/queue
 // and internal/sched only. Start with Run in twin.go.

@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/twin"
+	"github.com/corral-sched/corral/internal/workload"
+)
+
+// simFace runs a twin script through the simulator's corral policy: jobs
+// arrive when submitted, end when the script finishes them, and each
+// settle is one moment of the simulator's clock, a minute after the last,
+// at which the policy decides as it does in a replay.
+type simFace struct {
+	s        *Sim
+	gpus     int
+	specs    []queue.Spec
+	arrivals int
+	stops    map[string]int // preemptions per job at the last settle
+	before   map[string]bool
+}
+
+func newSimFace() *simFace { return &simFace{stops: map[string]int{}, before: map[string]bool{}} }
+
+func (f *simFace) Fleet(gpus int) error {
+	fl := &fleet.Fleet{Nodes: []fleet.Node{{Name: "node", GPUs: gpus, GPUModel: "H100-80GB", CPUMilli: 1 << 20, MemoryMiB: 1 << 30}}}
+	s, err := newSim(fl, workload.Workload{Horizon: 1000 * time.Hour}, corralPolicy{}, Options{PriorityPreemption: true})
+	f.s, f.gpus = s, gpus
+	return err
+}
+
+// Tenant gives the simulator the script's quotas in place of the shares
+// of work it derives from a workload, as the twin's core has them.
+func (f *simFace) Tenant(name string, quota int) error {
+	spec := queue.Spec{Name: name, Nominal: queue.Amounts{quotaFlavor: 1 << 40}, ShareGPUs: float64(f.gpus), Order: queue.PriorityFIFO}
+	if quota > 0 {
+		spec.Nominal[quotaFlavor], spec.ShareGPUs = int64(quota)*queue.Milli, 0
+	}
+	f.specs = append(f.specs, spec)
+	var err error
+	if f.s.book, err = queue.NewBook(f.specs, 0); err != nil {
+		return err
+	}
+	f.s.ceiling, err = queue.NewBook(f.specs, 0)
+	return err
+}
+
+func (f *simFace) Submit(j twin.Job) error {
+	f.arrivals++
+	cj := twin.CoreJob(j)
+	cj.Preemptible = true // as the twin's core runs every job
+	// Arrivals a nanosecond apart keep the script's order among jobs
+	// submitted at one moment.
+	a := &workload.Arrival{At: f.s.now + time.Duration(f.arrivals), Job: cj, Duration: 1000 * time.Hour}
+	f.s.arrive(a)
+	return nil
+}
+
+func (f *simFace) Finish(name string) error {
+	if f.s.running[name] == nil {
+		return fmt.Errorf("%s is not running", name)
+	}
+	f.s.finish(name)
+	return nil
+}
+
+func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
+	f.s.now += time.Minute
+	if err := f.s.book.Advance(f.s.now); err != nil {
+		return nil, nil, nil, err
+	}
+	corralPolicy{}.Cycle(f.s)
+	for _, rec := range f.s.records {
+		for range rec.Preemptions - f.stops[rec.Name] {
+			preempted = append(preempted, rec.Name)
+		}
+		f.stops[rec.Name] = rec.Preemptions
+	}
+	for name := range f.s.running {
+		if !f.before[name] || f.stops[name] > 0 && f.restarted(name) {
+			started = append(started, name)
+		}
+	}
+	f.before = map[string]bool{}
+	for name := range f.s.running {
+		f.before[name] = true
+	}
+	for _, p := range f.s.pending {
+		waiting = append(waiting, p.a.Job.Name)
+	}
+	slices.Sort(started)
+	return started, preempted, waiting, nil
+}
+
+// restarted reports whether a running job that was preempted started
+// again at this moment.
+func (f *simFace) restarted(name string) bool { return f.s.running[name].start == f.s.now }
+
+var _ twin.Face = (*simFace)(nil)
+
+// TestTwinSim holds the simulator's corral policy to the transcripts the
+// core writes (internal/twin/testdata), as the server's and the
+// Kubernetes face's twin tests hold them.
+func TestTwinSim(t *testing.T) {
+	for _, path := range twin.Scripts(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			s := twin.Load(t, path)
+			got, err := twin.Run(newSimFace(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			twin.Compare(t, got, s.Want)
+		})
+	}
+}
