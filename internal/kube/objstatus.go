@@ -139,12 +139,16 @@ func (w *statusWriter) flush(ctx context.Context) {
 	})
 }
 
-// groupCount is how many pods of a group are in each state.
-type groupCount struct{ scheduled, running, succeeded, failed int }
+// groupCount is how many pods of a group are in each state; ours: some
+// are this scheduler's.
+type groupCount struct {
+	scheduled, running, succeeded, failed int
+	ours                                  bool
+}
 
 // countGroups counts the pods of each group (namespace/name): bound ones
 // (or assumed bound) not finished, running, succeeded and failed.
-func countGroups(pods []*corev1.Pod, assumed map[string]string) map[string]*groupCount {
+func countGroups(pods []*corev1.Pod, assumed map[string]string, scheduler string) map[string]*groupCount {
 	out := map[string]*groupCount{}
 	for _, p := range pods {
 		g := GroupName(p)
@@ -157,6 +161,7 @@ func countGroups(pods []*corev1.Pod, assumed map[string]string) map[string]*grou
 			c = &groupCount{}
 			out[key] = c
 		}
+		c.ours = c.ours || p.Spec.SchedulerName == scheduler
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
 			c.succeeded++
@@ -299,33 +304,48 @@ func sameJSON(a, b map[string]any) bool {
 // statusPatches computes the status every PodGroup and Queue should show
 // now and returns the patches of those that differ.
 func (s *Scheduler) statusPatches(pods []*corev1.Pod, assumed map[string]string, queues map[string]*queueSpec) []statusPatch {
-	counts := countGroups(pods, assumed)
+	counts := countGroups(pods, assumed, s.cfg.SchedulerName)
+	owned := map[string]bool{}
+	// mine is a group's pod counts, or nil when its status is not this
+	// scheduler's to write: none of its pods is this scheduler's, nor was
+	// in an earlier cycle (a group whose pods all went away is written
+	// once more, with none).
+	mine := func(obj *unstructured.Unstructured) *groupCount {
+		key := obj.GetNamespace() + "/" + obj.GetName()
+		c := counts[key]
+		switch {
+		case c != nil && c.ours:
+		case s.ownedGroups[key]:
+			c = &groupCount{}
+		default:
+			return nil
+		}
+		owned[key] = true
+		return c
+	}
 	var out []statusPatch
 	for _, obj := range s.listCustom(s.groups) {
-		c := counts[obj.GetNamespace()+"/"+obj.GetName()]
-		if c == nil {
-			c = &groupCount{}
-		}
-		if p, ok := coschedulingStatus(obj, *c); ok {
-			out = append(out, p)
+		if c := mine(obj); c != nil {
+			if p, ok := coschedulingStatus(obj, *c); ok {
+				out = append(out, p)
+			}
 		}
 	}
 	for _, obj := range s.listCustom(s.native) {
-		if c := counts[obj.GetNamespace()+"/"+obj.GetName()]; c != nil {
+		if c := mine(obj); c != nil {
 			if p, ok := nativeStatus(obj, s.nativeRes, *c); ok {
 				out = append(out, p)
 			}
 		}
 	}
 	for _, obj := range s.listCustom(s.more.volcano) {
-		c := counts[obj.GetNamespace()+"/"+obj.GetName()]
-		if c == nil {
-			c = &groupCount{}
-		}
-		if p, ok := volcanoStatus(obj, *c); ok {
-			out = append(out, p)
+		if c := mine(obj); c != nil {
+			if p, ok := volcanoStatus(obj, *c); ok {
+				out = append(out, p)
+			}
 		}
 	}
+	s.ownedGroups = owned
 	use := s.queueUse(pods, assumed, queues)
 	for _, obj := range s.listCustom(s.queues) {
 		if q := queues[obj.GetName()]; q != nil {

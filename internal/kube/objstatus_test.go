@@ -103,6 +103,26 @@ func TestStatusKeptCurrent(t *testing.T) {
 	e.waitGroupCounts("duo", PhasePending, 1, 1)
 	e.waitBound("third")
 	e.waitQueueStatus(team, 2, 0, 8, 0)
+	// The last one goes too: the status says none.
+	if err := e.c.Client.CoreV1().Pods(e.ns).Delete(context.Background(), "duo-1", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGroupCounts("duo", PhasePending, 0, 0)
+
+	// A group of another scheduler's pods: its status is not corral's to
+	// write.
+	e.podGroup("theirs", 1, nil)
+	other := inGroup(pod("other", 1), "theirs")
+	other.Spec.SchedulerName = "default-scheduler"
+	e.create(other)
+	time.Sleep(2 * time.Second) // cycles run every 0.5 s
+	obj, err := e.c.Dynamic.Resource(PodGroupResource).Namespace(e.ns).Get(context.Background(), "theirs", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, found := obj.Object["status"]; found {
+		t.Errorf("status %v written on a group of another scheduler's pods", st)
+	}
 }
 
 // A queue of a cohort that holds more than its quota shows the

@@ -47,9 +47,12 @@ type Scheduler struct {
 	// keeps PodGroup and Queue status current.
 	nativeRes schema.GroupVersionResource
 	status    *statusWriter
-	prov      *provisioner        // nil where ProvisioningRequests are not served
-	queues    cache.GenericLister // nil when the Queue CRD is not served
-	kick      chan struct{}
+	// ownedGroups are the pod groups whose status this scheduler writes
+	// (only the cycle's goroutine uses them).
+	ownedGroups map[string]bool
+	prov        *provisioner        // nil where ProvisioningRequests are not served
+	queues      cache.GenericLister // nil when the Queue CRD is not served
+	kick        chan struct{}
 	// upstream is Kubernetes' scheduler framework whose filter plugins say
 	// where each pod may run; built by Start.
 	upstream *upstream.Framework
