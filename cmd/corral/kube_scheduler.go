@@ -104,7 +104,7 @@ type kubeSchedulerFlags struct {
 	faultConditions, faultTaints, faultLabels               string
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
-	deviceHealth                                            bool
+	deviceHealth, moveOffCordoned                           bool
 }
 
 func runKubeScheduler(args []string, stdout, stderr io.Writer) error {
@@ -230,6 +230,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.StringVar(&f.noticeLabels, "notice-labels", strings.Join(kube.DefaultNoticeLabels, ","), "node labels (key or key=value) that mark a node about to go; empty: none")
 	fs.StringVar(&f.spareLabel, "spare-label", kube.DefaultSpareLabel, "node label (key or key=value) of hot spares")
 	fs.BoolVar(&f.deviceHealth, "device-health", true, "stop and start again a pod whose device the kubelet reports Unhealthy in its status (allocatedResourcesStatus)")
+	fs.BoolVar(&f.moveOffCordoned, "move-off-cordoned", false, "stop the pods on a cordoned node as on one about to go, and queue them again; default: a cordon only keeps new pods off")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -261,7 +262,7 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 		Interval: f.interval, NoPreemption: f.noPreemption}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
 		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
-		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth}
+		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth, MoveOffCordoned: f.moveOffCordoned}
 	if f.preemptionGrace >= 0 {
 		grace := int64(f.preemptionGrace / time.Second)
 		cfg.PreemptionGrace = &grace

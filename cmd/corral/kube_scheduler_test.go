@@ -138,7 +138,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 func TestKubeSchedulerHealthFlags(t *testing.T) {
 	f, err := parseKubeSchedulerFlags([]string{"--leader-elect=false", "--notice-taints", "example.com/going, example.com/gone",
-		"--fault-conditions=", "--spare-label", "pool=spare", "--node-fault-grace", "30s"}, &bytes.Buffer{})
+		"--fault-conditions=", "--spare-label", "pool=spare", "--node-fault-grace", "30s", "--move-off-cordoned", "--device-health=false"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,8 @@ func TestKubeSchedulerHealthFlags(t *testing.T) {
 	}
 	h := cfg.Health
 	if !slices.Equal(h.NoticeTaints, []string{"example.com/going", "example.com/gone"}) || h.FaultConditions == nil || len(h.FaultConditions) != 0 ||
-		h.SpareLabel != "pool=spare" || h.Grace != 30*time.Second || !slices.Equal(h.FaultTaints, kube.DefaultFaultTaints) {
+		h.SpareLabel != "pool=spare" || h.Grace != 30*time.Second || !slices.Equal(h.FaultTaints, kube.DefaultFaultTaints) ||
+		!h.MoveOffCordoned || !h.IgnoreDeviceHealth {
 		t.Errorf("health %+v", h)
 	}
 }

@@ -7,6 +7,7 @@ const (
 	NodeFailure = "node-failure" // the node stopped: NotReady, or failed in the simulator
 	GPUFault    = "gpu-fault"    // a health check marked the node's GPUs faulty
 	SpotNotice  = "spot-notice"  // the node is about to be taken away
+	Maintenance = "maintenance"  // the node was cordoned, and its work asked to move
 )
 
 // Actions taken.

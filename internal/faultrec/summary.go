@@ -30,7 +30,7 @@ func Summary(rs []Record) string {
 		recovery = append(recovery, r.RecoverySeconds)
 	}
 	var parts []string
-	for _, k := range []string{NodeFailure, GPUFault, SpotNotice} {
+	for _, k := range []string{NodeFailure, GPUFault, SpotNotice, Maintenance} {
 		if kinds[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, kinds[k]))
 		}

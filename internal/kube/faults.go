@@ -91,6 +91,10 @@ func (s *Scheduler) faultyNodes(nodes []*corev1.Node) map[string]nodeFault {
 		f := s.cfg.Health.check(n)
 		switch f.kind {
 		case FaultGPU, FaultNotice:
+		case FaultCordoned:
+			if !s.cfg.Health.MoveOffCordoned {
+				continue
+			}
 		case FaultNotReady:
 			if s.cfg.Health.Grace > 0 && !f.since.IsZero() && now.Sub(f.since) < s.cfg.Health.Grace {
 				continue
@@ -157,7 +161,7 @@ func (s *Scheduler) handleUnit(ctx context.Context, w *stricken, nodes []*corev1
 	rec := faultrec.Record{Event: faultrec.Event, Time: s.cfg.Now().UTC(), Kind: recordKind(w.fault.kind), Node: w.node, Source: w.fault.source,
 		Work: strings.TrimPrefix(w.key, "group "), GPUs: gpusOf(w.members)}
 	rec.LostGPUHours = s.lostGPUHours(w, ann)
-	if w.fault.kind != FaultNotice && w.group != nil && ann[AnnotationOnNodeFailure] != "requeue" {
+	if !w.fault.graceful() && w.group != nil && ann[AnnotationOnNodeFailure] != "requeue" {
 		to, err := s.replace(ctx, w, ann, nodes, pods)
 		if err == nil {
 			rec.Action, rec.To = faultrec.Replaced, to
@@ -181,6 +185,8 @@ func recordKind(kind string) string {
 		return faultrec.NodeFailure
 	case FaultNotice:
 		return faultrec.SpotNotice
+	case FaultCordoned:
+		return faultrec.Maintenance
 	}
 	return faultrec.GPUFault
 }
@@ -260,7 +266,7 @@ func (s *Scheduler) lostGPUHours(w *stricken, ann map[string]string) float64 {
 	var lost float64
 	for _, p := range w.members {
 		ckpt, checkpoints := checkpointTime(p.Annotations, ann)
-		if w.fault.kind == FaultNotice && checkpoints {
+		if w.fault.graceful() && checkpoints {
 			continue
 		}
 		from := boundAt(p)
@@ -350,7 +356,7 @@ func (s *Scheduler) requeueUnit(ctx context.Context, w *stricken, ann map[string
 			return err
 		}
 	}
-	if w.fault.kind == FaultNotice {
+	if w.fault.graceful() {
 		s.notify(ctx, w.members)
 	}
 	extra := map[string]string{AnnotationQueuedSince: since}

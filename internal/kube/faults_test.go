@@ -247,6 +247,7 @@ func TestHealthSources(t *testing.T) {
 		{"GPUHealthy condition false", HealthConfig{}, condition("GPUHealthy", corev1.ConditionFalse), false},
 		{"GPU fault taint", HealthConfig{}, taint("corral.sh/gpu-fault"), false},
 		{"configured GPU condition", custom, condition("ExampleGPUCheckFailed", corev1.ConditionTrue), false},
+		{"cordon with MoveOffCordoned", HealthConfig{MoveOffCordoned: true}, func(n *corev1.Node) { n.Spec.Unschedulable = true }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -40,6 +40,10 @@ type HealthConfig struct {
 	// DRA drivers): by default a pod whose device is reported Unhealthy
 	// is handled as if its node had a GPU fault.
 	IgnoreDeviceHealth bool
+	// MoveOffCordoned stops the pods on a cordoned node as on a node with
+	// a notice (the notice annotation, their own grace period) and queues
+	// them again; by default a cordon only keeps new pods off.
+	MoveOffCordoned bool
 }
 
 // Default sources of node health.
@@ -99,6 +103,10 @@ type nodeFault struct {
 	kind, source string
 	since        time.Time
 }
+
+// graceful: the node still runs (a notice, a cordon); its pods get the
+// notice and their own grace period, and are queued again, not moved.
+func (f nodeFault) graceful() bool { return f.kind == FaultNotice || f.kind == FaultCordoned }
 
 func (f nodeFault) String() string {
 	if f.kind == "" {
