@@ -201,3 +201,56 @@ func TestDRAGangOfClaimsWholeOrNotAtAll(t *testing.T) {
 		t.Fatalf("pods per node %v: a node of 4 devices holds at most 2 pods of 2", perNode)
 	}
 }
+
+// A claim shared by pods is allocated once, on one node, and reserved for
+// each pod; the pods all run on that node.
+func TestDRAClaimSharedByPods(t *testing.T) {
+	e := newEnv(t)
+	e.node("dshare-0", 8, nil)
+	e.node("dshare-1", 8, nil)
+	class := e.deviceClass()
+	e.devices("dshare-0", 2, "H100", "80Gi")
+	e.devices("dshare-1", 2, "H100", "80Gi")
+	e.start(e.config())
+	e.claim("shared", class, 2, "")
+	names := []string{"user-0", "user-1", "user-2"}
+	for _, n := range names {
+		e.create(claimPod(n, "shared"))
+	}
+	got := e.waitBound(names...)
+	node := got[names[0]]
+	for _, n := range names {
+		if got[n] != node {
+			t.Fatalf("pods on %v: a claim's devices are on one node, so all its pods must be", got)
+		}
+		e.allocatedOn("shared", node, n, 2)
+	}
+}
+
+// A claim shared by the pods of a pod group is allocated once, on one
+// node, and reserved for every pod; the group starts whole on that node.
+func TestDRAClaimSharedByPodGroup(t *testing.T) {
+	e := newEnv(t)
+	e.node("dgshare-0", 8, nil)
+	e.node("dgshare-1", 8, nil)
+	class := e.deviceClass()
+	e.devices("dgshare-0", 2, "H100", "80Gi")
+	e.devices("dgshare-1", 2, "H100", "80Gi")
+	e.start(e.config())
+	e.claim("shared", class, 2, "")
+	e.podGroup("trio", 3, nil)
+	var names []string
+	for i := range 3 {
+		name := fmt.Sprintf("trio-%d", i)
+		e.create(inGroup(claimPod(name, "shared"), "trio"))
+		names = append(names, name)
+	}
+	got := e.waitBound(names...)
+	node := got[names[0]]
+	for _, n := range names {
+		if got[n] != node {
+			t.Fatalf("pods on %v: a claim's devices are on one node, so all its pods must be", got)
+		}
+		e.allocatedOn("shared", node, n, 2)
+	}
+}

@@ -167,6 +167,9 @@ func (in *cycleInput) recheck(ctx context.Context, starts []sched.Start) []sched
 		placed, _ := assignPods(st.Placement, in.byGroup[st.Unit.Job.Name])
 		var err error
 		for i, pod := range placed {
+			if err = f.writeShared(ctx, pod, placed[:i]); err != nil {
+				break
+			}
 			if err = f.place(ctx, pod, st.Placement.Tasks[i].NodeName, in.moved); err != nil {
 				break
 			}
@@ -198,6 +201,27 @@ func (f *filtering) place(ctx context.Context, pod *corev1.Pod, node string, mov
 		return nil
 	}
 	return fmt.Errorf("pod %s on node %s: %w", pod.Name, node, err)
+}
+
+// writeShared writes the claims of the pods placed before pod in its unit
+// that share a ResourceClaim with it: a claim allocated in this cycle is
+// in the API server before its next pod is placed, so that pod follows it
+// to its node. Should the unit not start, the claim stays allocated, and
+// reserved for none of its pods.
+func (f *filtering) writeShared(ctx context.Context, pod *corev1.Pod, before []*corev1.Pod) error {
+	names := upstream.ClaimNames(pod)
+	if len(names) == 0 {
+		return nil
+	}
+	for _, b := range before {
+		if !slices.ContainsFunc(upstream.ClaimNames(b), func(n string) bool { return slices.Contains(names, n) }) {
+			continue
+		}
+		if err := f.view.PreBind(ctx, b); err != nil {
+			return fmt.Errorf("writing the claims pod %s shares with pod %s: %w", b.Name, pod.Name, err)
+		}
+	}
+	return nil
 }
 
 // nodesFor are the nodes the filters allowed pod, in name order.

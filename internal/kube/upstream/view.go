@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -28,6 +29,8 @@ type View struct {
 	// it (PlaceElsewhere): the core's counts of them are off, so pods
 	// placed there are checked with all their requests.
 	moved map[string]bool
+	// written are the placed pods whose claims PreBind wrote already.
+	written map[types.UID]bool
 }
 
 // placed is a pod placed during the cycle, with the plugins' state for it.
@@ -51,7 +54,7 @@ func (f *Framework) NewView(nodes []*corev1.Node, pods []*corev1.Pod) *View {
 			on = append(on, p)
 		}
 	}
-	v := &View{f: f, snap: cache.NewSnapshot(on, nodes), byName: map[string]fwk.NodeInfo{}, moved: map[string]bool{}}
+	v := &View{f: f, snap: cache.NewSnapshot(on, nodes), byName: map[string]fwk.NodeInfo{}, moved: map[string]bool{}, written: map[types.UID]bool{}}
 	f.lister.SharedLister = v.snap
 	for _, n := range nodes {
 		if ni, err := v.snap.Get(n.Name); err == nil {
@@ -204,14 +207,19 @@ func (v *View) Undo(ctx context.Context, mark int) {
 // PreBind writes what the placed pod claims to the API server (its
 // ResourceClaims' allocation and reservation, its volumes' bindings); it
 // is to be called before the pod is bound.
+// Claims are written once: a pod's second PreBind does nothing.
 func (v *View) PreBind(ctx context.Context, pod *corev1.Pod) error {
 	for _, p := range v.placed {
 		if p.pod.UID != pod.UID {
 			continue
 		}
+		if v.written[pod.UID] {
+			return nil
+		}
 		if st := v.f.fw.RunPreBindPlugins(ctx, p.state, p.checked, p.pod.Spec.NodeName); !st.IsSuccess() {
 			return fmt.Errorf("preparing %s/%s for node %s: %w", pod.Namespace, pod.Name, p.pod.Spec.NodeName, st.AsError())
 		}
+		v.written[pod.UID] = true
 		return nil
 	}
 	return fmt.Errorf("pod %s/%s was not placed in this cycle", pod.Namespace, pod.Name)
@@ -236,4 +244,21 @@ func NeedsPreBind(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
 		return v.PersistentVolumeClaim != nil || v.Ephemeral != nil
 	})
+}
+
+// ClaimNames are the names of the ResourceClaims pod uses: named in its
+// spec, or made for it from a template (its status says which).
+func ClaimNames(pod *corev1.Pod) []string {
+	var out []string
+	for _, c := range pod.Spec.ResourceClaims {
+		if c.ResourceClaimName != nil {
+			out = append(out, *c.ResourceClaimName)
+		}
+	}
+	for _, st := range pod.Status.ResourceClaimStatuses {
+		if st.ResourceClaimName != nil {
+			out = append(out, *st.ResourceClaimName)
+		}
+	}
+	return out
 }

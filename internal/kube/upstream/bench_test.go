@@ -1,0 +1,85 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// benchNodes are n Ready nodes of 8 GPUs, 64 CPUs and 110 pods.
+func benchNodes(n int) []*corev1.Node {
+	var out []*corev1.Node
+	for i := range n {
+		res := corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("512Gi"),
+			corev1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),
+		}
+		name := fmt.Sprintf("node-%03d", i)
+		out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
+			Status: corev1.NodeStatus{Capacity: res, Allocatable: res}})
+	}
+	return out
+}
+
+func benchPod(i int, antiAffinity bool) *corev1.Pod {
+	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": resource.MustParse("1")}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d", i), Namespace: "ns", UID: types.UID(fmt.Sprint(i)),
+		Labels: map[string]string{"app": "bench"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: req, Limits: req}}}}}
+	if antiAffinity {
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bench"}}, TopologyKey: "kubernetes.io/hostname"}}}}
+	}
+	return p
+}
+
+// BenchmarkFilters measures one cycle's plugin work on 125 nodes of 8 GPUs
+// with 500 pods bound: Allowed (PreFilter, and Filter on every node) for
+// one pod, then Place for each of 100 pods, each on the next node (with
+// anti-affinity to each other: those after the 125th would be refused).
+//
+//	go test -run '^$' -bench Filters ./internal/kube/upstream/
+func BenchmarkFilters(b *testing.B) {
+	for _, anti := range []bool{false, true} {
+		b.Run(fmt.Sprintf("antiAffinity=%v", anti), func(b *testing.B) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			client := fake.NewClientset()
+			factory := informers.NewSharedInformerFactory(client, 0)
+			f, err := New(ctx, client, factory, "corral")
+			if err != nil {
+				b.Fatal(err)
+			}
+			factory.Start(ctx.Done())
+			factory.WaitForCacheSync(ctx.Done())
+			nodes := benchNodes(125)
+			var bound []*corev1.Pod
+			for i := range 500 {
+				p := benchPod(100000+i, false)
+				p.Labels["app"] = "bound"
+				p.Spec.NodeName = nodes[i%len(nodes)].Name
+				bound = append(bound, p)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				v := f.NewView(nodes, bound)
+				if got := v.Allowed(ctx, benchPod(0, anti)); len(got.Nodes) == 0 {
+					b.Fatalf("no node allowed: %s", got.Why(len(nodes)))
+				}
+				for i := range 100 {
+					if err := v.Place(ctx, benchPod(i, anti), nodes[i%len(nodes)].Name); err != nil && !anti {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
