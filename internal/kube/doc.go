@@ -10,7 +10,12 @@
 // scheduler.go) rebuilds a snapshot from that cache (snapshot.go): a
 // fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
 // a gang.State holding every bound pod where it runs, and a queue.Book of
-// the quota in use (queues.go). decide (decide.go) then runs the shared
+// the quota in use (queues.go). Kubernetes' own filter plugins
+// (internal/kube/upstream, run by filters.go) say on which nodes each
+// pending pod may run, dynamic resources included; their verdicts reach
+// the core as taints, and every pod the core places is checked again with
+// those placed before it, its claims written before it is bound. decide
+// (decide.go) then runs the shared
 // scheduling cycle (internal/sched) over it: pending pods and pod groups
 // are its units (units.go), bound pods its running units; each unit is
 // placed whole or not at all, charged to its queue, and bound through the
@@ -31,6 +36,7 @@
 // metrics.go.
 //
 // It imports the core (internal/fleet, internal/gang, internal/job,
-// internal/gpu, internal/queue, internal/sched) and client-go; nothing in the core imports
-// it. Start reading at Scheduler in scheduler.go, then decide.go.
+// internal/gpu, internal/queue, internal/sched), client-go and, through
+// internal/kube/upstream, the scheduler framework of k8s.io/kubernetes;
+// nothing in the core imports it. Start reading at Scheduler in scheduler.go, then decide.go.
 package kube
