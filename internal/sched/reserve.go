@@ -75,10 +75,10 @@ func (c *cycle) reserveQuota(u *Unit) string {
 		names[i] = r.Name
 	}
 	fits := func(k int) bool { return c.admitsWithout(names[:k], u, nil) && c.fitsWithout(names[:k], u) }
-	if len(names) == 0 || !fits(len(names)) {
+	k, ok := firstFit(c.gpuBound(names, u), len(names), fits)
+	if !ok {
 		return ""
 	}
-	k := shortestPrefix(len(names), fits)
 	r := Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}
 	if r.At.IsZero() {
 		return "" // quota held for a time nobody knows would idle its queue
@@ -138,12 +138,64 @@ func (c *cycle) reservation(u *Unit) (Reservation, bool) {
 	for i, r := range running {
 		names[i] = r.Name
 	}
-	fits := func(k int) bool { return c.fitsWithout(names[:k], u) }
-	if len(names) == 0 || !fits(len(names)) {
+	k, ok := firstFit(c.gpuBound(names, u), len(names), func(k int) bool { return c.fitsWithout(names[:k], u) })
+	if !ok {
 		return Reservation{}, false
 	}
-	k := shortestPrefix(len(names), fits)
 	return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}, true
+}
+
+// firstFit is the least k in from..n with fits(k), false when not even
+// fits(n): it gallops up from from, then bisects, so that the usual answer
+// costs a few what-ifs and never one that releases every running unit
+// when fewer are enough.
+func firstFit(from, n int, fits func(int) bool) (int, bool) {
+	if n == 0 {
+		return 0, false
+	}
+	lo, hi := min(max(from, 1), n), min(max(from, 1), n)
+	for !fits(hi) {
+		if hi == n {
+			return 0, false
+		}
+		lo, hi = hi+1, min(2*hi, n)
+	}
+	for lo < hi { // fits(hi); nothing below lo fits
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}
+
+// gpuBound is the fewest of the named running units, in order, whose end
+// could free as many GPUs as u asks for whole, counting the GPUs free now
+// and every GPU the units' tasks touch: no shorter prefix lets u fit.
+func (c *cycle) gpuBound(names []string, u *Unit) int {
+	need := wholeGPUs(u)
+	st := c.snap.State
+	for n := range st.Fleet().Nodes {
+		if need <= 0 {
+			return 1
+		}
+		need -= st.FreeGPUs(n)
+	}
+	for i, name := range names {
+		if need <= 0 {
+			return max(i, 1)
+		}
+		for _, part := range c.parts([]string{name}) {
+			if p := st.Job(part); p != nil {
+				for _, t := range p.Tasks {
+					need -= len(t.GPUs)
+				}
+			}
+		}
+	}
+	return len(names)
 }
 
 // shortestPrefix is the least k in 1..n with fits(k), given fits(n): it
