@@ -41,7 +41,7 @@ func main() {
 	flag.IntVar(&o.groupPods, "group-pods", 0, "pods per group; 0: 2 + i%4 for group i")
 	flag.IntVar(&o.groupGPUs, "group-gpus", 0, "GPUs per group pod; 0: 1 << (i%4) for group i")
 	flag.Float64Var(&o.fill, "fill", 0, "instead of -pods: take trace pods until they and the groups ask for this share of the GPUs (0.95)")
-	flag.StringVar(&o.trace, "trace", "/work/shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv", "openb pod list")
+	flag.StringVar(&o.trace, "trace", "../shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv", "openb pod list")
 	flag.StringVar(&o.out, "json", "", "write the results as JSON to this file")
 	flag.StringVar(&schedulers, "schedulers", "kube-scheduler,corral", "schedulers to run, in order")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
