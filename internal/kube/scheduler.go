@@ -56,6 +56,7 @@ type Scheduler struct {
 	// upstream is Kubernetes' scheduler framework whose filter plugins say
 	// where each pod may run; built by Start.
 	upstream *upstream.Framework
+	dra      draListers // NVIDIA's DRA GPUs, read as GPUs; set by Start
 	n        counters
 	ledger   *ledger
 	metrics  *metrics
@@ -157,6 +158,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return err
 	}
 	s.upstream = fw
+	res := s.factory.Resource().V1()
+	s.dra = draListers{slices: res.ResourceSlices().Lister(), claims: res.ResourceClaims().Lister(), classes: res.DeviceClasses().Lister()}
 	s.factory.Start(ctx.Done())
 	if s.dynf != nil {
 		s.dynf.Start(ctx.Done())
@@ -275,6 +278,9 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	pods, err := s.pods.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	if s.dra.slices != nil { // NVIDIA's DRA GPUs are GPUs to the core (dra.go)
+		nodes, pods = asGPUNodes(nodes, s.dra.nodeGPUs()), s.dra.asGPUPods(pods)
 	}
 	assumed := s.refreshAssumed(pods)
 	queues := s.queueSpecs()

@@ -1,0 +1,168 @@
+package kube
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
+
+	"github.com/corral-sched/corral/internal/kube/upstream"
+)
+
+// GPUs that NVIDIA's DRA driver publishes (ResourceSlices of driver
+// gpu.nvidia.com, devices of type "gpu") are GPUs to the core as those of
+// the device plugin are: a node that offers them is described as if the
+// device plugin offered as many nvidia.com/gpu (model from the devices'
+// productName, memory from their memory capacity), and a pod whose claims
+// ask for a number of them as if it asked that many nvidia.com/gpu, so
+// that packing and quotas apply to both. Which devices a pod gets is the
+// DynamicResources plugin's to choose, on the node the core picked.
+
+// DriverNVIDIA is the name of NVIDIA's DRA driver for GPUs.
+const DriverNVIDIA = "gpu.nvidia.com"
+
+// draGPU is what a node's DRA GPUs look like.
+type draGPU struct {
+	count   int
+	product string
+	memMiB  int64
+}
+
+// draListers read the DRA objects the filter plugins' informers hold.
+type draListers struct {
+	slices  resourcelisters.ResourceSliceLister
+	claims  resourcelisters.ResourceClaimLister
+	classes resourcelisters.DeviceClassLister
+}
+
+// nodeGPUs counts each node's GPUs in NVIDIA's ResourceSlices.
+func (d draListers) nodeGPUs() map[string]draGPU {
+	out := map[string]draGPU{}
+	slices, err := d.slices.List(labels.Everything())
+	if err != nil {
+		return out
+	}
+	for _, s := range slices {
+		if s.Spec.Driver != DriverNVIDIA || s.Spec.NodeName == nil {
+			continue
+		}
+		g := out[*s.Spec.NodeName]
+		for _, dev := range s.Spec.Devices {
+			if t := dev.Attributes["type"].StringValue; t != nil && *t != "gpu" {
+				continue // MIG devices and others
+			}
+			g.count++
+			if p := dev.Attributes["productName"].StringValue; p != nil {
+				g.product = strings.ReplaceAll(*p, " ", "-") // as GPU feature discovery labels it
+			}
+			if m, ok := dev.Capacity["memory"]; ok {
+				g.memMiB = m.Value.Value() / mib
+			}
+		}
+		out[*s.Spec.NodeName] = g
+	}
+	return out
+}
+
+// asGPUNodes returns nodes with those that offer DRA GPUs, and no device
+// plugin GPUs, described as the device plugin and GPU feature discovery
+// would describe them (copies; the rest as they are).
+func asGPUNodes(nodes []*corev1.Node, gpus map[string]draGPU) []*corev1.Node {
+	if len(gpus) == 0 {
+		return nodes
+	}
+	out := make([]*corev1.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = n
+		g, ok := gpus[n.Name]
+		if _, plugin := n.Status.Allocatable[ResourceGPU]; !ok || plugin || g.count == 0 {
+			continue
+		}
+		c := n.DeepCopy()
+		c.Status.Allocatable[ResourceGPU] = *resource.NewQuantity(int64(g.count), resource.DecimalSI)
+		c.Labels = withLabels(c.Labels, map[string]string{LabelProduct: g.product, LabelCount: fmt.Sprint(g.count)})
+		if g.memMiB > 0 && c.Labels[LabelMemory] == "" {
+			c.Labels[LabelMemory] = fmt.Sprint(g.memMiB)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func withLabels(have, add map[string]string) map[string]string {
+	out := make(map[string]string, len(have)+len(add))
+	for k, v := range have {
+		out[k] = v
+	}
+	for k, v := range add {
+		if v != "" && out[k] == "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// asGPUPods returns pods with those whose claims ask for NVIDIA GPUs
+// described as asking that many nvidia.com/gpu (copies; the rest as they
+// are).
+func (d draListers) asGPUPods(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i, p := range pods {
+		n := d.claimedGPUs(p)
+		if n == 0 {
+			continue
+		}
+		if out == nil {
+			out = append([]*corev1.Pod(nil), pods...)
+		}
+		c := p.DeepCopy()
+		if c.Spec.Containers[0].Resources.Requests == nil {
+			c.Spec.Containers[0].Resources.Requests = corev1.ResourceList{}
+		}
+		c.Spec.Containers[0].Resources.Requests[ResourceGPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		out[i] = c
+	}
+	if out == nil {
+		return pods
+	}
+	return out
+}
+
+// claimedGPUs is how many whole NVIDIA GPUs pod's claims ask for: the
+// exact counts of requests whose DeviceClass selects the driver's GPUs.
+// A claim shared with other pods is counted for each.
+func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
+	var n int64
+	for _, name := range upstream.ClaimNames(pod) {
+		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
+		if err != nil {
+			continue
+		}
+		for _, r := range c.Spec.Devices.Requests {
+			if r.Exactly == nil || r.Exactly.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.gpuClass(r.Exactly.DeviceClassName) {
+				continue
+			}
+			n += max(r.Exactly.Count, 1)
+		}
+	}
+	return n
+}
+
+// gpuClass reports whether the DeviceClass selects NVIDIA's whole GPUs: it
+// names the driver and not its MIG devices.
+func (d draListers) gpuClass(name string) bool {
+	c, err := d.classes.Get(name)
+	if err != nil {
+		return false
+	}
+	for _, s := range c.Spec.Selectors {
+		if s.CEL != nil && strings.Contains(s.CEL.Expression, `"`+DriverNVIDIA+`"`) && !strings.Contains(s.CEL.Expression, "mig") {
+			return true
+		}
+	}
+	return false
+}
