@@ -110,3 +110,20 @@ func TestCycleBorrowBackOff(t *testing.T) {
 		})
 	}
 }
+
+// The search for a reservation finds the same answer whatever its hint.
+func TestFirstFitFromAnyHint(t *testing.T) {
+	for n := 1; n <= 12; n++ {
+		for want := 1; want <= n+1; want++ {
+			fits := func(k int) bool { return k >= want }
+			for bound := 1; bound <= min(want, n); bound++ {
+				for hint := 0; hint <= n+1; hint++ {
+					k, ok := firstFitFrom(bound, hint, n, fits)
+					if ok != (want <= n) || ok && k != want {
+						t.Fatalf("n %d want %d bound %d hint %d: got %d %v", n, want, bound, hint, k, ok)
+					}
+				}
+			}
+		}
+	}
+}

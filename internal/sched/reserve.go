@@ -75,7 +75,7 @@ func (c *cycle) reserveQuota(u *Unit) string {
 		names[i] = r.Name
 	}
 	fits := func(k int) bool { return c.admitsWithout(names[:k], u, nil) && c.fitsWithout(names[:k], u) }
-	k, ok := firstFit(c.gpuBound(names, u), len(names), fits)
+	k, ok := firstFitFrom(c.gpuBound(names, u), u.ReserveHint, len(names), fits)
 	if !ok {
 		return ""
 	}
@@ -138,7 +138,7 @@ func (c *cycle) reservation(u *Unit) (Reservation, bool) {
 	for i, r := range running {
 		names[i] = r.Name
 	}
-	k, ok := firstFit(c.gpuBound(names, u), len(names), func(k int) bool { return c.fitsWithout(names[:k], u) })
+	k, ok := firstFitFrom(c.gpuBound(names, u), u.ReserveHint, len(names), func(k int) bool { return c.fitsWithout(names[:k], u) })
 	if !ok {
 		return Reservation{}, false
 	}
@@ -161,6 +161,28 @@ func firstFit(from, n int, fits func(int) bool) (int, bool) {
 		lo, hi = hi+1, min(2*hi, n)
 	}
 	for lo < hi { // fits(hi); nothing below lo fits
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}
+
+// firstFitFrom is firstFit from bound, starting at hint when it lies in
+// bound..n: two what-ifs confirm an unchanged answer.
+func firstFitFrom(bound, hint, n int, fits func(int) bool) (int, bool) {
+	bound = min(max(bound, 1), max(n, 1))
+	if hint <= bound || hint > n {
+		return firstFit(bound, n, fits)
+	}
+	if !fits(hint) {
+		return firstFit(hint+1, n, fits)
+	}
+	lo, hi := bound, hint // fits(hi); nothing below bound fits
+	for lo < hi {
 		mid := (lo + hi) / 2
 		if fits(mid) {
 			hi = mid

@@ -32,6 +32,11 @@ type Unit struct {
 	// own quota, borrowing nothing (a back-off after it was preempted to
 	// give quota back, so that it is not caught in a preempt-requeue loop).
 	NoBorrowUntil time.Time
+	// ReserveHint is how many running units its reservation released in the
+	// last cycle (0: none); the search for this cycle's starts there, as
+	// the answer changes little from one cycle to the next. The answer is
+	// the same whatever the hint.
+	ReserveHint int
 }
 
 // Running is one unit the fleet runs, placed in the State under Name, or

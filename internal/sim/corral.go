@@ -73,7 +73,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 			continue // it did not fit before, and nothing has ended since
 		}
 		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: need(p.a), Arrival: int64(i),
-			Claimed: s.claimed[p.a.Job.Name], Since: epoch.Add(p.a.At)}
+			Claimed: s.claimed[p.a.Job.Name], Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
 		if p.noBorrowUntil > 0 {
 			u.NoBorrowUntil = epoch.Add(p.noBorrowUntil)
 		}
@@ -144,6 +144,10 @@ func (s *Sim) apply(d sched.Decisions) bool {
 	clear(s.heads)
 	for _, r := range d.Reservations {
 		s.heads[r.Unit] = true
+		s.hints[r.Unit] = len(r.Releasing)
+	}
+	if len(s.hints) > 4*len(s.heads)+64 {
+		clear(s.hints) // heads that started or left the front
 	}
 	return len(d.Preempts) > 0
 }

@@ -66,6 +66,7 @@ type Sim struct {
 	claimed    map[string]bool
 	budgetWake time.Duration
 	heads      map[string]bool // jobs holding reservations after the last cycle
+	hints      map[string]int  // how many running jobs their reservations released
 	coreRun    []sched.Running // the running jobs as the cycle reads them, in byEnd's order
 }
 
@@ -169,7 +170,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		claimed: map[string]bool{}, heads: map[string]bool{}}
+		claimed: map[string]bool{}, heads: map[string]bool{}, hints: map[string]int{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
