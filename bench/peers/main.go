@@ -28,7 +28,11 @@ import (
 )
 
 // models maps each real system to the model of it in internal/sim.
-var models = map[string]string{peers.KubePacked: "kube-packed", peers.Kueue: "kueue-like", peers.Corral: "corral"}
+var models = map[string]string{peers.KubePacked: "kube-packed", peers.Kueue: "kueue-like", peers.Corral: "corral", slurm: "slurm-like"}
+
+// slurm is Slurm 22.05, replayed by slurm.sh (it needs root) into
+// real-slurm.csv, which this command reads.
+const slurm = "slurm"
 
 type options struct {
 	jobs, nodes        int
@@ -37,6 +41,7 @@ type options struct {
 	speedup            float64
 	workload, out, tag string
 	schedulers         []string
+	reuse              bool
 }
 
 func main() {
@@ -50,7 +55,8 @@ func main() {
 	flag.Float64Var(&o.speedup, "speedup", 60, "simulated seconds per real second")
 	flag.StringVar(&o.out, "out", "bench/peers", "directory for the jobs files (real-<scheduler>.csv, model-<policy>.csv) and results JSON")
 	flag.StringVar(&o.tag, "tag", "", "prefix of the files written (default none)")
-	flag.StringVar(&schedulers, "schedulers", strings.Join(peers.Schedulers(), ","), "real systems to replay under, in order")
+	flag.StringVar(&schedulers, "schedulers", strings.Join(peers.Schedulers(), ","), "real systems to replay under, in order; slurm reads real-slurm.csv, which slurm.sh writes")
+	flag.BoolVar(&o.reuse, "reuse", false, "read each real system's jobs file from an earlier run instead of replaying")
 	flag.Parse()
 	o.schedulers = strings.Split(schedulers, ",")
 	if err := run(o, os.Stdout); err != nil {
@@ -66,7 +72,7 @@ type row struct {
 	Real       stats            `json:"real"`
 	Sim        stats            `json:"sim"`
 	Validation peers.Validation `json:"validation"`
-	Stops      int              `json:"stops"` // real pods preempted and replaced
+	Stops      int              `json:"stops"` // real pods preempted and replaced; -1: not known (read from a file)
 }
 
 // stats summarises one replay's outcomes; times are minutes.
@@ -108,35 +114,52 @@ func input(o options) (workload.Workload, string, error) {
 	if o.workload == "" {
 		return peers.Synthetic(o.jobs, o.span, o.seed), fmt.Sprintf("peers.Synthetic(%d jobs over %v, seed %d)", o.jobs, o.span, o.seed), nil
 	}
-	file, err := os.Open(o.workload)
-	if err != nil {
-		return workload.Workload{}, "", err
-	}
-	defer file.Close()
-	j, err := workload.ReadJobs(file, o.workload)
+	j, err := readJobs(o.workload)
 	if err != nil {
 		return workload.Workload{}, "", err
 	}
 	return j.Workload, o.workload, nil
 }
 
+func readJobs(path string) (*workload.Jobs, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return workload.ReadJobs(file, path)
+}
+
 // compareOne replays w under the real system s and under its model.
 func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout io.Writer) (row, error) {
-	start := time.Now()
-	real, err := replayReal(o, w, s)
-	if err != nil {
-		return row{}, fmt.Errorf("%s: %w", s, err)
-	}
-	fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
-	if err := writeJobs(filepath.Join(o.out, o.tag+"real-"+s+".csv"), real.Jobs); err != nil {
-		return row{}, err
+	path := filepath.Join(o.out, o.tag+"real-"+s+".csv")
+	var real *peers.Result
+	if o.reuse || s == slurm {
+		j, err := readJobs(path)
+		if err != nil {
+			return row{}, err
+		}
+		real = &peers.Result{Jobs: j}
+	} else {
+		start := time.Now()
+		var err error
+		if real, err = replayReal(o, w, s); err != nil {
+			return row{}, fmt.Errorf("%s: %w", s, err)
+		}
+		fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
+		if err := writeJobs(path, real.Jobs); err != nil {
+			return row{}, err
+		}
 	}
 	policy := models[s]
 	p, err := sim.NewPolicy(policy)
 	if err != nil {
 		return row{}, err
 	}
-	res, err := sim.RunWith(f, w, p, sim.Options{PreemptGrace: 2 * time.Minute, Backfill: sim.EasyBackfill})
+	// corral kube-scheduler preempts lower-priority pods by default
+	// (--no-preemption turns it off): the model's --priority-preemption.
+	// Preempted pods go at once here (KWOK deletes them), so no grace.
+	res, err := sim.RunWith(f, modelInput(w, s), p, sim.Options{Backfill: sim.EasyBackfill, PriorityPreemption: s == peers.Corral})
 	if err != nil {
 		return row{}, fmt.Errorf("model %s: %w", policy, err)
 	}
@@ -144,12 +167,35 @@ func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout
 	if err := writeJobs(filepath.Join(o.out, o.tag+"model-"+policy+".csv"), model); err != nil {
 		return row{}, err
 	}
-	stops := 0
-	for _, n := range real.Stops {
-		stops += n
+	stops := -1 // unknown: read from a jobs file, which does not keep them
+	if real.Stops != nil {
+		stops = 0
+		for _, n := range real.Stops {
+			stops += n
+		}
 	}
 	return row{System: s, Model: policy, Real: summarise(w, real.Outcomes), Sim: summarise(w, model.Outcomes),
 		Validation: peers.Compare(w, model.Outcomes, real.Outcomes), Stops: stops}, nil
+}
+
+// modelInput is w as the model of s sees it. Every pod is a preemption
+// victim for a pod of higher priority in Kubernetes, and every workload
+// of lower priority in its ClusterQueue for Kueue (peers.Synthetic marks
+// its jobs preemptible); slurm.sh configures no PreemptType, so under
+// slurm-like no job is.
+func modelInput(w workload.Workload, s string) workload.Workload {
+	if s != slurm {
+		return w
+	}
+	c := w
+	c.Arrivals = make([]workload.Arrival, len(w.Arrivals))
+	for i, a := range w.Arrivals {
+		j := *a.Job
+		j.Preemptible = false
+		a.Job = &j
+		c.Arrivals[i] = a
+	}
+	return c
 }
 
 // replayReal runs w under s on a fresh control plane.
@@ -227,8 +273,12 @@ func writeTable(w io.Writer, rows []row) {
 	fmt.Fprintln(tw, "system\tstarted\tmean wait\tp99 wait\tmean JCT\tstops\tmodel\tstarted\tmean wait\tp99 wait\tmean JCT\tSpearman\tmean err\tp99 err\t")
 	for _, r := range rows {
 		v := r.Validation
-		fmt.Fprintf(tw, "%s\t%d\t%.1fm\t%.1fm\t%.1fm\t%d\t%s\t%d\t%.1fm\t%.1fm\t%.1fm\t%.2f\t%s\t%s\t\n", r.System, r.Real.Started,
-			r.Real.MeanWaitM, r.Real.P99WaitM, r.Real.MeanJCTM, r.Stops, r.Model, r.Sim.Started, r.Sim.MeanWaitM, r.Sim.P99WaitM,
+		stops := "n/a"
+		if r.Stops >= 0 {
+			stops = fmt.Sprint(r.Stops)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1fm\t%.1fm\t%.1fm\t%s\t%s\t%d\t%.1fm\t%.1fm\t%.1fm\t%.2f\t%s\t%s\t\n", r.System, r.Real.Started,
+			r.Real.MeanWaitM, r.Real.P99WaitM, r.Real.MeanJCTM, stops, r.Model, r.Sim.Started, r.Sim.MeanWaitM, r.Sim.P99WaitM,
 			r.Sim.MeanJCTM, v.Spearman, pct(v.MeanErr), pct(v.P99Err))
 	}
 	tw.Flush()

@@ -7,7 +7,8 @@
 # kube-controller-manager, KWOK); then under each one's model in
 # internal/sim; and compares them. Writes real-*.csv and model-*.csv (jobs
 # files with each job's start and end) and results.json next to this
-# script; RESULTS.md quotes the table. About 20 minutes on 2 cores.
+# script; with real-slurm.csv from slurm.sh there, the table again with
+# Slurm beside them, which RESULTS.md quotes. About 25 minutes on 2 cores.
 #
 #   bench/peers/run.sh
 #   ARGS="-jobs 20 -span 20m -speedup 60" bench/peers/run.sh   # a quick look
@@ -22,4 +23,11 @@ BIN=$(mktemp -d)/peers-bench
 "$GO" build -o "$BIN" ./bench/peers
 # shellcheck disable=SC2086
 "$BIN" -jobs 150 -span 150m -nodes 8 -speedup 30 -seed 1 -out bench/peers ${ARGS:-}
+# With Slurm's replay (slurm.sh, as root) beside them: the table of RESULTS.md.
+if [ -e bench/peers/real-slurm.csv ]; then
+	echo
+	# shellcheck disable=SC2086
+	"$BIN" -jobs 150 -span 150m -nodes 8 -speedup 30 -seed 1 -out bench/peers -reuse \
+		-schedulers kube-packed,kueue,corral,slurm ${ARGS:-}
+fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"

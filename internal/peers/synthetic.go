@@ -24,7 +24,7 @@ func Synthetic(n int, span time.Duration, seed uint64) workload.Workload {
 		}
 		a := workload.Arrival{At: time.Duration(rng.Int64N(int64(span))).Round(time.Second), Class: workload.Recorded,
 			Duration: time.Duration(5+rng.IntN(16)) * time.Minute,
-			Job: &job.Job{Name: fmt.Sprintf("job-%04d", i), Tenant: []string{"research", "product"}[i%2], Priority: rng.IntN(3),
+			Job: &job.Job{Name: fmt.Sprintf("job-%04d", i), Tenant: []string{"research", "product"}[i%2], Priority: rng.IntN(3), Preemptible: true,
 				Groups: []job.Group{{Name: "tasks", Count: tasks, Task: job.Demand{GPUs: gpus, CPUMilli: 4000, MemoryMiB: 16 << 10}}}}}
 		w.Arrivals = append(w.Arrivals, a)
 		w.Horizon = max(w.Horizon, a.At)

@@ -98,6 +98,7 @@ func (s *Sim) interrupt(name string, notice bool, cause string) {
 	kept := s.chargeStop(r, notice, "stopped ("+cause+")")
 	p := r.pending
 	p.done, p.held, p.admitted, p.fresh = r.done+kept, nil, false, true
+	p.requeued = s.now
 	s.pending = append(s.pending, p)
 	s.sortPending()
 }

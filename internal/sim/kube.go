@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"sort"
+	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
@@ -14,7 +16,9 @@ import (
 //   - PrioritySort (scheduling/config "Scheduling plugins"): pods leave the
 //     queue by priority (the job's PriorityClass), then creation time; a
 //     job's pods are created together, so they come out one after the
-//     other. A pod that does not fit waits and the next is tried.
+//     other. A pod that does not fit waits and the next is tried. A
+//     preempted job's controller makes new pods, which queue from the
+//     time it was stopped.
 //   - NodeResourcesFit with its default LeastAllocated strategy spreads
 //     pods over the least allocated nodes; packed uses MostAllocated with
 //     nvidia.com/gpu weighted ("Resource Bin Packing"), placed by the core
@@ -62,9 +66,30 @@ func (k kubePolicy) Docs() []string {
 // pod that does not fit may preempt.
 func (k kubePolicy) Cycle(s *Sim) {
 	failed := map[string]bool{}
-	for _, p := range byPriorityThenArrival(s.pending) {
+	for _, p := range byPriorityThenCreation(s.pending) {
 		s.placeJobPods(p, failed, k.preemptFor(s))
 	}
+}
+
+// byPriorityThenCreation is PrioritySort's order: priority, then the pod's
+// creation time. A preempted job's pods are deleted and its controller
+// (a Job) creates new ones, so a job stopped and requeued queues from then,
+// behind the pods created before it (internal/peers' replays on a real
+// kube-scheduler showed it).
+func byPriorityThenCreation(pending []*pendingJob) []*pendingJob {
+	order := append([]*pendingJob(nil), pending...)
+	created := func(p *pendingJob) time.Duration { return max(p.a.At, p.requeued) }
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.a.Job.Priority != b.a.Job.Priority {
+			return a.a.Job.Priority > b.a.Job.Priority
+		}
+		if created(a) != created(b) {
+			return created(a) < created(b)
+		}
+		return a.a.Job.Name < b.a.Job.Name
+	})
+	return order
 }
 
 // preemptFor returns DefaultPreemption for one pod of p: false when it

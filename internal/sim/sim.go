@@ -88,6 +88,8 @@ type pendingJob struct {
 	// startDelay: it starts this long after it is placed, while the jobs
 	// it preempted checkpoint on the capacity held for it.
 	startDelay time.Duration
+	// requeued is when it was last stopped and queued again; 0 if never.
+	requeued time.Duration
 	// awaitingNodes counts autoscaled nodes joining for it; scaleTried is
 	// the version (+1) at which it was last checked for new nodes.
 	awaitingNodes int
