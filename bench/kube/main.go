@@ -28,6 +28,8 @@ type options struct {
 	trace, out                string
 	schedulers                []string
 	settle                    time.Duration
+	qps                       float64
+	drain                     bool
 }
 
 func main() {
@@ -43,7 +45,9 @@ func main() {
 	flag.Float64Var(&o.fill, "fill", 0, "instead of -pods: take trace pods until they and the groups ask for this share of the GPUs (0.95)")
 	flag.StringVar(&o.trace, "trace", "../shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv", "openb pod list")
 	flag.StringVar(&o.out, "json", "", "write the results as JSON to this file")
-	flag.StringVar(&schedulers, "schedulers", "kube-scheduler,corral", "schedulers to run, in order")
+	flag.StringVar(&schedulers, "schedulers", "kube-scheduler,corral", "schedulers to run, in order: kube-scheduler (default profile), kube-packed (MostAllocated weighting nvidia.com/gpu), corral, ceiling (a client binding precomputed placements as fast as the API server takes them; always drains)")
+	flag.Float64Var(&o.qps, "qps", 1000, "each scheduler's own client: requests per second (burst twice that)")
+	flag.BoolVar(&o.drain, "drain", false, "create every pod before starting the scheduler, and time from its first binding to its last")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
 	flag.Parse()
 	o.schedulers = strings.Split(schedulers, ",")

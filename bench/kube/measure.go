@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 
 	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
@@ -40,24 +41,44 @@ func runOne(ctx context.Context, c *kubetest.Cluster, dir, name string, w *workl
 	if err := makeNamespace(ctx, c, ns); err != nil {
 		return result{}, err
 	}
-	schedulerName := kube.DefaultSchedulerName
-	if name == "kube-scheduler" {
+	schedulerName := name
+	switch name {
+	case "kube-scheduler", "kube-packed":
 		schedulerName = "default-scheduler"
+	case "corral":
+		schedulerName = kube.DefaultSchedulerName
 	}
-	// The scheduler runs first and the pods arrive while it runs, in
-	// creation order, as they would on a live cluster.
-	stop, err := startScheduler(ctx, c, dir, name)
-	if err != nil {
-		return result{}, err
+	var stop func()
+	var start time.Time
+	var created time.Duration
+	var err error
+	if o.drain || name == ceiling {
+		// Drain: every pod exists before the scheduler starts; the clock
+		// starts with it. The ceiling only drains.
+		start = time.Now()
+		if err := createWork(ctx, c, ns, schedulerName, w); err != nil {
+			return result{}, fmt.Errorf("creating pods: %w", err)
+		}
+		created = time.Since(start)
+		start = time.Now()
+		if stop, err = startScheduler(ctx, c, dir, name, ns, o); err != nil {
+			return result{}, err
+		}
+	} else {
+		// Arrival: the scheduler runs first and the pods arrive while it
+		// runs, in creation order, as they would on a live cluster.
+		if stop, err = startScheduler(ctx, c, dir, name, ns, o); err != nil {
+			return result{}, err
+		}
+		time.Sleep(2 * time.Second) // caches synced
+		start = time.Now()
+		if err := createWork(ctx, c, ns, schedulerName, w); err != nil {
+			stop()
+			return result{}, fmt.Errorf("creating pods: %w", err)
+		}
+		created = time.Since(start)
 	}
-	time.Sleep(2 * time.Second) // caches synced
-	start := time.Now()
-	if err := createWork(ctx, c, ns, schedulerName, w); err != nil {
-		stop()
-		return result{}, fmt.Errorf("creating pods: %w", err)
-	}
-	created := time.Since(start)
-	last, err := waitSettled(ctx, c, ns, len(w.pods), o.settle)
+	first, last, err := waitSettled(ctx, c, ns, len(w.pods), o.settle)
 	stop()
 	if err != nil {
 		return result{}, err
@@ -69,6 +90,10 @@ func runOne(ctx context.Context, c *kubetest.Cluster, dir, name string, w *workl
 	r.Scheduler = name
 	r.CreateSeconds = created.Seconds()
 	r.Seconds = last.Sub(start).Seconds()
+	if o.drain || name == ceiling {
+		// The rate of binding itself, without the scheduler's start.
+		r.Seconds = last.Sub(first).Seconds()
+	}
 	if r.Seconds > 0 {
 		r.PodsPerSecond = float64(r.PodsBound) / r.Seconds
 	}
@@ -85,24 +110,49 @@ func makeNamespace(ctx context.Context, c *kubetest.Cluster, ns string) error {
 	return err
 }
 
-// startScheduler starts the named scheduler and returns its stop.
-func startScheduler(ctx context.Context, c *kubetest.Cluster, dir, name string) (func(), error) {
+// startScheduler starts the named scheduler with a client of its own at
+// o.qps and returns its stop.
+func startScheduler(ctx context.Context, c *kubetest.Cluster, dir, name, ns string, o options) (func(), error) {
 	switch name {
+	case ceiling:
+		return startCeiling(ctx, c, ns, o)
 	case "corral":
+		rc := rest.CopyConfig(c.Config)
+		rc.QPS, rc.Burst = float32(o.qps), int(2*o.qps)
+		cl, err := kube.NewClients(rc)
+		if err != nil {
+			return nil, err
+		}
 		cfg := kube.Config{NodeSelector: labels.SelectorFromSet(labels.Set{"bench": "gpu"}),
-			Levels: []kube.Level{{Name: "rack", Label: "corral.sh/rack"}}, Interval: time.Second}
-		s := kube.New(c.Client, c.Dynamic, cfg, quietLogger())
+			Levels: []kube.Level{{Name: "rack", Label: "corral.sh/rack"}}, Interval: time.Second, Events: cl.Events}
+		s := kube.New(cl.Client, cl.Dynamic, cfg, quietLogger())
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = s.Run(runCtx) }()
 		return func() { cancel(); <-done }, nil
 	case "kube-scheduler":
-		return startUpstream(c, dir)
+		return startUpstream(c, dir, "", o.qps)
+	case "kube-packed":
+		return startUpstream(c, dir, packedPlugins, o.qps)
 	}
-	return nil, fmt.Errorf("unknown scheduler %q (want corral or kube-scheduler)", name)
+	return nil, fmt.Errorf("unknown scheduler %q (want corral, kube-scheduler, kube-packed or %s)", name, ceiling)
 }
 
-func startUpstream(c *kubetest.Cluster, dir string) (func(), error) {
+// packedPlugins configure NodeResourcesFit to score by MostAllocated with
+// nvidia.com/gpu weighted above CPU and memory: the upstream scheduler's
+// documented bin-packing of extended resources.
+const packedPlugins = `    pluginConfig:
+    - name: NodeResourcesFit
+      args:
+        scoringStrategy:
+          type: MostAllocated
+          resources:
+          - {name: nvidia.com/gpu, weight: 10}
+          - {name: cpu, weight: 1}
+          - {name: memory, weight: 1}
+`
+
+func startUpstream(c *kubetest.Cluster, dir, plugins string, qps float64) (func(), error) {
 	if c.Scheduler == "" {
 		return nil, fmt.Errorf("no kube-scheduler binary: run scripts/deps/10-kube.sh")
 	}
@@ -113,11 +163,11 @@ func startUpstream(c *kubetest.Cluster, dir string) (func(), error) {
 	config := filepath.Join(dir, "kube-scheduler.yaml")
 	body := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: %q, qps: 1000, burst: 2000}
+clientConnection: {kubeconfig: %q, qps: %g, burst: %d}
 leaderElection: {leaderElect: false}
 profiles:
   - schedulerName: default-scheduler
-`, kubeconfig)
+%s`, kubeconfig, qps, int(2*qps), plugins)
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return nil, err
 	}
@@ -139,13 +189,13 @@ profiles:
 }
 
 // waitSettled polls until every pod is bound, or none was bound for
-// settle, and returns the time of the last binding seen.
-func waitSettled(ctx context.Context, c *kubetest.Cluster, ns string, total int, settle time.Duration) (time.Time, error) {
+// settle, and returns the times of the first and last bindings seen.
+func waitSettled(ctx context.Context, c *kubetest.Cluster, ns string, total int, settle time.Duration) (first, last time.Time, err error) {
 	last, bound := time.Now(), 0
 	for {
 		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return last, err
+			return first, last, err
 		}
 		n := 0
 		for i := range pods.Items {
@@ -155,9 +205,12 @@ func waitSettled(ctx context.Context, c *kubetest.Cluster, ns string, total int,
 		}
 		if n > bound {
 			bound, last = n, time.Now()
+			if first.IsZero() {
+				first = last
+			}
 		}
 		if bound == total || time.Since(last) > settle {
-			return last, nil
+			return first, last, nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
