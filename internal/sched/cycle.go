@@ -28,6 +28,10 @@ type cycle struct {
 	attempts  int
 	// reclaimAsked: a unit asked to reclaim lent quota this cycle.
 	reclaimAsked bool
+	// quotaTried: queues for whose units a quota reservation was sought in
+	// vain this cycle; their other units do not search again.
+	quotaTried  map[string]bool
+	sortedByEnd []Running // the running units by estimated end, once sorted
 }
 
 // head is a waiting unit with a reservation.
@@ -54,7 +58,7 @@ type head struct {
 //
 // The snapshot's State and Book end up holding exactly the started units.
 func Cycle(snap *Snapshot) Decisions {
-	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, quotaHeld: map[string]string{}}
+	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, quotaHeld: map[string]string{}, quotaTried: map[string]bool{}}
 	c.victimsOf = map[string][]string{}
 	for i := range snap.Running {
 		r := &snap.Running[i]

@@ -66,10 +66,14 @@ func (c *cycle) reserve(u *Unit, r Reservation) *head {
 // simulator's generated workloads, reserving for those too made waits
 // longer. It says what it reserved, or nothing.
 func (c *cycle) reserveQuota(u *Unit) string {
-	if c.reserved >= cmp.Or(c.snap.Config.Reservations, 1) || !c.withinNominal(u) && len(c.snap.Book.Peers(u.Queue)) > 0 {
+	if c.reserved >= cmp.Or(c.snap.Config.Reservations, 1) || c.quotaTried[u.Queue] || !c.withinNominal(u) && len(c.snap.Book.Peers(u.Queue)) > 0 {
 		return ""
 	}
 	running := c.byEnd()
+	if len(running) == 0 || running[0].End.IsZero() {
+		c.quotaTried[u.Queue] = true // no running unit has an estimated end: the time is unknown
+		return ""
+	}
 	names := make([]string, len(running))
 	for i, r := range running {
 		names[i] = r.Name
@@ -77,10 +81,12 @@ func (c *cycle) reserveQuota(u *Unit) string {
 	fits := func(k int) bool { return c.admitsWithout(names[:k], u, nil) && c.fitsWithout(names[:k], u) }
 	k, ok := firstFitFrom(c.gpuBound(names, u), u.ReserveHint, len(names), fits)
 	if !ok {
+		c.quotaTried[u.Queue] = true // a failed search is not repeated for its queue this cycle
 		return ""
 	}
 	r := Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}
 	if r.At.IsZero() {
+		c.quotaTried[u.Queue] = true
 		return "" // quota held for a time nobody knows would idle its queue
 	}
 	c.reserved++
@@ -250,7 +256,11 @@ func (c *cycle) endOf(r Running) time.Time {
 // byEnd lists the running units by estimated end, unknown ends last,
 // then by start and name.
 func (c *cycle) byEnd() []Running {
+	if c.sortedByEnd != nil || len(c.snap.Running) == 0 {
+		return c.sortedByEnd // the running units do not change within a cycle
+	}
 	out := slices.Clone(c.snap.Running)
+	c.sortedByEnd = out
 	slices.SortStableFunc(out, func(a, b Running) int {
 		if a.End.IsZero() != b.End.IsZero() {
 			if a.End.IsZero() {
