@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/corral-sched/corral/internal/example"
@@ -183,5 +184,15 @@ func TestLiveMatchesCorralOnline(t *testing.T) {
 				t.Fatalf("seed %d, pod %d: corral-online %+v, live %+v", seed, i, lab.Records[i], live.Records[i])
 			}
 		}
+	}
+}
+
+// A trace without pods is refused with its name, not run (it once
+// panicked while its arrivals were tuned).
+func TestRunRefusesAnEmptyTrace(t *testing.T) {
+	nodes := []model.Node{{Name: "n", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "V100M32"}}
+	_, err := Run(Spec{Trace: "empty", Nodes: nodes, Policy: "fgd", Seed: 42})
+	if err == nil || !strings.Contains(err.Error(), "empty: the trace has no pods") {
+		t.Fatalf("err %v, want the empty trace named", err)
 	}
 }

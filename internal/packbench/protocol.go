@@ -26,6 +26,9 @@ func arrivals(spec Spec) (*rand.Rand, int64, []model.Pod, error) {
 	if capacity == 0 {
 		return nil, 0, nil, fmt.Errorf("%s: the cluster has no GPUs", spec.Trace)
 	}
+	if len(spec.Pods) == 0 {
+		return nil, 0, nil, fmt.Errorf("%s: the trace has no pods", spec.Trace)
+	}
 	return rng, capacity, arrivalOrder(spec.Pods, capacity, TuneRatio, rng), nil
 }
 
