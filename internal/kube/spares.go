@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -111,7 +110,10 @@ func (s *Scheduler) bindMoved(ctx context.Context, g *podGroup, binds []binding)
 }
 
 // planMoves finds a node for each failed member in the cluster as it is,
-// taking room as it goes, or says why there is none.
+// taking room as it goes, or says why there is none. The core moves them
+// (gang.State.Replace: a spare of the failed node's innermost domain
+// first, then a free node there, evicting the pods lent the spare); a move
+// wider than the gang's required pack level is refused.
 func (s *Scheduler) planMoves(w *stricken, nodes []*corev1.Node, pods []*corev1.Pod) ([]move, error) {
 	f, _, _ := buildFleet(nodes, &s.cfg, nil)
 	st, err := gang.New(f)
@@ -124,10 +126,12 @@ func (s *Scheduler) planMoves(w *stricken, nodes []*corev1.Node, pods []*corev1.
 			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
 		}
 	}
-	pinBound(st, byNode, s.log)
-	from := slices.IndexFunc(f.Nodes, func(n fleet.Node) bool { return n.Name == w.node })
-	if from < 0 {
-		return nil, fmt.Errorf("node %s is not in the fleet", w.node)
+	bound := map[string]*corev1.Pod{}
+	for _, b := range pinBound(st, byNode, s.log) {
+		bound[b.job] = b.pod
+	}
+	if err := lendSpares(st, f, byNode, w); err != nil {
+		return nil, err
 	}
 	widest := 0
 	if w.group != nil {
@@ -137,13 +141,17 @@ func (s *Scheduler) planMoves(w *stricken, nodes []*corev1.Node, pods []*corev1.
 			}
 		}
 	}
+	taints := clusterTaints(nodes)
 	var moves []move
 	for _, p := range w.failures {
-		m, ok := s.placeMove(st, f, from, widest, p, byNode, w)
-		if !ok {
-			return nil, fmt.Errorf("no spare or free node in the %s of %s can take %s", f.Levels[max(widest, 0)], w.node, podKey(p))
+		m, err := moveOff(st, p, w.node, tolerated([]*corev1.Pod{p}, taints), bound)
+		if err == nil && slices.Index(f.Levels, m.level) < widest {
+			err = fmt.Errorf("%s's %s is wider than the gang may span", m.to, m.level)
 		}
-		moves = append(moves, m)
+		if err != nil {
+			return nil, fmt.Errorf("no spare or free node in the %s of %s can take %s: %w", f.Levels[max(widest, 0)], w.node, podKey(p), err)
+		}
+		moves = append(moves, m.move)
 	}
 	if len(moves) == 0 {
 		return nil, errors.New("nothing to move")
@@ -151,71 +159,68 @@ func (s *Scheduler) planMoves(w *stricken, nodes []*corev1.Node, pods []*corev1.
 	return moves, nil
 }
 
-// placeMove finds the node for one pod: innermost domain of the failed
-// node first, up to level widest; spares before other nodes.
-func (s *Scheduler) placeMove(st *gang.State, f *fleet.Fleet, from, widest int, p *corev1.Pod, byNode map[string][]*corev1.Pod, w *stricken) (move, bool) {
-	d, err := demand(p)
-	if err != nil {
-		return move{}, false
-	}
-	j := &job.Job{Name: "move " + string(p.UID), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
-	home := f.Nodes[from].Domains
-	for l := len(f.Levels) - 1; l >= widest; l-- {
-		for _, spare := range []bool{true, false} {
-			for i := range f.Nodes {
-				n := &f.Nodes[i]
-				if i == from || n.Spare != spare || !n.Schedulable() || !slices.Equal(n.Domains[:l+1], home[:l+1]) || !admits(n, p, d) {
-					continue
-				}
-				if _, err := st.Adopt(j, n.Name); err == nil {
-					return move{pod: p, to: n.Name}, true
-				}
-				if spare {
-					if borrowed, ok := s.borrowSpare(st, j, n.Name, byNode[n.Name], w); ok {
-						return move{pod: p, to: n.Name, borrowed: borrowed}, true
-					}
-				}
+// lendSpares marks the pods on spares, other than the gang's, as lent:
+// preemptible, so that a replacement evicts them.
+func lendSpares(st *gang.State, f *fleet.Fleet, byNode map[string][]*corev1.Pod, w *stricken) error {
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if !n.Spare {
+			continue
+		}
+		for _, p := range byNode[n.Name] {
+			if w.group != nil && GroupName(p) == w.group.Name && p.Namespace == w.group.Namespace {
+				continue
+			}
+			d, err := demand(p)
+			if err != nil || st.Job(boundJobName(p)) == nil {
+				continue // not pinned: it holds nothing in this view
+			}
+			j := &job.Job{Name: boundJobName(p), Preemptible: true, Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
+			if err := st.Release(j.Name); err != nil {
+				return err
+			}
+			if _, err := st.Adopt(j, n.Name); err != nil {
+				return fmt.Errorf("lending spare %s: %w", n.Name, err)
 			}
 		}
 	}
-	return move{}, false
+	return nil
 }
 
-// admits: the node's taints are tolerated and its GPU model allowed.
-func admits(n *fleet.Node, p *corev1.Pod, d job.Demand) bool {
-	if len(d.Models) > 0 && !slices.Contains(d.Models, n.GPUModel) {
-		return false
-	}
-	for _, t := range n.Taints {
-		key, rest, _ := strings.Cut(t, "=")
-		value, effect, _ := strings.Cut(rest, ":")
-		taint := corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
-		if !toleratesTaint(p, &taint) {
-			return false
-		}
-	}
-	return true
+// placedMove is a move and the level of the domain it stays in.
+type placedMove struct {
+	move
+	level string
 }
 
-// borrowSpare frees a spare of the pods lent it (pods not of the gang)
-// and adopts j there; when that is not enough, they are put back.
-func (s *Scheduler) borrowSpare(st *gang.State, j *job.Job, node string, there []*corev1.Pod, w *stricken) ([]*corev1.Pod, bool) {
-	var lent []*corev1.Pod
-	for _, p := range there {
-		if w.group != nil && GroupName(p) == w.group.Name && p.Namespace == w.group.Namespace {
-			continue
+// moveOff moves one failed pod, pinned on node from, with the tolerations
+// given, through gang.State.Replace.
+func moveOff(st *gang.State, p *corev1.Pod, from string, tolerations []string, bound map[string]*corev1.Pod) (placedMove, error) {
+	d, err := demand(p)
+	if err != nil {
+		return placedMove{}, err
+	}
+	name := boundJobName(p)
+	if st.Job(name) != nil {
+		if err := st.Release(name); err != nil {
+			return placedMove{}, err
 		}
-		if st.Release(boundJobName(p)) == nil {
-			lent = append(lent, p)
+	}
+	j := &job.Job{Name: name, Tolerations: tolerations, Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
+	if _, err := st.Adopt(j, from); err != nil {
+		return placedMove{}, err
+	}
+	rep, err := st.Replace(name, from)
+	if err != nil {
+		return placedMove{}, err
+	}
+	m := placedMove{move: move{pod: p, to: rep.To}, level: rep.Level}
+	for _, e := range rep.Evicted {
+		if lent := bound[e]; lent != nil {
+			m.borrowed = append(m.borrowed, lent)
 		}
 	}
-	if _, err := st.Adopt(j, node); err == nil {
-		return lent, true
-	}
-	for _, p := range lent {
-		_, _ = pinPod(st, node, p)
-	}
-	return nil, false
+	return m, nil
 }
 
 // AnnotationPreemptible "true" on every pod of a unit, with
