@@ -199,6 +199,12 @@ func coschedulingStatus(obj *unstructured.Unstructured, c groupCount) (statusPat
 		"phase": groupPhase(c, max(int(min), 1)), "scheduled": int64(c.scheduled), "running": int64(c.running),
 		"succeeded": int64(c.succeeded), "failed": int64(c.failed),
 	}
+	return mergeStatus(obj, PodGroupResource, want)
+}
+
+// mergeStatus is a merge patch of obj's status fields to want, or false
+// when its status has them already.
+func mergeStatus(obj *unstructured.Unstructured, res schema.GroupVersionResource, want map[string]any) (statusPatch, bool) {
 	cur, _, _ := unstructured.NestedMap(obj.Object, "status")
 	same := true
 	for k, v := range want {
@@ -210,7 +216,7 @@ func coschedulingStatus(obj *unstructured.Unstructured, c groupCount) (statusPat
 		return statusPatch{}, false
 	}
 	body, _ := json.Marshal(map[string]any{"status": want})
-	return statusPatch{res: PodGroupResource, ns: obj.GetNamespace(), name: obj.GetName(), patchType: types.MergePatchType, body: body}, true
+	return statusPatch{res: res, ns: obj.GetNamespace(), name: obj.GetName(), patchType: types.MergePatchType, body: body}, true
 }
 
 // volcanoStatus is the status patch of a Volcano PodGroup, as Volcano's
@@ -227,18 +233,7 @@ func volcanoStatus(obj *unstructured.Unstructured, c groupCount) (statusPatch, b
 		phase = "Running"
 	}
 	want := map[string]any{"phase": phase, "running": int64(c.running), "succeeded": int64(c.succeeded), "failed": int64(c.failed)}
-	cur, _, _ := unstructured.NestedMap(obj.Object, "status")
-	same := true
-	for k, v := range want {
-		if !reflect.DeepEqual(cur[k], v) {
-			same = false
-		}
-	}
-	if same {
-		return statusPatch{}, false
-	}
-	body, _ := json.Marshal(map[string]any{"status": want})
-	return statusPatch{res: VolcanoPodGroupResource, ns: obj.GetNamespace(), name: obj.GetName(), patchType: types.MergePatchType, body: body}, true
+	return mergeStatus(obj, VolcanoPodGroupResource, want)
 }
 
 // nativeStatus sets the Workload API PodGroup's PodGroupInitiallyScheduled
