@@ -106,8 +106,8 @@ func (r *Rig) startKueue(ctx context.Context, dir string, w workload.Workload, o
 	}
 	// Ready when it has made a LocalQueue's status: its controllers run.
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		if p.exited() {
-			return false, fmt.Errorf("kueue exited:\n%s", p.tail())
+		if p.Exited() {
+			return false, fmt.Errorf("kueue exited:\n%s", p.Tail())
 		}
 		lq, err := r.Dynamic.Resource(localQueue).Namespace(dnsName(tenant(w.Arrivals[0]), "t")).Get(ctx, localQueueName, metav1GetOptions)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -29,7 +28,7 @@ type Rig struct {
 	*kubetest.Cluster
 	Kubeconfig string
 	Bin        string // the directory of the binaries
-	procs      []*process
+	procs      []*kubetest.Process
 }
 
 // BinDir is where the binaries are: $CORRAL_KUBE_BIN, else
@@ -129,22 +128,22 @@ func (r *Rig) start(ctx context.Context, dir string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	for _, p := range []*process{kcm, kwok} {
-		if p.exited() {
-			return fmt.Errorf("%s exited at start:\n%s", p.name, p.tail())
+	for _, p := range []*kubetest.Process{kcm, kwok} {
+		if p.Exited() {
+			return fmt.Errorf("%s exited at start:\n%s", p.Name, p.Tail())
 		}
 	}
 	return nil
 }
 
 // run starts a process of the rig, stopped by Stop.
-func (r *Rig) run(dir, name, bin string, args ...string) (*process, error) {
+func (r *Rig) run(dir, name, bin string, args ...string) (*kubetest.Process, error) {
 	return r.runEnv(dir, nil, name, bin, args...)
 }
 
 // runEnv is run with env added to this process's environment.
-func (r *Rig) runEnv(dir string, env []string, name, bin string, args ...string) (*process, error) {
-	p, err := startProcess(dir, env, name, bin, args...)
+func (r *Rig) runEnv(dir string, env []string, name, bin string, args ...string) (*kubetest.Process, error) {
+	p, err := kubetest.StartProcess(dir, env, name, bin, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +154,7 @@ func (r *Rig) runEnv(dir string, env []string, name, bin string, args ...string)
 // Stop ends every process of the rig, the control plane last.
 func (r *Rig) Stop() {
 	for i := len(r.procs) - 1; i >= 0; i-- {
-		r.procs[i].stop()
+		r.procs[i].Stop()
 	}
 	r.procs = nil
 	r.Cluster.Stop()
@@ -202,61 +201,6 @@ func (r *Rig) Namespace(ctx context.Context, name string) error {
 		return fmt.Errorf("namespace %s: service account: %w", name, err)
 	}
 	return nil
-}
-
-// process is a child program with its log file.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-func startProcess(dir string, env []string, name, bin string, args ...string) (*process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("%s log: %w", name, err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop ends the process: SIGTERM, then SIGKILL after a few seconds.
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// tail is the end of the process's log, for error messages.
-func (p *process) tail() string {
-	data, _ := os.ReadFile(p.log)
-	if len(data) > 3000 {
-		data = data[len(data)-3000:]
-	}
-	return string(data)
 }
 
 var errStopped = errors.New("stopped")

@@ -28,7 +28,7 @@ type Cluster struct {
 	// Scheduler is the path of the upstream kube-scheduler binary, or
 	// empty when it was not built.
 	Scheduler string
-	etcd, api *process
+	etcd, api *Process
 }
 
 // Start runs etcd and kube-apiserver in a fresh directory under dir and
@@ -80,7 +80,7 @@ func (c *Cluster) start(ctx context.Context, bins binaries) error {
 	if err != nil {
 		return err
 	}
-	c.api, err = startProcess(c.Dir, "kube-apiserver", bins.apiserver,
+	c.api, err = StartProcess(c.Dir, nil, "kube-apiserver", bins.apiserver,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+itoa(port),
@@ -135,7 +135,7 @@ func (c *Cluster) startEtcd(ctx context.Context, bin string) (string, error) {
 	}
 	clientURL := "http://127.0.0.1:" + itoa(clientPort)
 	peerURL := "http://127.0.0.1:" + itoa(peerPort)
-	c.etcd, err = startProcess(c.Dir, "etcd", bin,
+	c.etcd, err = StartProcess(c.Dir, nil, "etcd", bin,
 		"--name=test", "--data-dir="+filepath.Join(c.Dir, "etcd"),
 		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
@@ -152,8 +152,8 @@ func (c *Cluster) startEtcd(ctx context.Context, bin string) (string, error) {
 
 // Stop ends the API server and etcd.
 func (c *Cluster) Stop() {
-	c.api.stop()
-	c.etcd.stop()
+	c.api.Stop()
+	c.etcd.Stop()
 }
 
 func randomToken() (string, error) {

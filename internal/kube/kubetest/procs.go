@@ -57,15 +57,19 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// process is a child program with its log file.
-type process struct {
-	name string
+// Process is a child program with its log file, killed with the test
+// process (dieWithParent).
+type Process struct {
+	Name string
 	cmd  *exec.Cmd
 	log  string
-	done chan error
+	done chan struct{}
+	err  error // its exit, once done is closed
 }
 
-func startProcess(dir, name, bin string, args ...string) (*process, error) {
+// StartProcess starts bin with args, its output in dir/name.log and env
+// added to this process's environment.
+func StartProcess(dir string, env []string, name, bin string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -73,19 +77,29 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH="+goarch())
+	cmd.Env = append(append(os.Environ(), "ETCD_UNSUPPORTED_ARCH="+goarch()), env...)
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); f.Close() }()
+	p := &Process{Name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
 	return p, nil
 }
 
-// stop ends the process: SIGTERM, then SIGKILL after a few seconds.
-func (p *process) stop() {
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop ends the process: SIGTERM, then SIGKILL after a few seconds.
+func (p *Process) Stop() {
 	if p == nil {
 		return
 	}
@@ -98,8 +112,8 @@ func (p *process) stop() {
 	}
 }
 
-// tail returns the end of the process's log, for error messages.
-func (p *process) tail() string {
+// Tail is the end of the process's log, for error messages.
+func (p *Process) Tail() string {
 	data, _ := os.ReadFile(p.log)
 	if len(data) > 3000 {
 		data = data[len(data)-3000:]
@@ -109,7 +123,7 @@ func (p *process) tail() string {
 
 // waitHTTP polls url until it answers 200, the process exits or the
 // deadline passes.
-func waitHTTP(ctx context.Context, p *process, url string, caPEM []byte, token string) error {
+func waitHTTP(ctx context.Context, p *Process, url string, caPEM []byte, token string) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	if caPEM != nil {
 		pool := x509.NewCertPool()
@@ -133,11 +147,10 @@ func waitHTTP(ctx context.Context, p *process, url string, caPEM []byte, token s
 			}
 		}
 		select {
-		case err := <-p.done:
-			p.done <- err
-			return fmt.Errorf("%s exited (%v) before it was ready:\n%s", p.name, err, p.tail())
+		case <-p.done:
+			return fmt.Errorf("%s exited (%v) before it was ready:\n%s", p.Name, p.err, p.Tail())
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready at %s: %w\n%s", p.name, url, errors.Join(ctx.Err(), err), p.tail())
+			return fmt.Errorf("%s not ready at %s: %w\n%s", p.Name, url, errors.Join(ctx.Err(), err), p.Tail())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
