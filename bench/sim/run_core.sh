@@ -30,3 +30,13 @@ row() { # binary load seed: mean p99 stops
     done
   done
 } | tee "$OUT"
+if [ "${SPEED:-}" = 1 ]; then
+  {
+    echo "# corral sim --nodes 2000 --days 72 --load 0.85 --policies corral: wall seconds, this tree then $BASE, $(nproc) CPUs"
+    for b in new old; do
+      start=$(date +%s.%N)
+      "$TMP/$b" sim --nodes 2000 --days 72 --load 0.85 --policies corral | awk -v b="$b" '$1 == "corral" {printf "%s: mean %s p99 %s stops %s", b, $4, $6, $14; exit}'
+      echo " wall $(echo "$(date +%s.%N) - $start" | bc) s"
+    done
+  } | tee bench/sim/core-speed.txt
+fi
