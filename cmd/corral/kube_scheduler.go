@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/corral-sched/corral/internal/kube"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 const kubeSchedulerUsage = `Usage: corral kube-scheduler [--kubeconfig FILE] [flags]
@@ -101,6 +102,7 @@ type kubeSchedulerFlags struct {
 	accounting, accountingCMs                               string
 	noPreemption                                            bool
 	preemptionGrace                                         time.Duration
+	reclaimPatience                                         time.Duration
 	faultConditions, faultTaints, faultLabels               string
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
@@ -220,6 +222,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.StringVar(&f.accounting, "accounting", "", "append accounting records (JSON lines: pods and pod groups started, preempted, ended, with waits and GPU-seconds) to this file")
 	fs.StringVar(&f.accountingCMs, "accounting-configmaps", "", "keep the accounting records in the API server too, in ConfigMaps PREFIX-NNNNNN of NAMESPACE (namespace/prefix), which outlive a replica and which a new leader continues")
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
+	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.DurationVar(&f.preemptionGrace, "preemption-grace", -1, "termination grace period of preempted pods; negative: each pod's own")
 	fs.StringVar(&f.faultConditions, "fault-conditions", strings.Join(kube.DefaultFaultConditions, ","),
 		"node condition types that mark a GPU fault when True (Type=Status for another status); empty: none")
@@ -259,7 +262,7 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 		return kube.Config{}, fmt.Errorf("--node-selector: %w", err)
 	}
 	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: f.nvlink, NodeSelector: sel,
-		Interval: f.interval, NoPreemption: f.noPreemption}
+		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience)}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
 		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
 		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth, MoveOffCordoned: f.moveOffCordoned}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/discover"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/server"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
@@ -72,6 +74,7 @@ type serverFlags struct {
 	containerRuntime       string
 	singleUser, cgroups    bool
 	fresh                  bool
+	reclaimPatience        time.Duration
 }
 
 func runServer(args []string, stdout, stderr io.Writer) error {
@@ -96,6 +99,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.verbose, "v", false, "log every request")
 	fs.StringVar(&f.containerRuntime, "container-runtime", "", "Docker-compatible `CLI` (docker, podman) that runs jobs submitted with --image")
 	fs.BoolVar(&f.singleUser, "single-user", false, "not root: run every tenant's jobs as the server's own user (without it, one tenant's jobs at a time); --dev implies it")
+	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.BoolVar(&f.cgroups, "cgroups", true, "give each task a cgroup: killed whole, memory and CPU limits, only its GPUs' devices (false: none)")
 	if err := parseFlags(fs, serverUsage, args); err != nil {
 		return err
@@ -145,7 +149,7 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	}
 	defer st.Close()
 	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger,
-		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups}
+		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups, ReclaimPatience: patienceSetting(f.reclaimPatience)}
 	if f.gpus == "" {
 		cfg.Health = gpuHealth
 	}
@@ -383,8 +387,8 @@ func gpuHealth() (map[int][]string, error) {
 }
 
 const tenantUsage = `Usage: corral server tenant list
-       corral server tenant create [--quota GPUS] [--admin] [--unix-user USER] [--uid N] [--gid N] NAME
-       corral server tenant set NAME [--quota GPUS] [--unix-user USER] [--uid N] [--gid N]
+       corral server tenant create [--quota GPUS] [--cohort NAME] [--admin] [--unix-user USER] [--uid N] [--gid N] NAME
+       corral server tenant set NAME [--quota GPUS] [--cohort NAME] [--unix-user USER] [--uid N] [--gid N]
        corral server tenant token NAME
 
 Manages the tenants of a running server (needs an admin token). create adds
@@ -392,6 +396,12 @@ a tenant and prints its first token; set changes the flags it is given;
 token prints a new one (tokens are stored hashed and shown once); --quota
 caps the GPUs the tenant's running jobs hold (fractions count: 0.5 is half
 a GPU; 0 means no cap).
+
+Tenants with a quota and one --cohort lend each other the GPUs their quotas
+leave unused: a team at its cap runs on what its peers do not use, and a
+peer that submits gets its quota back at the next cycle, by stopping the
+borrowed jobs (the lowest priority and least work lost first, each with its
+grace to checkpoint). set with an empty --cohort leaves the cohort.
 
 A server run by root runs each job as its tenant's Unix user: --unix-user
 names the account (or --uid gives it; a uid without an account needs
@@ -406,6 +416,7 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	quota := fs.Float64("quota", 0, "GPU quota of the tenant (0: none)")
 	quotaCPUs := fs.Float64("quota-cpus", 0, "CPU cores the tenant's running jobs may ask for in all (0: no cap)")
 	quotaMem := fs.String("quota-mem", "", "memory the tenant's running jobs may ask for in all, as --mem takes it (16G; empty or 0: no cap)")
+	cohort := fs.String("cohort", "", "the `cohort` of tenants that lend each other unused GPU quota (needs --quota)")
 	admin := fs.Bool("admin", false, "make the new tenant an admin")
 	unixUser := fs.String("unix-user", "", "the Unix `user` the tenant's jobs run as (a server run by root)")
 	uid := fs.Uint("uid", 0, "the Unix uid the tenant's jobs run as, instead of --unix-user")
@@ -448,13 +459,13 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		return printTenants(stdout, ts)
 	case verb == "create" && fs.NArg() == 1:
 		req := api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
-			Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
+			Cohort: *cohort, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
 		if _, err := c.CreateTenant(ctx, req); err != nil {
 			return err
 		}
 		return printToken(ctx, c, fs.Arg(0), stdout)
 	case verb == "set" && fs.NArg() == 1:
-		u, err := tenantUpdate(fs, caps, *unixUser, *uid, *gid)
+		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid)
 		if err != nil {
 			return err
 		}
@@ -489,7 +500,7 @@ func quotaMemMiB(s string) (int64, error) {
 }
 
 // tenantUpdate is what set changes: the flags given, and only those.
-func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
+func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
 	var u api.TenantUpdate
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -499,6 +510,8 @@ func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, unixUser string, uid, gid u
 			u.QuotaCPUs = &caps.cpus
 		case "quota-mem":
 			u.QuotaMemoryMiB = &caps.memMiB
+		case "cohort":
+			u.Cohort = &cohort
 		case "unix-user":
 			u.UnixUser = &unixUser
 		case "uid":
@@ -510,17 +523,17 @@ func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, unixUser string, uid, gid u
 		}
 	})
 	if u == (api.TenantUpdate{}) {
-		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --unix-user, --uid or --gid")
+		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --cohort, --unix-user, --uid or --gid")
 	}
 	return u, nil
 }
 
 func printTenants(stdout io.Writer, ts []api.Tenant) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tQUOTA\tADMIN\tUNIX USER\tCREATED")
+	fmt.Fprintln(tw, "TENANT\tQUOTA\tCOHORT\tADMIN\tUNIX USER\tCREATED")
 	for _, t := range ts {
-		q := tenantQuota(t)
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", t.Name, q, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
+		q, cohort := tenantQuota(t), cmp.Or(t.Cohort, "-")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", t.Name, q, cohort, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/moves"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/sim"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -81,6 +82,7 @@ type simOptions struct {
 	spotShare, spotRate                                              float64
 	spotNotice, mtbf, mttr                                           time.Duration
 	preemptGrace                                                     time.Duration
+	reclaimPatience                                                  time.Duration
 	maxPreemptPerHour                                                int
 	autoscale                                                        string
 	provisionDelay, scaleDownAfter                                   time.Duration
@@ -171,6 +173,7 @@ func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies 
 		start := time.Now()
 		bar := newProgress(stderr, false, p.Name())
 		r, err := sim.RunWith(f, w, p, sim.Options{Explain: o.explain, PreemptGrace: o.preemptGrace, MaxPreemptionsPerHour: o.maxPreemptPerHour,
+			ReclaimPatience:    patienceSetting(o.reclaimPatience),
 			PriorityPreemption: o.priorityPreempt, Progress: bar.update,
 			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
 			Backfill: o.backfill, Reservations: o.reservations})
@@ -252,6 +255,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.spotNotice, "spot-notice", 2*time.Minute, "with --spot-share: warning before a spot node goes")
 	fs.DurationVar(&o.mtbf, "mtbf", 0, "mean time between failures of a node (0: none), e.g. 2000h")
 	fs.DurationVar(&o.mttr, "mttr", 4*time.Hour, "with --mtbf: mean time to repair a node")
+	fs.DurationVar(&o.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.DurationVar(&o.preemptGrace, "preempt-grace", 2*time.Minute, "notice a job stopped to give quota back gets: it checkpoints in it, and its preemptor starts after it")
 	fs.BoolVar(&o.priorityPreempt, "priority-preemption", false, "corral: a job whose quota has room may stop preemptible jobs of lower priority when only placement keeps it waiting")
 	fs.IntVar(&o.maxPreemptPerHour, "max-preemptions-per-hour", 0, "bound on stops to give quota back in any hour (0: unbounded)")
@@ -286,6 +290,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.reclaimPatience < 0 {
+		return o, fmt.Errorf("--reclaim-patience %v: want 0 (at once) or more", o.reclaimPatience)
 	}
 	if o.preemptGrace < 0 || o.maxPreemptPerHour < 0 || o.defragMoves < 1 {
 		if o.defragMoves < 1 {

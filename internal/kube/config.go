@@ -39,6 +39,10 @@ type Config struct {
 	// PreemptionGrace, when set, is the termination grace period of
 	// evicted pods; otherwise each pod's own.
 	PreemptionGrace *int64
+	// ReclaimPatience is how long a unit within its Queue's quota waits
+	// for room before it evicts the cohort peers' borrowing pods: 0 is
+	// sched.DefaultReclaimPatience, negative reclaims at once.
+	ReclaimPatience time.Duration
 	// Accounting, when set, receives a JSON line per Record: pods and pod
 	// groups started, preempted and ended, with waits and GPU-seconds.
 	Accounting io.Writer

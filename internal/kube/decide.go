@@ -95,8 +95,9 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 		State: snap.state,
 		Book:  snap.book,
 		Config: sched.Config{
-			Preemption: preempting,
-			FairShare:  true,
+			Preemption:      preempting,
+			FairShare:       true,
+			ReclaimPatience: sched.Patience(snap.reclaimPatience),
 			Charge: func(p *gang.Placement) queue.Amounts {
 				return queue.Amounts{anyGPU: placementMilli(snap.state, p)}
 			},
@@ -119,7 +120,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 // runningOf is a bound unit as the cycle sees it: only corral's own pods
 // that are not already terminating may be preempted.
 func (in *cycleInput) runningOf(v victimSet) sched.Running {
-	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.created.Time, Preemptible: true}
+	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true}
 	var milli int64
 	for _, b := range v.pods {
 		milli += b.milli
@@ -133,6 +134,7 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	if q := v.pods[0].pod.Labels[LabelQueue]; in.kube.queues[q] != nil {
 		r.Queue, r.Need = q, queue.Amounts{anyGPU: milli}
 	}
+	r.GPUs = float64(milli) / queue.Milli
 	return r
 }
 
@@ -152,7 +154,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	}
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
-		Job: j, Queue: q, Need: queue.Amounts{anyGPU: demandMilli(j)}, Arrival: u.created.UnixNano(),
+		Job: j, Queue: q, Need: queue.Amounts{anyGPU: demandMilli(j)}, Arrival: u.created.UnixNano(), Since: u.created,
 		Blocked: u.blocked, NeverPreempts: neverPreempts(u.pods),
 	})
 	return nil

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -261,9 +263,10 @@ func TestDecideCohortBorrowing(t *testing.T) {
 	}
 }
 
-// A queue within its own quota takes back what its cohort borrowed: the
-// youngest borrowing pods are evicted, just enough of them; a queue asking
-// beyond its own quota takes nothing.
+// A queue within its own quota takes back what its cohort borrowed, once
+// it has waited the reclaim patience: the youngest borrowing pods are
+// evicted, just enough of them; a queue asking beyond its own quota takes
+// nothing.
 func TestDecideReclaimsLentQuota(t *testing.T) {
 	queues := map[string]*queueSpec{
 		"owner":    {Name: "owner", GPUs: 8, Cohort: "lab", Borrow: -1},
@@ -282,11 +285,21 @@ func TestDecideReclaimsLentQuota(t *testing.T) {
 		inQueue(fakePod("mine", 4, 10), "owner", ""),
 	}
 	cfg := (&Config{}).withDefaults()
-	snap, err := takeSnapshot(&cfg, h100Nodes(3), pods, queues, nil, quietLog())
-	if err != nil {
-		t.Fatal(err)
+	// mine queued at minute 10: within the default patience it waits for
+	// room to appear by itself; after it, it takes its quota back.
+	decideAt := func(minutes int) decisions {
+		t.Helper()
+		snap, err := takeSnapshot(&cfg, h100Nodes(3), pods, queues, nil, quietLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.now = time.Date(2026, 1, 1, 0, minutes, 0, 0, time.UTC)
+		return decide(snap, buildUnits(snap.pending, nil, snap.members), true)
 	}
-	d := decide(snap, buildUnits(snap.pending, nil, snap.members), true)
+	if d := decideAt(10 + 59); len(d.preempts) != 0 {
+		t.Fatalf("preemptions %+v within the reclaim patience (%v)", d.preempts, sched.DefaultReclaimPatience)
+	}
+	d := decideAt(10 + 61)
 	if len(d.preempts) != 1 || len(d.preempts[0].pods) != 1 || d.preempts[0].pods[0].Name != "young-b" {
 		t.Fatalf("preemptions %+v, want young-b alone (the youngest borrowing pod, enough for 4 GPUs)", d.preempts)
 	}
@@ -301,7 +314,7 @@ func TestDecideReclaimsLentQuota(t *testing.T) {
 		inQueue(fakePod("running", 6, 1), "owner", "n2"),
 		inQueue(fakePod("greedy", 4, 10), "owner", ""),
 	}
-	snap, err = takeSnapshot(&cfg, h100Nodes(4), pods, queues, nil, quietLog())
+	snap, err := takeSnapshot(&cfg, h100Nodes(4), pods, queues, nil, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -331,12 +331,16 @@ func queuedSince(members []*corev1.Pod, group map[string]string) time.Time {
 }
 
 // podQueuedSince is the pod's place in its queue: AnnotationQueuedSince
-// when an earlier start was stopped, else its creation.
+// when an earlier start was stopped (or its controller knows when its job
+// was submitted), else its creation. The annotation may not put the pod
+// later than it was created, to the second the API server keeps; within
+// that second it orders pods created together.
 func podQueuedSince(p *corev1.Pod) time.Time {
-	if at, err := time.Parse(time.RFC3339, p.Annotations[AnnotationQueuedSince]); err == nil && at.Before(p.CreationTimestamp.Time) {
+	created := p.CreationTimestamp.Time
+	if at, err := time.Parse(time.RFC3339, p.Annotations[AnnotationQueuedSince]); err == nil && at.Before(created.Add(time.Second)) {
 		return at
 	}
-	return p.CreationTimestamp.Time
+	return created
 }
 
 // requeueUnit stops every member of the unit and queues it again at the
@@ -345,7 +349,7 @@ func podQueuedSince(p *corev1.Pod) time.Time {
 // (after a notice annotation when the node is about to go); members no
 // controller recreates are created again as copies.
 func (s *Scheduler) requeueUnit(ctx context.Context, w *stricken, ann map[string]string) error {
-	since := queuedSince(w.members, ann).UTC().Format(time.RFC3339)
+	since := queuedSince(w.members, ann).UTC().Format(time.RFC3339Nano)
 	resume := resumeFrom(w.members, ann)
 	if w.group != nil {
 		set := map[string]any{AnnotationQueuedSince: since}
@@ -369,7 +373,7 @@ func (s *Scheduler) requeueUnit(ctx context.Context, w *stricken, ann map[string
 // requeue stops pods and queues them again (copies for those without a
 // controller), as requeueUnit does, without a fault.
 func (s *Scheduler) requeue(ctx context.Context, pods []*corev1.Pod, why string) error {
-	return s.requeueWith(ctx, pods, "", map[string]string{AnnotationQueuedSince: queuedSince(pods, nil).UTC().Format(time.RFC3339)})
+	return s.requeueWith(ctx, pods, "", map[string]string{AnnotationQueuedSince: queuedSince(pods, nil).UTC().Format(time.RFC3339Nano)})
 }
 
 // requeueWith deletes the pods (at once on the failed node, else with
@@ -410,7 +414,7 @@ func (s *Scheduler) requeuePod(ctx context.Context, p *corev1.Pod, failed string
 // notify sets the notice annotation on each pod, which a pod reads
 // through the downward API to checkpoint before its grace period ends.
 func (s *Scheduler) notify(ctx context.Context, pods []*corev1.Pod) {
-	at := s.cfg.Now().UTC().Format(time.RFC3339)
+	at := s.cfg.Now().UTC().Format(time.RFC3339Nano)
 	for _, p := range pods {
 		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationNotice, at)
 		if _, err := s.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {

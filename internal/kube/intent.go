@@ -284,7 +284,7 @@ func (s *Scheduler) finishOrUndo(ctx context.Context, g *podGroup, in *intent) e
 	}
 	todo, why := s.remaining(ctx, pods, in)
 	if why == "" && len(todo) > 0 {
-		s.assume(todo)
+		s.assume(todo, s.cfg.Now())
 		for _, b := range todo {
 			if err := bind(ctx, s.client, b, &s.n); err != nil {
 				s.forget(b.pod)

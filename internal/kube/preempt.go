@@ -3,11 +3,13 @@ package kube
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -18,6 +20,7 @@ type victimSet struct {
 	pods     []boundPod
 	priority int32
 	created  metav1.Time
+	started  time.Time // when its last pod was bound
 }
 
 // preemption is the pods to evict so that a pending unit fits.
@@ -30,7 +33,7 @@ type preemption struct {
 
 // runningUnits groups the bound pods into the units they were placed as:
 // a pod, or the bound pods of one pod group. Priority is the highest of
-// its pods, creation the earliest.
+// its pods, creation the earliest, start the latest bind.
 func runningUnits(snap *snapshot) []victimSet {
 	byName := map[string]*victimSet{}
 	var names []string
@@ -51,12 +54,30 @@ func runningUnits(snap *snapshot) []victimSet {
 		if p.CreationTimestamp.Before(&v.created) {
 			v.created = p.CreationTimestamp
 		}
+		if at := boundTime(p, snap.boundAt); at.After(v.started) {
+			v.started = at
+		}
 	}
 	sets := make([]victimSet, 0, len(names))
 	for _, n := range names {
 		sets = append(sets, *byName[n])
 	}
 	return sets
+}
+
+// boundTime is when p was bound: the cycle that bound it, when this
+// replica did; else when the API server recorded it scheduled (to the
+// second); else its creation.
+func boundTime(p *corev1.Pod, boundAt map[types.UID]time.Time) time.Time {
+	if at, ok := boundAt[p.UID]; ok {
+		return at
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return p.CreationTimestamp.Time
 }
 
 func (v victimSet) jobs() []string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,10 +23,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/corral-sched/corral/internal/kube/upstream"
 	"github.com/corral-sched/corral/internal/sched"
-	"k8s.io/client-go/tools/record"
 )
 
 // Scheduler places pods with corral's core. Create it with New and run it
@@ -72,6 +73,10 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	assumed map[string]string // pod uid -> node, bound here but not yet seen bound
+	// boundAt is when this replica bound each pod that is still there: the
+	// time of the cycle that placed it, which a running unit's lost work
+	// is measured from (boundTime).
+	boundAt map[types.UID]time.Time
 
 	// handled are the pods stopped or moved for a fault (faults.go);
 	// beforeBind, when set, runs before each binding (tests stop a
@@ -87,7 +92,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.ledger.store = s.accountingStore()
 	s.metrics = newMetrics(&s.n, &s.leading)
@@ -282,14 +287,18 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	if s.dra.slices != nil { // NVIDIA's DRA GPUs are GPUs to the core (dra.go)
 		nodes, pods = asGPUNodes(nodes, s.dra.nodeGPUs()), s.dra.asGPUPods(pods)
 	}
-	assumed := s.refreshAssumed(pods)
+	assumed, boundAt := s.refreshAssumed(pods)
 	queues := s.queueSpecs()
 	s.status.submit(s.statusPatches(pods, assumed, queues))
 	pods = s.markStopping(pods)
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
 		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending)
 	}
-	return takeFilteredSnapshot(&s.cfg, nodes, pods, queues, assumed, filter, s.log)
+	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, assumed, filter, s.log)
+	if snap != nil {
+		snap.boundAt = boundAt
+	}
+	return snap, err
 }
 
 // reportNodes logs, and records a Warning event on, each GPU node whose
@@ -329,6 +338,7 @@ func (s *Scheduler) reportNode(name, reason, note string) string {
 // evictAll carries out the preemptions and records them.
 func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*preemption) {
 	for _, p := range preempts {
+		s.log.Info("preempting", "for", p.unit, "pods", len(p.pods), "reclaim", p.reclaim, "reason", p.reason)
 		evicted, err := evict(ctx, s.client, p, s.cfg.PreemptionGrace, &s.n)
 		if err != nil {
 			s.log.Warn("preemption", "err", err)
@@ -347,7 +357,7 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 // shows it, and records who started.
 func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, binds []binding) {
 	binds = s.recordIntents(ctx, units, binds)
-	s.assume(binds)
+	s.assume(binds, snap.now)
 	started := map[string][]*corev1.Pod{} // pod group -> pods bound now
 	errs := s.bindEach(ctx, binds)
 	defer s.settleIntents(ctx, units, binds, errs)
@@ -434,16 +444,22 @@ func (s *Scheduler) listCustom(l cache.GenericLister) []*unstructured.Unstructur
 }
 
 // refreshAssumed drops assumptions the cache has caught up with (the pod
-// shows its node, or is gone) and returns a copy of the rest.
-func (s *Scheduler) refreshAssumed(pods []*corev1.Pod) map[string]string {
+// shows its node, or is gone) and returns a copy of the rest, and the
+// bind times of the pods still there.
+func (s *Scheduler) refreshAssumed(pods []*corev1.Pod) (map[string]string, map[types.UID]time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	live := make(map[string]bool, len(s.assumed))
+	boundAt := make(map[types.UID]time.Time, len(s.boundAt))
 	for _, p := range pods {
 		if _, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
 			live[string(p.UID)] = true
 		}
+		if at, ok := s.boundAt[p.UID]; ok {
+			boundAt[p.UID] = at
+		}
 	}
+	s.boundAt = maps.Clone(boundAt)
 	out := map[string]string{}
 	for uid, node := range s.assumed {
 		if !live[uid] {
@@ -452,14 +468,16 @@ func (s *Scheduler) refreshAssumed(pods []*corev1.Pod) map[string]string {
 		}
 		out[uid] = node
 	}
-	return out
+	return out, boundAt
 }
 
-func (s *Scheduler) assume(binds []binding) {
+// assume remembers the pods as bound at, before the cache shows it.
+func (s *Scheduler) assume(binds []binding, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range binds {
 		s.assumed[string(b.pod.UID)] = b.node
+		s.boundAt[b.pod.UID] = at
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
@@ -33,9 +34,13 @@ type snapshot struct {
 	described map[string]string
 	bound     []boundPod // in node, then pod order
 	queues    map[string]*queueSpec
-	scheduler string      // the scheduler name: only its pods are preempted
-	book      *queue.Book // quota in use per queue, learnt afresh
-	specs     []queue.Spec
+	scheduler string // the scheduler name: only its pods are preempted
+	// reclaimPatience is Config.ReclaimPatience.
+	reclaimPatience time.Duration
+	// boundAt is when this replica bound the pods it knows it bound.
+	boundAt map[types.UID]time.Time
+	book    *queue.Book // quota in use per queue, learnt afresh
+	specs   []queue.Spec
 	// ledger, when set, is the scheduler's quota book kept across cycles
 	// (fair share remembers past use); book is then not used. now is the
 	// cycle's time.
@@ -69,7 +74,8 @@ func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues 
 // filter is not nil, on the pending pods.
 func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, filter filterFunc, log *slog.Logger) (*snapshot, error) {
 	var onNodes []*corev1.Pod
-	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName}
+	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName,
+		reclaimPatience: cfg.ReclaimPatience}
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {

@@ -89,7 +89,7 @@ func (s *Scheduler) bindMoved(ctx context.Context, g *podGroup, binds []binding)
 	if err := s.writeIntent(ctx, g, binds); err != nil {
 		s.log.Warn("recording a replacement", "group", g.key(), "err", err)
 	}
-	s.assume(binds)
+	s.assume(binds, s.cfg.Now())
 	errs := bindAll(ctx, s.client, binds, &s.n)
 	failed := false
 	for i, err := range errs {

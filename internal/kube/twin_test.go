@@ -54,23 +54,34 @@ type kubeFace struct {
 
 type kubeJob struct {
 	j       twin.Job
-	running bool // its pods are bound
-	gone    bool // finished
+	running bool      // its pods are bound
+	gone    bool      // finished
+	queued  time.Time // when it was submitted: its pods keep this place in the queue
 }
 
-func (f *kubeFace) Fleet(gpus int) error {
-	f.e.node(f.e.ns+"-twin", gpus, nil)
-	f.s = New(f.e.c.Client, f.e.c.Dynamic, f.e.config(), testLogger())
+// Fleet makes the script's machine one node and starts the scheduler on
+// it. Borrowers are evicted at once, as the twin's core does.
+func (f *kubeFace) Fleet(tf twin.Fleet) error {
+	f.e.node(f.node(), tf.GPUs, nil)
+	cfg := f.e.config()
+	cfg.ReclaimPatience = -1
+	f.s = New(f.e.c.Client, f.e.c.Dynamic, cfg, testLogger())
 	ctx, cancel := context.WithCancel(context.Background())
 	f.t.Cleanup(cancel)
 	return f.s.Start(ctx)
 }
 
-func (f *kubeFace) Tenant(name string, quota int) error {
+func (f *kubeFace) node() string { return f.e.ns + "-twin" }
+
+func (f *kubeFace) Tenant(t twin.Tenant) error {
+	name := t.Name
 	q := f.e.ns + "-" + name
 	spec := map[string]any{"tenant": name}
-	if quota > 0 {
-		spec["quota"] = map[string]any{"gpus": int64(quota)}
+	if t.Quota > 0 {
+		spec["quota"] = map[string]any{"gpus": int64(t.Quota)}
+	}
+	if t.Cohort != "" {
+		spec["cohort"] = f.e.ns + "-" + t.Cohort
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "corral.sh/v1alpha1", "kind": "Queue", "metadata": map[string]any{"name": q}, "spec": spec}}
@@ -88,6 +99,18 @@ func (f *kubeFace) Submit(j twin.Job) error {
 	return nil
 }
 
+// Down makes the node NotReady: the scheduler deletes its pods at once
+// and queues copies of them again. Up makes it Ready.
+func (f *kubeFace) Down() error {
+	f.e.setReady(f.node(), false)
+	return nil
+}
+
+func (f *kubeFace) Up() error {
+	f.e.setReady(f.node(), true)
+	return nil
+}
+
 func (f *kubeFace) Finish(name string) error {
 	f.finishing = append(f.finishing, name)
 	return nil
@@ -101,8 +124,8 @@ func (f *kubeFace) Settle() (started, preempted, waiting []string, err error) {
 		f.jobs[name].gone = true
 	}
 	for _, j := range f.submitting {
-		f.jobs[j.Name] = &kubeJob{j: j}
-		f.createPods(j)
+		f.jobs[j.Name] = &kubeJob{j: j, queued: time.Now()}
+		f.createPods(f.jobs[j.Name])
 	}
 	f.finishing, f.submitting = nil, nil
 	for range 20 {
@@ -142,17 +165,24 @@ func (f *kubeFace) observe() {
 		case evicted:
 			f.preempted = append(f.preempted, name)
 			f.deletePods(name)
-			f.createPods(j.j)
+			f.createPods(j)
 			j.running = false
 		case bound && !j.running:
 			f.started = append(f.started, name)
 			j.running = true
+		case !bound && j.running: // stopped with its node, and queued again
+			j.running = false
 		}
 	}
 }
 
-// createPods creates a job's pods, in a pod group when it has several.
-func (f *kubeFace) createPods(j twin.Job) {
+// createPods creates a job's pods, in a pod group when it has several. As
+// a job controller that remembers when the job was submitted (Kueue's
+// Workload does), it marks each pod with that time, so that pods created
+// again after an eviction keep the job's place in its queue, as the
+// core's requeued units do.
+func (f *kubeFace) createPods(kj *kubeJob) {
+	j := kj.j
 	prio := f.e.priorityClassOnce(j.Priority)
 	tasks := max(j.Tasks, 1)
 	if tasks > 1 && !f.groupExists(j.Name) {
@@ -165,6 +195,7 @@ func (f *kubeFace) createPods(j twin.Job) {
 		}
 		p := pod(name, j.GPUs)
 		p.Labels[LabelQueue], p.Labels[labelTwinJob] = f.queues[j.Tenant], j.Name
+		p.Annotations = map[string]string{AnnotationQueuedSince: kj.queued.UTC().Format(time.RFC3339Nano)}
 		p.Spec.PriorityClassName = prio
 		if tasks > 1 {
 			inGroup(p, j.Name)

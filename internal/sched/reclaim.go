@@ -65,7 +65,7 @@ func (c *cycle) fewestBorrowers(u *Unit, borrowers []Running, short queue.Amount
 }
 
 // mayReclaim reports whether u may take back lent quota now: it is the
-// first unit of the cycle to ask (a cycle reclaims for one unit only, so
+// first unit of the cycle that may (a cycle reclaims for one unit only, so
 // that what one reclaim frees is seen before more is stopped: on the
 // simulator's generated workloads this stops fewer jobs than reclaiming
 // for every unit, with shorter waits than the simulator's earlier
@@ -76,7 +76,6 @@ func (c *cycle) mayReclaim(u *Unit) bool {
 	if c.reclaimAsked {
 		return false // one reclaim a cycle: the next sees what this one freed
 	}
-	c.reclaimAsked = true
 	book := c.snap.Book
 	if !(c.snap.Config.Preemption || c.snap.Config.Reclaim) || u.NeverPreempts || book == nil || u.Queue == "" {
 		return false
@@ -85,7 +84,13 @@ func (c *cycle) mayReclaim(u *Unit) bool {
 		return false // room often appears by itself: wait a while first
 	}
 	spec, ok := book.Spec(u.Queue)
-	return ok && spec.Cohort != "" && c.withinNominal(u) // only what is its own is reclaimed
+	if !ok || spec.Cohort == "" || !c.withinNominal(u) { // only what is its own is reclaimed
+		return false
+	}
+	// A unit that may not reclaim (over its quota, not in a cohort) does
+	// not use up the cycle's one reclaim.
+	c.reclaimAsked = true
+	return true
 }
 
 // impatient reports whether u has waited less than Config.ReclaimPatience:

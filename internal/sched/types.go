@@ -113,6 +113,23 @@ type Config struct {
 	Grace time.Duration
 }
 
+// DefaultReclaimPatience is how long a unit within its queue's quota
+// waits for room to appear by itself before it stops borrowers of equal
+// or higher priority to take back what its queue lent, in every face.
+const DefaultReclaimPatience = time.Hour
+
+// Patience is a face's reclaim patience setting as Config takes it: 0 is
+// DefaultReclaimPatience, a negative setting reclaims at once.
+func Patience(setting time.Duration) time.Duration {
+	switch {
+	case setting == 0:
+		return DefaultReclaimPatience
+	case setting < 0:
+		return 0
+	}
+	return setting
+}
+
 // DefaultAttempts is the default bound on placements tried in a cycle.
 const DefaultAttempts = 1000
 

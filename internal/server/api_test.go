@@ -102,6 +102,9 @@ func TestHostileRequestsChangeNothing(t *testing.T) {
 		{"token for missing tenant", "POST", "/v1/tenants/nobody/tokens", "admin", "", 404},
 		{"token for traversal name", "POST", "/v1/tenants/..%2Fx/tokens", "admin", "", 400},
 		{"duplicate tenant", "POST", "/v1/tenants", "admin", `{"name":"alice"}`, 409},
+		{"cohort without a quota", "POST", "/v1/tenants", "admin", `{"name":"bob","cohort":"lab"}`, 400},
+		{"bad cohort name", "POST", "/v1/tenants", "admin", `{"name":"bob","quota_gpus":2,"cohort":"a b"}`, 400},
+		{"cohort on an uncapped tenant", "PATCH", "/v1/tenants/alice", "admin", `{"cohort":"lab"}`, 400},
 		{"cancel ended job", "POST", "/v1/jobs/" + existing.ID + "/cancel", "alice", "", 409},
 	}
 	before, err := h.st.Dump()

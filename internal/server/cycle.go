@@ -41,7 +41,7 @@ func (s *Server) cycle() {
 	begin := time.Now()
 	snap := s.snapshot()
 	d := sched.Cycle(snap)
-	s.applyStarts(d.Starts, begin)
+	s.applyStarts(d.Starts, snap.Now, begin)
 	s.applyPreempts(d.Preempts)
 	for _, w := range d.Waiting {
 		if id, err := store.ParseID(w.Unit); err == nil {
@@ -57,7 +57,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{
 		Now:    s.now(),
 		State:  s.state,
-		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth},
+		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth, ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
 	}
 	for _, r := range s.runs {
 		if r.drained {
@@ -79,6 +79,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 	for _, j := range s.waiting {
 		snap.Pending = append(snap.Pending, sched.Unit{
 			Job: gangJob(&j), Queue: j.Tenant, Need: need(j.Spec, s.model), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
+			Since: j.Submitted,
 		})
 	}
 	slices.SortFunc(snap.Pending, func(a, b sched.Unit) int { return cmp.Compare(a.Arrival, b.Arrival) })
@@ -89,7 +90,8 @@ func (s *Server) snapshot() *sched.Snapshot {
 // preempted for one of higher priority, and its time limit is its
 // estimated end.
 func runningOf(j *store.Job, need queue.Amounts) sched.Running {
-	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Need: need, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started}
+	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Need: need, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started,
+		GPUs: float64(need[gpuFlavor]) / queue.Milli, CheckpointEvery: j.Spec.CheckpointEvery}
 	if j.Spec.TimeLimit > 0 {
 		r.End = j.Started.Add(j.Spec.TimeLimit)
 	}
@@ -105,9 +107,9 @@ func runningOf(j *store.Job, need queue.Amounts) sched.Running {
 // preemptedBy starts Job.Stopping for a job preempted for another.
 const preemptedBy = "preempted by "
 
-// applyStarts persists and starts the jobs the cycle placed. A start that
-// fails is undone in the core state and the ledger.
-func (s *Server) applyStarts(starts []sched.Start, begin time.Time) {
+// applyStarts persists and starts the jobs the cycle placed at its time
+// now. A start that fails is undone in the core state and the ledger.
+func (s *Server) applyStarts(starts []sched.Start, now, begin time.Time) {
 	for _, st := range starts {
 		id, err := store.ParseID(st.Unit.Job.Name)
 		if err != nil {
@@ -115,7 +117,7 @@ func (s *Server) applyStarts(starts []sched.Start, begin time.Time) {
 		}
 		j := s.waiting[id]
 		s.ledger.Started(j.Name(), st.Unit.Queue, st.Admission.Need)
-		if err := s.start(j, st.Placement); err != nil {
+		if err := s.start(j, st.Placement, now); err != nil {
 			s.ledger.Release(j.Name())
 			s.log.Error("start job", "job", j.Name(), "err", err)
 			continue

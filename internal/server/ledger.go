@@ -61,18 +61,24 @@ func (s *Server) queueSpecs() []queue.Spec {
 
 // queueSpec is tenant t's queue, given what its running jobs use: each cap
 // the tenant has (GPUs, CPU, memory) as nominal quota, raised to what it
-// already runs when the cap was lowered below that; no cap is no limit.
+// already runs when the cap was lowered below that; no cap is no limit. A
+// capped tenant in a cohort lends its peers what it leaves unused, and
+// what it runs beyond its GPU cap is borrowed, not a higher cap.
 func (s *Server) queueSpec(t string, use queue.Amounts) queue.Spec {
 	tenant := s.tenants[t]
 	spec := queue.Spec{Name: t, ShareGPUs: float64(len(s.gpus)), Order: queue.PriorityFIFO,
 		Nominal: queue.Amounts{gpuFlavor: unlimited, queue.CPU: unlimited, queue.Memory: unlimited}}
 	for f, q := range map[queue.Flavor]int64{gpuFlavor: int64(tenant.QuotaMilli), queue.CPU: tenant.QuotaCPUMilli, queue.Memory: tenant.QuotaMemoryMiB} {
-		if q > 0 {
+		switch {
+		case q > 0 && f == gpuFlavor && tenant.Cohort != "":
+			spec.Nominal[f] = q // beyond it, it borrows from its cohort
+		case q > 0:
 			spec.Nominal[f] = max(q, use[f])
 		}
 	}
 	if tenant.QuotaMilli > 0 {
 		spec.ShareGPUs = 0 // fair share against its GPU cap
+		spec.Cohort = tenant.Cohort
 	}
 	return spec
 }

@@ -106,13 +106,15 @@ func (s *Server) containerCommand(j *store.Job, i int, spec executor.Spec) []str
 	return append(append(args, j.Spec.Image), j.Spec.Command...)
 }
 
-// start persists the decision to run j where p says, then starts its
-// tasks and records their process ids. The caller holds s.mu.
-func (s *Server) start(j store.Job, p *gang.Placement) error {
+// start persists the decision, taken at the cycle's time at, to run j
+// where p says, then starts its tasks and records their process ids. The
+// jobs a cycle starts share its time, so that the next cycle weighs the
+// work each would lose by the same clock. The caller holds s.mu.
+func (s *Server) start(j store.Job, p *gang.Placement, at time.Time) error {
 	j.State = store.Running
 	j.Tasks = s.placementGPUs(p)
 	j.Attempts++
-	j.Started, j.Ended, j.ExitCode, j.Outcome = s.now().UTC(), time.Time{}, nil, ""
+	j.Started, j.Ended, j.ExitCode, j.Outcome = at.UTC(), time.Time{}, nil, ""
 	j.Reason, j.Stopping, j.GPUModel, j.Port = "", "", s.model.Name, 0
 	if j.Spec.Tasks > 1 {
 		port, err := freePort()

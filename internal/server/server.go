@@ -38,6 +38,10 @@ type Config struct {
 	// Jobs of tenants at their quota cost nothing, so one tenant's backlog
 	// never hides another's work.
 	Depth int
+	// ReclaimPatience is how long a job within its tenant's quota waits
+	// for room before it stops the cohort peers' borrowed jobs: 0 is
+	// sched.DefaultReclaimPatience, negative reclaims at once.
+	ReclaimPatience time.Duration
 	// Health, when set, reports GPU problems; it is polled every
 	// HealthInterval (default 10s).
 	Health         HealthFunc

@@ -24,7 +24,7 @@ func (s *Server) handleTenants(w http.ResponseWriter, _ *http.Request, _ store.T
 
 func tenantView(t store.Tenant) api.Tenant {
 	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, QuotaCPUs: float64(t.QuotaCPUMilli) / 1000,
-		QuotaMemoryMiB: t.QuotaMemoryMiB, Admin: t.Admin, Created: t.Created, UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
+		QuotaMemoryMiB: t.QuotaMemoryMiB, Cohort: t.Cohort, Admin: t.Admin, Created: t.Created, UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
 }
 
 // checkQuota says what is wrong with a GPU quota, if anything.
@@ -42,6 +42,21 @@ func checkResourceQuotas(cpus float64, memMiB int64) error {
 		return fmt.Errorf("quota_cpus %v: want 0 (no cap) or more", cpus)
 	case memMiB < 0:
 		return fmt.Errorf("quota_memory_mib %d: want 0 (no cap) or more", memMiB)
+	}
+	return nil
+}
+
+// checkCohort says what is wrong with a tenant's cohort: its name, or a
+// cohort without a GPU quota to lend (an uncapped tenant would lend its
+// peers the whole machine and take it back from them).
+func checkCohort(t store.Tenant) error {
+	switch {
+	case t.Cohort == "":
+		return nil
+	case !api.ValidName(t.Cohort):
+		return fmt.Errorf("cohort %q: use letters, digits, '.', '_' and '-'", t.Cohort)
+	case t.QuotaMilli == 0:
+		return fmt.Errorf("tenant %s: cohort %s needs a GPU quota (quota_gpus) to lend and borrow against", t.Name, t.Cohort)
 	}
 	return nil
 }
@@ -74,8 +89,8 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		return
 	}
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
-		QuotaMemoryMiB: req.QuotaMemoryMiB, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
-	if err := checkUnixUser(t); err != nil {
+		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
+	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -103,7 +118,7 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 	}
 	t, err := s.st.UpdateTenant(r.PathValue("name"), func(t *store.Tenant) error {
 		applyTenantUpdate(t, req)
-		if err := checkUnixUser(*t); err != nil {
+		if err := errors.Join(checkCohort(*t), checkUnixUser(*t)); err != nil {
 			return &httpError{http.StatusBadRequest, err}
 		}
 		return nil
@@ -143,6 +158,9 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	}
 	if u.QuotaMemoryMiB != nil {
 		t.QuotaMemoryMiB = *u.QuotaMemoryMiB
+	}
+	if u.Cohort != nil {
+		t.Cohort = *u.Cohort
 	}
 	if u.UnixUser != nil {
 		t.UnixUser = *u.UnixUser

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -47,17 +48,68 @@ type serverFace struct {
 	// next settle.
 	submitting []twin.Job
 	finishing  []string
+	// down: the machine's GPUs all report a fault; checked is whether
+	// the server has been told since it changed.
+	down, checked bool
 }
 
-func (f *serverFace) Fleet(gpus int) error {
-	f.h = newHarness(f.t, gpus)
+// Fleet starts a server on declared GPUs of the script's model and mode,
+// whose health check reports every GPU faulty while the machine is down.
+// Borrowers are stopped at once, as the twin's core does.
+func (f *serverFace) Fleet(tf twin.Fleet) error {
+	gpus := fakeGPUs(tf.GPUs)
+	for i := range gpus {
+		gpus[i].Model, gpus[i].MIG = cmp.Or(tf.Model, twin.DefaultModel), tf.MIG
+	}
+	dir := f.t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "corral.db"))
+	if err != nil {
+		return err
+	}
+	srv, err := New(Config{Store: st, GPUs: gpus, TimeSlices: max(tf.Slices, 1), StateDir: filepath.Join(dir, "tasks"),
+		Interval: 100 * time.Millisecond, ReclaimPatience: -1, Health: f.health, HealthInterval: time.Hour})
+	if err != nil {
+		return err
+	}
+	f.h = startHarness(f.t, srv, st)
 	f.tenants, f.names, f.ids = map[string]*client.Client{}, map[string]string{}, map[string]uint64{}
 	f.attempts, f.records = map[string]int{}, map[string]bool{}
 	return nil
 }
 
-func (f *serverFace) Tenant(name string, quota int) error {
-	f.tenants[name] = f.h.tenant(name, float64(quota))
+// health is the machine's GPU health as the server polls it.
+func (f *serverFace) health() (map[int][]string, error) {
+	bad := map[int][]string{}
+	if f.down {
+		for _, g := range f.h.srv.gpus {
+			bad[g.Index] = []string{"the machine left"}
+		}
+	}
+	return bad, nil
+}
+
+func (f *serverFace) Tenant(t twin.Tenant) error {
+	ctx := context.Background()
+	if _, err := f.h.admin.CreateTenant(ctx, api.TenantRequest{Name: t.Name, QuotaGPUs: float64(t.Quota), Cohort: t.Cohort}); err != nil {
+		return err
+	}
+	tok, err := f.h.admin.IssueToken(ctx, t.Name)
+	if err != nil {
+		return err
+	}
+	f.tenants[t.Name] = &client.Client{Server: f.h.url, Token: tok.Token}
+	return nil
+}
+
+// Down and Up change what the health check reports; the server is told
+// at the next settle.
+func (f *serverFace) Down() error {
+	f.down, f.checked = true, false
+	return nil
+}
+
+func (f *serverFace) Up() error {
+	f.down, f.checked = false, false
 	return nil
 }
 
@@ -72,7 +124,7 @@ func (f *serverFace) Submit(j twin.Job) error {
 // holds the loop.
 func (f *serverFace) submitAll() error {
 	for _, j := range f.submitting {
-		spec := store.Spec{Name: j.Name, GPUs: j.GPUs, Tasks: max(j.Tasks, 1), Priority: j.Priority, Grace: 10 * time.Second,
+		spec := store.Spec{Name: j.Name, GPUs: j.GPUs, GPUMilli: j.Share, MIG: j.MIG, Tasks: max(j.Tasks, 1), Priority: j.Priority, Grace: 10 * time.Second,
 			Command: []string{"sh", "-c", fmt.Sprintf("while [ ! -f %s ]; do sleep 0.05; done", filepath.Join(f.done, j.Name))}}
 		job, err := f.h.st.Submit(j.Tenant, spec, time.Now())
 		if err != nil {
@@ -96,6 +148,10 @@ func (f *serverFace) Finish(name string) error {
 // that it takes the ends together (the first, then the rest that wait in
 // its channel) and decides once on the whole step.
 func (f *serverFace) step() error {
+	if !f.checked {
+		f.h.srv.checkHealth() // drains, or takes the GPUs back
+		f.checked = true
+	}
 	f.h.srv.mu.Lock()
 	defer f.h.srv.mu.Unlock()
 	if err := f.submitAll(); err != nil {

@@ -88,7 +88,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 // bound on preemptions.
 func (s *Sim) coreConfig() sched.Config {
 	cfg := sched.Config{Preemption: s.opt.PriorityPreemption, Reclaim: true, FairShare: true,
-		Reservations: s.opt.reservations(), ReclaimPatience: reclaimPatience, Grace: s.opt.PreemptGrace}
+		Reservations: s.opt.reservations(), ReclaimPatience: s.reclaimPatience(), Grace: s.opt.PreemptGrace}
 	if limit := s.opt.MaxPreemptionsPerHour; limit > 0 {
 		left := limit - s.preempted.count(s.now)
 		cfg.PreemptionBudget = left

@@ -25,16 +25,17 @@ type Options struct {
 	// hour; zero leaves them unbounded. A reclaim that would exceed it
 	// waits for the window to move.
 	MaxPreemptionsPerHour int
+	// ReclaimPatience is how long a job within its tenant's quota waits
+	// for room to appear by itself before it stops borrowers of its
+	// priority or above: 0 is sched.DefaultReclaimPatience, as in the
+	// server and the Kubernetes face; negative reclaims at once.
+	ReclaimPatience time.Duration
 	// Autoscale sizes pools of the fleet between a minimum and a maximum
 	// number of nodes.
 	Autoscale []Autoscale
 	// Defrag moves small checkpointing jobs for a gang kept waiting by
 	// scattered free GPUs (corral only; off by default).
 	Defrag Defrag
-	// Backfill is corral's backfill: "easy" (the default: one reservation,
-	// for the first job that does not fit) or "conservative" (reservations
-	// for the first Reservations jobs that do not fit, none of which a
-	// backfilled job may delay).
 	// Progress, when set, is told from time to time how many of the
 	// workload's jobs have arrived (done of total); it must not block.
 	Progress func(done, total int)
@@ -42,8 +43,12 @@ type Options struct {
 	// preemptible jobs of lower priority when only placement keeps it
 	// waiting.
 	PriorityPreemption bool
-	Backfill           string
-	Reservations       int // conservative: jobs holding reservations (0: 8)
+	// Backfill is corral's backfill: "easy" (the default: one reservation,
+	// for the first job that does not fit) or "conservative" (reservations
+	// for the first Reservations jobs that do not fit, none of which a
+	// backfilled job may delay).
+	Backfill     string
+	Reservations int // conservative: jobs holding reservations (0: 8)
 }
 
 // Backfill modes.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/corral-sched/corral/internal/sched"
 	"time"
 
 	"github.com/corral-sched/corral/internal/job"
@@ -56,8 +57,9 @@ func (w *hourWindow) count(now time.Duration) int {
 }
 
 // reclaimPatience is how long a job within its tenant's quota waits for
-// room to appear by itself before it preempts borrowers.
-const reclaimPatience = time.Hour
+// room to appear by itself before it preempts borrowers: the core's
+// default unless Options.ReclaimPatience says otherwise.
+func (s *Sim) reclaimPatience() time.Duration { return sched.Patience(s.opt.ReclaimPatience) }
 
 // maxPreemptions is how often one job may be stopped to give quota back;
 // after that it is no longer a victim, which ends any preempt-requeue

@@ -476,8 +476,8 @@ func (s *Sim) wakeUp(name string) {
 
 // wakeLater schedules a retry of p when its patience runs out, once.
 func (s *Sim) wakeLater(p *pendingJob) {
-	if !p.wakeSet && s.now < p.a.At+reclaimPatience {
+	if patience := s.reclaimPatience(); !p.wakeSet && s.now < p.a.At+patience {
 		p.wakeSet = true
-		s.schedule(event{at: p.a.At + reclaimPatience, arrival: -1, wake: p.a.Job.Name})
+		s.schedule(event{at: p.a.At + patience, arrival: -1, wake: p.a.Job.Name})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/twin"
 	"github.com/corral-sched/corral/internal/workload"
@@ -28,21 +27,22 @@ type simFace struct {
 
 func newSimFace() *simFace { return &simFace{stops: map[string]int{}, before: map[string]bool{}} }
 
-func (f *simFace) Fleet(gpus int) error {
-	fl := &fleet.Fleet{Nodes: []fleet.Node{{Name: "node", GPUs: gpus, GPUModel: "H100-80GB", CPUMilli: 1 << 20, MemoryMiB: 1 << 30}}}
-	s, err := newSim(fl, workload.Workload{Horizon: 1000 * time.Hour}, corralPolicy{}, Options{PriorityPreemption: true})
-	f.s, f.gpus = s, gpus
+// Fleet builds the script's machine. Borrowers are stopped at once, as
+// the twin's core and the other faces are set to.
+func (f *simFace) Fleet(tf twin.Fleet) error {
+	fl, _, err := twin.BuildFleet(tf)
+	if err != nil {
+		return err
+	}
+	s, err := newSim(fl, workload.Workload{Horizon: 1000 * time.Hour}, corralPolicy{}, Options{PriorityPreemption: true, ReclaimPatience: -1})
+	f.s, f.gpus = s, tf.GPUs
 	return err
 }
 
 // Tenant gives the simulator the script's quotas in place of the shares
 // of work it derives from a workload, as the twin's core has them.
-func (f *simFace) Tenant(name string, quota int) error {
-	spec := queue.Spec{Name: name, Nominal: queue.Amounts{quotaFlavor: 1 << 40}, ShareGPUs: float64(f.gpus), Order: queue.PriorityFIFO}
-	if quota > 0 {
-		spec.Nominal[quotaFlavor], spec.ShareGPUs = int64(quota)*queue.Milli, 0
-	}
-	f.specs = append(f.specs, spec)
+func (f *simFace) Tenant(t twin.Tenant) error {
+	f.specs = append(f.specs, twin.QueueSpec(t, f.gpus, quotaFlavor))
 	var err error
 	if f.s.book, err = queue.NewBook(f.specs, 0); err != nil {
 		return err
@@ -67,6 +67,18 @@ func (f *simFace) Finish(name string) error {
 		return fmt.Errorf("%s is not running", name)
 	}
 	f.s.finish(name)
+	return nil
+}
+
+// Down fails the node, as a fault of the simulator's fault process does;
+// Up repairs it.
+func (f *simFace) Down() error {
+	f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeFailure, Node: "node"})
+	return nil
+}
+
+func (f *simFace) Up() error {
+	f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeRepair, Node: "node"})
 	return nil
 }
 

@@ -176,10 +176,16 @@ type Tenant struct {
 	QuotaMilli int `json:"quota_milli,omitempty"`
 	// QuotaCPUMilli and QuotaMemoryMiB cap the CPU (milli-cores) and
 	// memory the tenant's running jobs ask for; 0 means no cap.
-	QuotaCPUMilli  int64     `json:"quota_cpu_milli,omitempty"`
-	QuotaMemoryMiB int64     `json:"quota_memory_mib,omitempty"`
-	Admin          bool      `json:"admin,omitempty"`
-	Created        time.Time `json:"created"`
+	QuotaCPUMilli  int64 `json:"quota_cpu_milli,omitempty"`
+	QuotaMemoryMiB int64 `json:"quota_memory_mib,omitempty"`
+	// Cohort names the tenants that lend each other the GPU quota they
+	// leave unused: a tenant of a cohort may run beyond its own cap on
+	// what its peers' caps leave free, and gets it back by stopping the
+	// borrowers' work when it needs it. Only a tenant with a GPU cap has
+	// one; "" is none.
+	Cohort  string    `json:"cohort,omitempty"`
+	Admin   bool      `json:"admin,omitempty"`
+	Created time.Time `json:"created"`
 	// UnixUser, UID and GID are the Unix account the tenant's jobs run
 	// as on a server that runs as root: a login name, or a uid (with a
 	// gid when it has no account); GID overrides the account's primary

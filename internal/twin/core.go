@@ -1,6 +1,7 @@
 package twin
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/sched"
@@ -23,6 +25,7 @@ var GPUFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
 type Core struct {
 	state     *gang.State
 	gpus      int
+	model     *gpu.Model
 	book      *queue.Book
 	specs     []queue.Spec
 	now       time.Duration // logical time: one minute a cycle
@@ -40,29 +43,60 @@ func NewCore() *Core {
 	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, claims: map[string]bool{}}
 }
 
-func (c *Core) Fleet(gpus int) error {
-	f := &fleet.Fleet{Nodes: []fleet.Node{{Name: "node", GPUs: gpus, GPUModel: "H100-80GB", CPUMilli: 1 << 20, MemoryMiB: 1 << 30}}}
+func (c *Core) Fleet(tf Fleet) error {
+	f, model, err := BuildFleet(tf)
+	if err != nil {
+		return err
+	}
 	st, err := gang.New(f)
-	c.state, c.gpus = st, gpus
+	c.state, c.gpus, c.model = st, tf.GPUs, model
 	return err
 }
 
-func (c *Core) Tenant(name string, quota int) error {
-	// No quota: no limit, and fair share measured against the machine, as
-	// the server has it.
-	spec := queue.Spec{Name: name, Nominal: queue.Amounts{GPUFlavor: 1 << 40}, ShareGPUs: float64(c.gpus), Order: queue.PriorityFIFO}
-	if quota > 0 {
-		spec.Nominal[GPUFlavor], spec.ShareGPUs = int64(quota)*queue.Milli, 0
+// BuildFleet is a script's machine as one node named "node", with CPU
+// and memory to spare.
+func BuildFleet(tf Fleet) (*fleet.Fleet, *gpu.Model, error) {
+	model, err := gpu.Lookup(cmp.Or(tf.Model, DefaultModel))
+	if err != nil {
+		return nil, nil, err
 	}
-	c.specs = append(c.specs, spec)
+	syn := fleet.Synthetic{Nodes: 1, GPUsPerNode: tf.GPUs, GPUModel: model.Name, CPUMilli: 1 << 20, MemoryMiB: 1 << 30}
+	if tf.MIG {
+		syn.MIG = fleet.MIGDynamic
+	}
+	f, err := syn.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Nodes[0].Name = "node"
+	if !tf.MIG && tf.Slices > 1 {
+		f.Nodes[0].TimeSlices = tf.Slices
+	}
+	return f, model, f.Validate()
+}
+
+func (c *Core) Tenant(t Tenant) error {
+	c.specs = append(c.specs, QueueSpec(t, c.gpus, GPUFlavor))
 	book, err := queue.NewBook(c.specs, 0)
 	c.book = book
 	return err
 }
 
+// QueueSpec is a tenant's queue as the server has it, counting GPUs in
+// flavor: no quota is no limit, with fair share measured against the
+// machine; a quota is the nominal quota, lent to the tenant's cohort
+// while unused.
+func QueueSpec(t Tenant, gpus int, flavor queue.Flavor) queue.Spec {
+	spec := queue.Spec{Name: t.Name, Nominal: queue.Amounts{flavor: 1 << 40}, ShareGPUs: float64(gpus), Order: queue.PriorityFIFO}
+	if t.Quota > 0 {
+		spec.Nominal[flavor], spec.ShareGPUs, spec.Cohort = int64(t.Quota)*queue.Milli, 0, t.Cohort
+	}
+	return spec
+}
+
 func (c *Core) Submit(j Job) error {
 	c.arrival++
-	u := sched.Unit{Job: CoreJob(j), Queue: j.Tenant, Need: Need(j), Arrival: c.arrival}
+	u := sched.Unit{Job: CoreJob(j), Queue: j.Tenant, Need: Need(j, c.model), Arrival: c.arrival}
 	c.submitted[j.Name] = u
 	c.pending = append(c.pending, u)
 	return nil
@@ -84,6 +118,23 @@ func (c *Core) end(r sched.Running) error {
 	}
 	return c.book.Release(r.Queue, r.Need)
 }
+
+// Down takes the node away: its jobs wait again, in their old places.
+func (c *Core) Down() error {
+	if err := c.state.SetHealth("node", fleet.Unhealthy); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.running)) {
+		if err := c.end(c.running[name]); err != nil {
+			return err
+		}
+		c.pending = append(c.pending, c.submitted[name])
+	}
+	return nil
+}
+
+// Up brings the node back.
+func (c *Core) Up() error { return c.state.SetHealth("node", fleet.Healthy) }
 
 func (c *Core) Settle() (started, preempted, waiting []string, err error) {
 	for range 100 {
@@ -124,7 +175,7 @@ func (c *Core) apply(d sched.Decisions) error {
 	for _, s := range d.Starts {
 		j := s.Unit.Job
 		c.running[j.Name] = sched.Running{Name: j.Name, Queue: s.Unit.Queue, Need: s.Unit.Need, Priority: j.Priority,
-			Preemptible: true, Started: time.Unix(0, 0).Add(c.now)}
+			Preemptible: true, Started: time.Unix(0, 0).Add(c.now), GPUs: float64(s.Unit.Need[GPUFlavor]) / queue.Milli}
 		c.pending = slices.DeleteFunc(c.pending, func(u sched.Unit) bool { return u.Job.Name == j.Name })
 		c.started = append(c.started, j.Name)
 		delete(c.claims, j.Name)
@@ -144,12 +195,25 @@ func (c *Core) apply(d sched.Decisions) error {
 // CoreJob is a twin job as the core takes it.
 func CoreJob(j Job) *job.Job {
 	return &job.Job{Name: j.Name, Tenant: j.Tenant, Priority: j.Priority,
-		Groups: []job.Group{{Name: "task", Count: max(j.Tasks, 1), Task: job.Demand{GPUs: j.GPUs}}}}
+		Groups: []job.Group{{Name: "task", Count: max(j.Tasks, 1), Task: job.Demand{GPUs: j.GPUs, GPUMilli: j.Share, MIG: j.MIG}}}}
 }
 
-// Need is what a twin job charges its tenant.
-func Need(j Job) queue.Amounts {
-	return queue.Amounts{GPUFlavor: int64(j.GPUs*max(j.Tasks, 1)) * queue.Milli}
+// Need is what a twin job charges its tenant, in thousandths of a GPU:
+// its whole GPUs, its shares, or its MIG instances' part of the GPU's
+// compute, as the server counts quota.
+func Need(j Job, model *gpu.Model) queue.Amounts {
+	per := int64(j.GPUs) * queue.Milli
+	switch {
+	case j.Share > 0:
+		per = int64(j.Share)
+	case j.MIG != "":
+		i, err := model.ProfileIndex(j.MIG)
+		if err != nil {
+			panic(fmt.Sprintf("twin: %s: %v", j.Name, err)) // scripts are the tests' own
+		}
+		per = queue.Milli * int64(model.Profiles[i].Compute) / int64(model.ComputeSlices)
+	}
+	return queue.Amounts{GPUFlavor: per * int64(max(j.Tasks, 1))}
 }
 
 var _ Face = (*Core)(nil)

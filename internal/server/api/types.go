@@ -146,6 +146,7 @@ type Tenant struct {
 	QuotaGPUs      float64   `json:"quota_gpus,omitempty"`
 	QuotaCPUs      float64   `json:"quota_cpus,omitempty"`
 	QuotaMemoryMiB int64     `json:"quota_memory_mib,omitempty"`
+	Cohort         string    `json:"cohort,omitempty"`
 	Admin          bool      `json:"admin,omitempty"`
 	Created        time.Time `json:"created"`
 	UnixUser       string    `json:"unix_user,omitempty"`
@@ -162,10 +163,13 @@ type TenantRequest struct {
 	QuotaGPUs      float64 `json:"quota_gpus,omitempty"` // 0: no cap
 	QuotaCPUs      float64 `json:"quota_cpus,omitempty"` // cores its running jobs may ask for; 0: no cap
 	QuotaMemoryMiB int64   `json:"quota_memory_mib,omitempty"`
-	Admin          bool    `json:"admin,omitempty"`
-	UnixUser       string  `json:"unix_user,omitempty"`
-	UID            uint32  `json:"uid,omitempty"`
-	GID            uint32  `json:"gid,omitempty"`
+	// Cohort: tenants of one cohort lend each other the GPU quota they
+	// leave unused (needs a GPU quota); "" for none.
+	Cohort   string `json:"cohort,omitempty"`
+	Admin    bool   `json:"admin,omitempty"`
+	UnixUser string `json:"unix_user,omitempty"`
+	UID      uint32 `json:"uid,omitempty"`
+	GID      uint32 `json:"gid,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
@@ -174,6 +178,7 @@ type TenantUpdate struct {
 	QuotaGPUs      *float64 `json:"quota_gpus,omitempty"`
 	QuotaCPUs      *float64 `json:"quota_cpus,omitempty"`
 	QuotaMemoryMiB *int64   `json:"quota_memory_mib,omitempty"`
+	Cohort         *string  `json:"cohort,omitempty"` // "" leaves the cohort
 	UnixUser       *string  `json:"unix_user,omitempty"`
 	UID            *uint32  `json:"uid,omitempty"`
 	GID            *uint32  `json:"gid,omitempty"`
