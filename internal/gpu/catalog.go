@@ -187,6 +187,32 @@ func (m *Model) ProfileIndex(name string) (int, error) {
 	return -1, fmt.Errorf("gpu: %s has no MIG profile %q (valid: %s)", m.Name, name, strings.Join(m.profileNames(), ", "))
 }
 
+// ProfileMilli is the part of one GPU an instance of the named profile
+// counts for in quotas and accounting, in thousandths: its share of the
+// GPU's compute slices (a 1g instance of seven is 142), so that a GPU cut
+// into instances counts about one GPU, whatever the cut. Every face
+// charges MIG instances with it.
+func (m *Model) ProfileMilli(name string) (int64, error) {
+	i, err := m.ProfileIndex(name)
+	if err != nil {
+		return 0, err
+	}
+	return 1000 * int64(m.Profiles[i].Compute) / int64(m.ComputeSlices), nil
+}
+
+// LeastProfileMilli is the least ProfileMilli of the named profile over
+// the catalog's models that have it: what an instance surely counts for
+// before it is known on which model it lands; 0 when none has it.
+func LeastProfileMilli(name string) int64 {
+	var least int64
+	for _, m := range Models() {
+		if milli, err := m.ProfileMilli(name); err == nil && (least == 0 || milli < least) {
+			least = milli
+		}
+	}
+	return least
+}
+
 func (m *Model) profileNames() []string {
 	names := make([]string, len(m.Profiles))
 	for i, p := range m.Profiles {

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/sched"
@@ -86,10 +88,13 @@ type cycleInput struct {
 	left    []rejection                // pods of groups started without them
 	moved   map[string]string          // pod uid -> node, for pods the filters moved off the core's node
 	prs     []*preemption              // the cycle's evictions
+	// maxSlices is the most time-sliced replicas a node offers per GPU.
+	maxSlices int
 }
 
 func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
-	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}, moved: map[string]string{}}
+	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}, moved: map[string]string{},
+		maxSlices: maxTimeSlices(snap.state)}
 	in.snap = &sched.Snapshot{
 		Now:   snap.now,
 		State: snap.state,
@@ -120,7 +125,8 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 // runningOf is a bound unit as the cycle sees it: only corral's own pods
 // that are not already terminating may be preempted.
 func (in *cycleInput) runningOf(v victimSet) sched.Running {
-	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true}
+	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true,
+		Preemptions: in.kube.stops[v.name].count}
 	var milli int64
 	for _, b := range v.pods {
 		milli += b.milli
@@ -154,7 +160,8 @@ func (in *cycleInput) add(u *unit) *rejection {
 	}
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
-		Job: j, Queue: q, Need: queue.Amounts{anyGPU: demandMilli(j)}, Arrival: u.created.UnixNano(), Since: u.created,
+		Job: j, Queue: q, Need: queue.Amounts{anyGPU: demandMilli(j, in.maxSlices)}, Arrival: u.created.UnixNano(), Since: u.created,
+		NoBorrowUntil: in.kube.stops[u.job].noBorrowUntil, Claimed: in.kube.stops[u.job].claimed,
 		Blocked: u.blocked, NeverPreempts: neverPreempts(u.pods),
 	})
 	return nil
@@ -190,13 +197,14 @@ func (in *cycleInput) preemptions(preempts []sched.Preempt) []*preemption {
 	for _, p := range preempts {
 		pr := byUnit[p.For]
 		if pr == nil {
-			pr = &preemption{unit: in.units[p.For].name, reclaim: p.Reclaim}
+			pr = &preemption{unit: in.units[p.For].name, forJob: p.For, reclaim: p.Reclaim, victims: map[string]time.Time{}}
 			byUnit[p.For] = pr
 			list = append(list, pr)
 		}
 		for _, b := range in.running[p.Victim].pods {
 			pr.pods = append(pr.pods, b.pod)
 		}
+		pr.victims[p.Victim] = p.NoBorrowUntil
 	}
 	for _, pr := range list {
 		pr.reason = in.preemptionReason(pr)
@@ -304,15 +312,33 @@ func neverPreempts(pods []*corev1.Pod) bool {
 }
 
 // demandMilli is the GPU quota a job surely needs before it is placed:
-// whole GPUs and milli shares; time slices and MIG slices are counted
-// once placed (Config.Charge), since their size depends on the node.
-func demandMilli(j *job.Job) int64 {
+// whole GPUs and milli shares; a MIG instance its least part of a GPU
+// among the models that have its profile, and time slices their part of a
+// GPU of the most replicas (maxSlices) the fleet offers. Once placed, it
+// is charged what the node gives it (Config.Charge), which is no less.
+func demandMilli(j *job.Job, maxSlices int) int64 {
 	var total int64
 	for _, g := range j.Groups {
 		d := g.Task
-		total += int64(g.Count) * (int64(d.GPUs)*queue.Milli + int64(d.GPUMilli))
+		per := int64(d.GPUs)*queue.Milli + int64(d.GPUMilli)
+		switch {
+		case d.MIG != "":
+			per = gpu.LeastProfileMilli(d.MIG)
+		case d.Shares > 0 && maxSlices > 0:
+			per = int64(d.Shares) * queue.Milli / int64(maxSlices)
+		}
+		total += int64(g.Count) * per
 	}
 	return total
+}
+
+// maxTimeSlices is the most time-sliced replicas any node offers per GPU.
+func maxTimeSlices(st *gang.State) int {
+	most := 0
+	for i := range st.Fleet().Nodes {
+		most = max(most, st.Fleet().Nodes[i].TimeSlices)
+	}
+	return most
 }
 
 // gpuString writes milli-GPUs as GPUs: "4", "0.5".

@@ -26,9 +26,23 @@ type victimSet struct {
 // preemption is the pods to evict so that a pending unit fits.
 type preemption struct {
 	unit    string
+	forJob  string // the unit's core name
 	pods    []*corev1.Pod
 	reason  string
 	reclaim bool // it takes back quota lent to the unit's queue
+	// victims are the running units stopped, by name, each with when it
+	// may borrow again (zero: no bound).
+	victims map[string]time.Time
+}
+
+// unitStops is what the scheduler remembers of a unit: how often it was
+// stopped and until when it may not borrow quota again, and, for a unit
+// that running pods were evicted for, that the room they free is its own
+// (sched.Unit.Claimed) until it starts.
+type unitStops struct {
+	count         int
+	noBorrowUntil time.Time
+	claimed       bool
 }
 
 // runningUnits groups the bound pods into the units they were placed as:

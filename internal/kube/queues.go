@@ -99,14 +99,17 @@ func placementMilli(st *gang.State, p *gang.Placement) int64 {
 	return total
 }
 
+// migMilli is what a MIG instance counts for, as in every face
+// (gpu.Model.ProfileMilli); a whole GPU for a model or profile the catalog
+// does not know.
 func migMilli(model, profile string) int64 {
 	m, err := gpu.Lookup(model)
-	if err != nil || m.MemorySlices == 0 {
-		return queue.Milli
-	}
-	i, err := m.ProfileIndex(profile)
 	if err != nil {
 		return queue.Milli
 	}
-	return int64(m.Profiles[i].Slices) * queue.Milli / int64(m.MemorySlices)
+	milli, err := m.ProfileMilli(profile)
+	if err != nil {
+		return queue.Milli
+	}
+	return milli
 }

@@ -77,6 +77,11 @@ type Scheduler struct {
 	// time of the cycle that placed it, which a running unit's lost work
 	// is measured from (boundTime).
 	boundAt map[types.UID]time.Time
+	// stops is how often this replica preempted each unit still there,
+	// until when it may not borrow, and whether pods were evicted for it
+	// (a unit is a pod group, or a pod by name: a bare pod its controller
+	// creates again under a new name starts afresh, as after a failover).
+	stops map[string]unitStops
 
 	// handled are the pods stopped or moved for a fault (faults.go);
 	// beforeBind, when set, runs before each binding (tests stop a
@@ -92,7 +97,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]unitStops{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.ledger.store = s.accountingStore()
 	s.metrics = newMetrics(&s.n, &s.leading)
@@ -296,7 +301,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	}
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, assumed, filter, s.log)
 	if snap != nil {
-		snap.boundAt = boundAt
+		snap.boundAt, snap.stops = boundAt, s.liveStops(pods)
 	}
 	return snap, err
 }
@@ -339,6 +344,7 @@ func (s *Scheduler) reportNode(name, reason, note string) string {
 func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*preemption) {
 	for _, p := range preempts {
 		s.log.Info("preempting", "for", p.unit, "pods", len(p.pods), "reclaim", p.reclaim, "reason", p.reason)
+		s.stopped(p)
 		evicted, err := evict(ctx, s.client, p, s.cfg.PreemptionGrace, &s.n)
 		if err != nil {
 			s.log.Warn("preemption", "err", err)
@@ -370,13 +376,19 @@ func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, 
 		}
 		s.bound(b)
 		s.ledger.started(b.pod, b.node, s.node(b.node), snap.queues)
-		if GroupName(b.pod) != "" {
-			started[b.unit] = append(started[b.unit], b.pod)
+		started[b.unit] = append(started[b.unit], b.pod)
+	}
+	var startedUnits []string
+	for _, u := range units {
+		if len(started[u.name]) == 0 {
+			continue
+		}
+		startedUnits = append(startedUnits, u.job)
+		if GroupName(started[u.name][0]) != "" {
+			s.ledger.groupStarted(u.name, started[u.name])
 		}
 	}
-	for _, u := range units {
-		s.ledger.groupStarted(u.name, started[u.name])
-	}
+	s.started(startedUnits)
 }
 
 // bound records a binding: its Scheduled event, sent off the bind path,
@@ -469,6 +481,52 @@ func (s *Scheduler) refreshAssumed(pods []*corev1.Pod) (map[string]string, map[t
 		out[uid] = node
 	}
 	return out, boundAt
+}
+
+// liveStops forgets the preemptions of units that are gone and returns a
+// copy of the rest.
+func (s *Scheduler) liveStops(pods []*corev1.Pod) map[string]unitStops {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]unitStops{}
+	for _, p := range pods {
+		name := "pod " + p.Namespace + "/" + p.Name
+		if g := GroupName(p); g != "" {
+			name = "group " + p.Namespace + "/" + g
+		}
+		if st, ok := s.stops[name]; ok {
+			out[name] = st
+		}
+	}
+	s.stops = maps.Clone(out)
+	return out
+}
+
+// stopped remembers the units a preemption stopped.
+func (s *Scheduler) stopped(p *preemption) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, until := range p.victims {
+		st := s.stops[name]
+		st.count++
+		st.noBorrowUntil = until
+		s.stops[name] = st
+	}
+	st := s.stops[p.forJob]
+	st.claimed = true
+	s.stops[p.forJob] = st
+}
+
+// started forgets the claims of the units a cycle started.
+func (s *Scheduler) started(units []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range units {
+		if st, ok := s.stops[name]; ok {
+			st.claimed = false
+			s.stops[name] = st
+		}
+	}
 }
 
 // assume remembers the pods as bound at, before the cache shows it.

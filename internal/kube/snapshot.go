@@ -39,8 +39,11 @@ type snapshot struct {
 	reclaimPatience time.Duration
 	// boundAt is when this replica bound the pods it knows it bound.
 	boundAt map[types.UID]time.Time
-	book    *queue.Book // quota in use per queue, learnt afresh
-	specs   []queue.Spec
+	// stops is what this replica remembers of the units it preempted,
+	// by unit name.
+	stops map[string]unitStops
+	book  *queue.Book // quota in use per queue, learnt afresh
+	specs []queue.Spec
 	// ledger, when set, is the scheduler's quota book kept across cycles
 	// (fair share remembers past use); book is then not used. now is the
 	// cycle's time.

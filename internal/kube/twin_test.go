@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/corral-sched/corral/internal/kube/kubetest"
 	"github.com/corral-sched/corral/internal/twin"
 )
 
@@ -42,6 +44,7 @@ const labelTwinJob = "corral.test/twin-job"
 
 type kubeFace struct {
 	t          *testing.T
+	fleet      twin.Fleet
 	e          *env
 	s          *Scheduler
 	queues     map[string]string // tenant -> Queue name
@@ -61,8 +64,25 @@ type kubeJob struct {
 
 // Fleet makes the script's machine one node and starts the scheduler on
 // it. Borrowers are evicted at once, as the twin's core does.
+//
+// Time-sliced GPUs are offered as the device plugin's renamed replicas
+// (nvidia.com/gpu.shared); MIG GPUs as its mixed strategy, seven 1g.10gb
+// instances per GPU: the twin's MIG scripts ask for 1g.10gb only, which
+// this fixed layout and the server's MIG cut on demand place alike.
 func (f *kubeFace) Fleet(tf twin.Fleet) error {
-	f.e.node(f.node(), tf.GPUs, nil)
+	f.fleet = tf
+	model := cmp.Or(tf.Model, twin.DefaultModel)
+	labels := map[string]string{LabelProduct: "NVIDIA-" + model, LabelCount: fmt.Sprint(tf.GPUs)}
+	switch {
+	case tf.MIG:
+		labels["nvidia.com/mig.strategy"] = "mixed"
+		f.e.nodeSpec(kubetest.Node{Name: f.node(), Labels: labels, Resources: map[string]string{"nvidia.com/mig-1g.10gb": fmt.Sprint(7 * tf.GPUs)}})
+	case tf.Slices > 1:
+		labels[LabelReplicas] = fmt.Sprint(tf.Slices)
+		f.e.nodeSpec(kubetest.Node{Name: f.node(), Labels: labels, Resources: map[string]string{string(ResourceShared): fmt.Sprint(tf.Slices * tf.GPUs)}})
+	default:
+		f.e.node(f.node(), tf.GPUs, nil)
+	}
 	cfg := f.e.config()
 	cfg.ReclaimPatience = -1
 	f.s = New(f.e.c.Client, f.e.c.Dynamic, cfg, testLogger())
@@ -193,7 +213,7 @@ func (f *kubeFace) createPods(kj *kubeJob) {
 		if tasks > 1 {
 			name = fmt.Sprintf("%s-%d", j.Name, i)
 		}
-		p := pod(name, j.GPUs)
+		p := f.pod(name, j)
 		p.Labels[LabelQueue], p.Labels[labelTwinJob] = f.queues[j.Tenant], j.Name
 		p.Annotations = map[string]string{AnnotationQueuedSince: kj.queued.UTC().Format(time.RFC3339Nano)}
 		p.Spec.PriorityClassName = prio
@@ -202,6 +222,18 @@ func (f *kubeFace) createPods(kj *kubeJob) {
 		}
 		f.e.create(p)
 	}
+}
+
+// pod is one task of j as a pod asks for it: whole GPUs, the replicas of
+// a time-sliced GPU its share comes to, or one MIG instance.
+func (f *kubeFace) pod(name string, j twin.Job) *corev1.Pod {
+	switch {
+	case j.Share > 0:
+		return resPod(name, string(ResourceShared), j.Share*f.fleet.Slices/1000)
+	case j.MIG != "":
+		return resPod(name, resourceMIGPrefix+j.MIG, 1)
+	}
+	return pod(name, j.GPUs)
 }
 
 func (f *kubeFace) groupExists(name string) bool {

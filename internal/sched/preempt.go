@@ -23,7 +23,7 @@ func (c *cycle) mayPreempt(u *Unit) bool {
 func (c *cycle) candidates(u *Unit) []Running {
 	var out []Running
 	for _, r := range c.snap.Running {
-		if r.Preemptible && r.Priority < u.Job.Priority && !c.stopping[r.Name] {
+		if c.victim(r) && r.Priority < u.Job.Priority {
 			out = append(out, r)
 		}
 	}
@@ -31,6 +31,13 @@ func (c *cycle) candidates(u *Unit) []Running {
 		return cmp.Or(cmp.Compare(a.Priority, b.Priority), c.cheaper(a, b))
 	})
 	return out[:min(len(out), maxCandidates)]
+}
+
+// victim reports whether r may be stopped: it is preemptible, not already
+// stopping, and was not stopped Config.MaxPreemptions times before.
+func (c *cycle) victim(r Running) bool {
+	most := c.snap.Config.maxPreemptions()
+	return r.Preemptible && !c.stopping[r.Name] && (most == 0 || r.Preemptions < most)
 }
 
 // cheaper orders running units for stopping: the fewest GPU-hours lost

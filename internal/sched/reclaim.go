@@ -39,7 +39,9 @@ func (c *cycle) reclaim(u *Unit) ([]string, bool) {
 	}
 	c.stopFor(u, victims)
 	for i := len(c.out.Preempts) - len(victims); i < len(c.out.Preempts); i++ {
-		c.out.Preempts[i].Reclaim = true
+		p := &c.out.Preempts[i]
+		p.Reclaim = true
+		p.NoBorrowUntil = c.snap.Config.noBorrowUntil(c.snap.Now, c.runningUnit(p.Victim).Preemptions)
 	}
 	return victims, true
 }
@@ -146,7 +148,7 @@ func (c *cycle) borrowingPeers(q string) map[string]bool {
 func (c *cycle) borrowers(queues map[string]bool) []Running {
 	var out []Running
 	for _, r := range c.snap.Running {
-		if queues[r.Queue] && r.Preemptible && !c.stopping[r.Name] {
+		if queues[r.Queue] && c.victim(r) {
 			out = append(out, r)
 		}
 	}

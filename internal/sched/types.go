@@ -62,6 +62,10 @@ type Running struct {
 	// this is the youngest first.
 	GPUs            float64
 	CheckpointEvery time.Duration
+	// Preemptions is how often it was stopped for other work before; at
+	// Config.MaxPreemptions it is no longer a victim, which ends any
+	// preempt-requeue loop.
+	Preemptions int
 }
 
 // Snapshot is everything one cycle reads.
@@ -111,6 +115,43 @@ type Config struct {
 	// Grace is the notice a stopped unit gets to checkpoint and exit,
 	// given with each Preempt.
 	Grace time.Duration
+	// MaxPreemptions is how often one unit may be stopped for other work
+	// (Running.Preemptions); 0 is DefaultMaxPreemptions, negative no bound.
+	MaxPreemptions int
+	// ReborrowBackoff is how long a unit stopped to give lent quota back
+	// may not borrow again (Preempt.NoBorrowUntil), doubling with each
+	// earlier preemption; 0 is DefaultReborrowBackoff, negative none.
+	ReborrowBackoff time.Duration
+}
+
+// Defaults of Config, the same in every face.
+const (
+	DefaultMaxPreemptions  = 3
+	DefaultReborrowBackoff = 10 * time.Minute
+)
+
+// maxPreemptions is Config.MaxPreemptions with its default; 0: no bound.
+func (c Config) maxPreemptions() int {
+	switch {
+	case c.MaxPreemptions == 0:
+		return DefaultMaxPreemptions
+	case c.MaxPreemptions < 0:
+		return 0
+	}
+	return c.MaxPreemptions
+}
+
+// noBorrowUntil is when a unit stopped now to give quota back, after
+// preemptions earlier stops, may borrow again.
+func (c Config) noBorrowUntil(now time.Time, preemptions int) time.Time {
+	backoff := c.ReborrowBackoff
+	switch {
+	case backoff == 0:
+		backoff = DefaultReborrowBackoff
+	case backoff < 0:
+		return time.Time{}
+	}
+	return now.Add(backoff << min(preemptions, 20))
 }
 
 // DefaultReclaimPatience is how long a unit within its queue's quota
@@ -155,6 +196,9 @@ type Preempt struct {
 	For     string        // the unit it makes room for
 	Reclaim bool          // it takes back quota lent to its queue, not room of lower priority
 	Grace   time.Duration // how long it has to checkpoint and exit (Config.Grace)
+	// NoBorrowUntil, for a reclaim, is when the victim may borrow quota
+	// again once requeued (Unit.NoBorrowUntil; Config.ReborrowBackoff).
+	NoBorrowUntil time.Time
 }
 
 // Reservation is room held for a waiting unit: it starts once the listed

@@ -79,7 +79,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 	for _, j := range s.waiting {
 		snap.Pending = append(snap.Pending, sched.Unit{
 			Job: gangJob(&j), Queue: j.Tenant, Need: need(j.Spec, s.model), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
-			Since: j.Submitted,
+			Since: j.Submitted, NoBorrowUntil: j.NoBorrowUntil,
 		})
 	}
 	slices.SortFunc(snap.Pending, func(a, b sched.Unit) int { return cmp.Compare(a.Arrival, b.Arrival) })
@@ -91,7 +91,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 // estimated end.
 func runningOf(j *store.Job, need queue.Amounts) sched.Running {
 	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Need: need, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started,
-		GPUs: float64(need[gpuFlavor]) / queue.Milli, CheckpointEvery: j.Spec.CheckpointEvery}
+		GPUs: float64(need[gpuFlavor]) / queue.Milli, CheckpointEvery: j.Spec.CheckpointEvery, Preemptions: j.Preemptions}
 	if j.Spec.TimeLimit > 0 {
 		r.End = j.Started.Add(j.Spec.TimeLimit)
 	}
@@ -135,6 +135,8 @@ func (s *Server) applyPreempts(preempts []sched.Preempt) {
 	for _, p := range preempts {
 		id, _ := store.ParseID(p.Victim)
 		if r := s.runs[id]; r != nil {
+			r.job.Preemptions++
+			r.job.NoBorrowUntil = p.NoBorrowUntil // persisted with the stop
 			if byFor[p.For] == nil {
 				order = append(order, p.For)
 			}

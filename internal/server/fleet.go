@@ -105,8 +105,8 @@ func milli(s store.Spec, model *gpu.Model) int {
 	case s.MIG != "":
 		per = 1000 / 7
 		if model != nil && model.MIG {
-			if i, err := model.ProfileIndex(s.MIG); err == nil {
-				per = 1000 * model.Profiles[i].Compute / model.ComputeSlices
+			if m, err := model.ProfileMilli(s.MIG); err == nil {
+				per = int(m)
 			}
 		}
 	case s.GPUMilli > 0:

@@ -101,14 +101,14 @@ func (s *Sim) coreConfig() sched.Config {
 
 // coreRunning describes a running job for the cycle, as it starts (kept
 // in s.coreRun beside s.byEnd; resize updates what changes). A job holds
-// its tenant's quota when it was admitted; one stopped maxPreemptions
-// times is no longer a victim, which ends any preempt-requeue loop.
+// its tenant's quota when it was admitted; how often it was stopped
+// before goes with it (the core stops none more than its bound allows).
 func (s *Sim) coreRunning(name string) sched.Running {
 	r := s.running[name]
 	j := r.a.Job
 	out := sched.Running{Name: name, Parts: r.parts, Priority: j.Priority, Started: epoch.Add(r.start),
-		Preemptible: j.Preemptible && s.records[s.byName[name]].Preemptions < maxPreemptions,
-		GPUs:        r.gpus, CheckpointEvery: j.CheckpointEvery}
+		Preemptible: j.Preemptible, Preemptions: s.records[s.byName[name]].Preemptions,
+		GPUs: r.gpus, CheckpointEvery: j.CheckpointEvery}
 	if r.admitted {
 		out.Queue, out.Need = tenantOf(r.a), need(r.a)
 	}
@@ -178,14 +178,14 @@ func (s *Sim) startPlaced(p *pendingJob, pl *gang.Placement, admitted bool) {
 // stopForCore stops a victim at once, with the grace to checkpoint in
 // when there is one; the job it makes room for starts when the grace runs
 // out, on the capacity held for it. A victim that gave quota back may not
-// borrow again for a while, doubling each time.
+// borrow again until the core says.
 func (s *Sim) stopForCore(pr sched.Preempt, p *pendingJob) {
 	rec := &s.records[s.byName[pr.Victim]]
 	rec.Preemptions++
 	cause := "preempted by higher-priority " + pr.For
 	if pr.Reclaim {
 		cause = "preempted for " + pr.For
-		s.running[pr.Victim].pending.noBorrowUntil = s.now + reborrowBackoff<<min(rec.Preemptions-1, 20)
+		s.running[pr.Victim].pending.noBorrowUntil = pr.NoBorrowUntil.Sub(epoch)
 	}
 	s.preempted.add(s.now)
 	s.interrupt(pr.Victim, pr.Grace > 0, cause)

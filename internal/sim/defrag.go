@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // Defrag moves small checkpointing jobs out of the way of a large gang
@@ -142,7 +143,7 @@ func (s *Sim) movable(r *runningJob, need float64) bool {
 		return false
 	}
 	rec := &s.records[s.byName[r.a.Job.Name]]
-	if rec.Moves+rec.Preemptions >= maxPreemptions {
+	if rec.Moves+rec.Preemptions >= sched.DefaultMaxPreemptions {
 		return false
 	}
 	node := -1

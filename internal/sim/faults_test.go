@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/faultrec"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -138,7 +139,7 @@ func TestNoPreemptRequeueLoop(t *testing.T) {
 }
 
 // However often its tenant's quota is reclaimed, one job is stopped at
-// most maxPreemptions times.
+// most sched.DefaultMaxPreemptions times.
 func TestPreemptionsPerJobAreBounded(t *testing.T) {
 	b := checkpointing(arrival("b1", 0, 2, 8, 100*time.Hour, 100*time.Hour), time.Hour)
 	b.Job.Tenant, b.Job.Preemptible = "b", true
@@ -151,7 +152,7 @@ func TestPreemptionsPerJobAreBounded(t *testing.T) {
 	workload.SortArrivals(arr)
 	res := runFaults(t, "corral", 2, nil, arr...)
 	t.Logf("b1 preempted %d times", record(t, res, "b1").Preemptions)
-	if r := record(t, res, "b1"); r.Preemptions < 1 || r.Preemptions > maxPreemptions {
-		t.Errorf("b1 preempted %d times, want 1..%d", r.Preemptions, maxPreemptions)
+	if r := record(t, res, "b1"); r.Preemptions < 1 || r.Preemptions > sched.DefaultMaxPreemptions {
+		t.Errorf("b1 preempted %d times, want 1..%d", r.Preemptions, sched.DefaultMaxPreemptions)
 	}
 }

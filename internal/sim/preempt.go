@@ -61,15 +61,6 @@ func (w *hourWindow) count(now time.Duration) int {
 // default unless Options.ReclaimPatience says otherwise.
 func (s *Sim) reclaimPatience() time.Duration { return sched.Patience(s.opt.ReclaimPatience) }
 
-// maxPreemptions is how often one job may be stopped to give quota back;
-// after that it is no longer a victim, which ends any preempt-requeue
-// cycle it is caught in.
-const maxPreemptions = 3
-
-// reborrowBackoff is how long a job preempted once waits before it may
-// borrow quota again; it doubles with every further preemption.
-const reborrowBackoff = 10 * time.Minute
-
 // withinNominal reports whether p's tenant stays within its own quota with
 // p: what a job in re-borrowing back-off may use.
 func (s *Sim) withinNominal(p *pendingJob) bool {

@@ -126,15 +126,21 @@ type Job struct {
 	Reason string `json:"reason,omitempty"` // why it ended, or why it waits again
 	// Stopping is set while the server stops a running job: why
 	// (StopCancel, or a preemption or drain reason).
-	Stopping  string    `json:"stopping,omitempty"`
-	GPUModel  string    `json:"gpu_model,omitempty"`
-	Tasks     []Task    `json:"tasks,omitempty"` // set while running and after
-	Port      int       `json:"master_port,omitempty"`
-	Attempts  int       `json:"attempts,omitempty"` // times started
-	Submitted time.Time `json:"submitted"`
-	Started   time.Time `json:"started,omitzero"`
-	Ended     time.Time `json:"ended,omitzero"`
-	ExitCode  *int      `json:"exit_code,omitempty"` // the job's: the failing rank's exit code, else 0
+	Stopping string `json:"stopping,omitempty"`
+	GPUModel string `json:"gpu_model,omitempty"`
+	Tasks    []Task `json:"tasks,omitempty"` // set while running and after
+	Port     int    `json:"master_port,omitempty"`
+	Attempts int    `json:"attempts,omitempty"` // times started
+	// Preemptions is how often it was stopped for other work; the core
+	// stops none more than its bound. NoBorrowUntil: after it was stopped
+	// to give lent quota back, it runs only within its tenant's own quota
+	// until then.
+	Preemptions   int       `json:"preemptions,omitempty"`
+	NoBorrowUntil time.Time `json:"no_borrow_until,omitzero"`
+	Submitted     time.Time `json:"submitted"`
+	Started       time.Time `json:"started,omitzero"`
+	Ended         time.Time `json:"ended,omitzero"`
+	ExitCode      *int      `json:"exit_code,omitempty"` // the job's: the failing rank's exit code, else 0
 	// Outcome is how the latest attempt ended (an Outcome* name), kept
 	// while a requeued job waits again.
 	Outcome string `json:"outcome,omitempty"`

@@ -34,13 +34,16 @@ type Core struct {
 	running   map[string]sched.Running
 	submitted map[string]sched.Unit // as submitted, to requeue
 	claims    map[string]bool       // waiting jobs that running work was stopped for
+	stops     map[string]int        // how often each job was preempted
+	noBorrow  map[string]time.Time  // until when a job that gave quota back may not borrow
 	started   []string
 	preempted []string
 }
 
 // NewCore is an empty core face.
 func NewCore() *Core {
-	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, claims: map[string]bool{}}
+	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, claims: map[string]bool{},
+		stops: map[string]int{}, noBorrow: map[string]time.Time{}}
 }
 
 func (c *Core) Fleet(tf Fleet) error {
@@ -160,7 +163,7 @@ func (c *Core) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{Now: time.Unix(0, 0).Add(c.now), State: c.state, Book: c.book,
 		Config: sched.Config{Preemption: true, FairShare: true}}
 	for _, u := range c.pending {
-		u.Claimed = c.claims[u.Job.Name]
+		u.Claimed, u.NoBorrowUntil = c.claims[u.Job.Name], c.noBorrow[u.Job.Name]
 		snap.Pending = append(snap.Pending, u)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.running)) {
@@ -175,7 +178,8 @@ func (c *Core) apply(d sched.Decisions) error {
 	for _, s := range d.Starts {
 		j := s.Unit.Job
 		c.running[j.Name] = sched.Running{Name: j.Name, Queue: s.Unit.Queue, Need: s.Unit.Need, Priority: j.Priority,
-			Preemptible: true, Started: time.Unix(0, 0).Add(c.now), GPUs: float64(s.Unit.Need[GPUFlavor]) / queue.Milli}
+			Preemptible: true, Started: time.Unix(0, 0).Add(c.now), GPUs: float64(s.Unit.Need[GPUFlavor]) / queue.Milli,
+			Preemptions: c.stops[j.Name]}
 		c.pending = slices.DeleteFunc(c.pending, func(u sched.Unit) bool { return u.Job.Name == j.Name })
 		c.started = append(c.started, j.Name)
 		delete(c.claims, j.Name)
@@ -186,6 +190,8 @@ func (c *Core) apply(d sched.Decisions) error {
 			return err
 		}
 		c.preempted = append(c.preempted, p.Victim)
+		c.stops[p.Victim]++
+		c.noBorrow[p.Victim] = p.NoBorrowUntil
 		c.claims[p.For] = true
 		c.pending = append(c.pending, c.submitted[p.Victim]) // requeued in its place
 	}
@@ -207,11 +213,11 @@ func Need(j Job, model *gpu.Model) queue.Amounts {
 	case j.Share > 0:
 		per = int64(j.Share)
 	case j.MIG != "":
-		i, err := model.ProfileIndex(j.MIG)
+		m, err := model.ProfileMilli(j.MIG)
 		if err != nil {
 			panic(fmt.Sprintf("twin: %s: %v", j.Name, err)) // scripts are the tests' own
 		}
-		per = queue.Milli * int64(model.Profiles[i].Compute) / int64(model.ComputeSlices)
+		per = m
 	}
 	return queue.Amounts{GPUFlavor: per * int64(max(j.Tasks, 1))}
 }
