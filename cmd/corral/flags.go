@@ -50,6 +50,27 @@ func parseFlags(fs *flag.FlagSet, usage string, args []string) error {
 	return nil
 }
 
+// parseInterleaved parses flags that may come before, between and after
+// the positional arguments, which it returns in order; after "--" every
+// argument is positional.
+func parseInterleaved(fs *flag.FlagSet, usage string, args []string) ([]string, error) {
+	var pos []string
+	for {
+		before := len(args)
+		if err := parseFlags(fs, usage, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(rest) < before && args[before-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
 // printFlags prints fs's flags like PrintDefaults, each with its other
 // names on its line: "-tasks, -n, -ntasks int".
 func printFlags(w io.Writer, fs *flag.FlagSet) {

@@ -421,18 +421,17 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	unixUser := fs.String("unix-user", "", "the Unix `user` the tenant's jobs run as (a server run by root)")
 	uid := fs.Uint("uid", 0, "the Unix uid the tenant's jobs run as, instead of --unix-user")
 	gid := fs.Uint("gid", 0, "the Unix gid the tenant's jobs run as (default: the user's group)")
-	// Flags may come before and after the verb; -h needs no token.
-	if err := parseFlags(fs, tenantUsage, args); err != nil {
+	// Flags may come before and after the verb and the name; -h needs no
+	// token.
+	pos, err := parseInterleaved(fs, tenantUsage, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(pos) == 0 {
 		fs.Usage()
 		return errors.New("give list, create, set or token")
 	}
-	verb := fs.Arg(0)
-	if err := parseFlags(fs, tenantUsage, fs.Args()[1:]); err != nil {
-		return err
-	}
+	verb, rest := pos[0], pos[1:]
 	if verb != "list" && verb != "create" && verb != "set" && verb != "token" {
 		return fmt.Errorf("%q: give list, create, set or token (see corral server tenant -h)", verb)
 	}
@@ -451,33 +450,33 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	caps := tenantCaps{gpus: *quota, cpus: *quotaCPUs, memMiB: memMiB}
 	switch {
-	case verb == "list" && fs.NArg() == 0:
+	case verb == "list" && len(rest) == 0:
 		ts, err := c.Tenants(ctx)
 		if err != nil {
 			return err
 		}
 		return printTenants(stdout, ts)
-	case verb == "create" && fs.NArg() == 1:
-		req := api.TenantRequest{Name: fs.Arg(0), QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
+	case verb == "create" && len(rest) == 1:
+		req := api.TenantRequest{Name: rest[0], QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
 			Cohort: *cohort, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
 		if _, err := c.CreateTenant(ctx, req); err != nil {
 			return err
 		}
-		return printToken(ctx, c, fs.Arg(0), stdout)
-	case verb == "set" && fs.NArg() == 1:
+		return printToken(ctx, c, rest[0], stdout)
+	case verb == "set" && len(rest) == 1:
 		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid)
 		if err != nil {
 			return err
 		}
-		t, err := c.UpdateTenant(ctx, fs.Arg(0), u)
+		t, err := c.UpdateTenant(ctx, rest[0], u)
 		if err != nil {
 			return err
 		}
 		return printTenants(stdout, []api.Tenant{t})
-	case verb == "token" && fs.NArg() == 1:
-		return printToken(ctx, c, fs.Arg(0), stdout)
+	case verb == "token" && len(rest) == 1:
+		return printToken(ctx, c, rest[0], stdout)
 	}
-	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(fs.Args(), " "))
+	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(rest, " "))
 }
 
 // tenantCaps are a tenant's quotas as the flags give them.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,6 +260,14 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	if out := cli("server", "tenant", "list"); !strings.Contains(out, "bob     1 GPUs") {
 		t.Fatalf("tenant list:\n%s", out)
+	}
+	cli("server", "tenant", "create", "--quota", "1", "--cohort", "lab", "carol")
+	if out := cli("server", "tenant", "set", "bob", "--cohort", "lab"); !regexp.MustCompile(`bob +1 GPUs +lab `).MatchString(out) {
+		t.Fatalf("tenant set --cohort:\n%s", out)
+	}
+	var cohortErr strings.Builder
+	if code := run([]string{"server", "tenant", "create", "--cohort", "lab", "dave"}, io.Discard, &cohortErr); code == 0 || !strings.Contains(cohortErr.String(), "needs a GPU quota") {
+		t.Fatalf("a cohort without a quota: exit %d, %q", code, cohortErr.String())
 	}
 	if out := cli("queue", "--all", "--token", strings.TrimSpace(bobToken)); strings.Contains(out, "j0000") {
 		t.Fatalf("bob sees the admin's jobs:\n%s", out)
