@@ -38,6 +38,9 @@ type Core struct {
 	noBorrow  map[string]time.Time  // until when a job that gave quota back may not borrow
 	started   []string
 	preempted []string
+	// tweak, when set, changes the cycle's settings: a face that decides
+	// otherwise, for the test that the transcripts catch it.
+	tweak func(*sched.Config)
 }
 
 // NewCore is an empty core face.
@@ -162,6 +165,9 @@ func (c *Core) snapshot() *sched.Snapshot {
 	_ = c.book.Advance(c.now)
 	snap := &sched.Snapshot{Now: time.Unix(0, 0).Add(c.now), State: c.state, Book: c.book,
 		Config: sched.Config{Preemption: true, FairShare: true}}
+	if c.tweak != nil {
+		c.tweak(&snap.Config)
+	}
 	for _, u := range c.pending {
 		u.Claimed, u.NoBorrowUntil = c.claims[u.Job.Name], c.noBorrow[u.Job.Name]
 		snap.Pending = append(snap.Pending, u)

@@ -2,6 +2,7 @@ package twin
 
 import (
 	"flag"
+	"github.com/corral-sched/corral/internal/sched"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,10 +43,42 @@ func rewrite(t *testing.T, path string, got []string) {
 	}
 }
 
+// A face that decides one thing otherwise does not pass: preemption off,
+// fair share off, or one placement attempt a cycle each change some
+// script's transcript, and every script is changed by one of them.
+func TestTwinCatchesAFaceThatDecidesOtherwise(t *testing.T) {
+	tweaks := map[string]func(*sched.Config){
+		"no preemption": func(c *sched.Config) { c.Preemption = false },
+		"no fair share": func(c *sched.Config) { c.FairShare = false },
+		"one attempt":   func(c *sched.Config) { c.Attempts = 1 },
+	}
+	byTweak, byScript := map[string]int{}, map[string]int{}
+	for _, path := range Scripts(t) {
+		s := Load(t, path)
+		for name, tweak := range tweaks {
+			c := NewCore()
+			c.tweak = tweak
+			if got, err := Run(c, s); err != nil || !slices.Equal(got, s.Want) {
+				byTweak[name]++
+				byScript[filepath.Base(path)]++
+			}
+		}
+	}
+	for name := range tweaks {
+		if byTweak[name] == 0 {
+			t.Errorf("a face with %s passes every script", name)
+		}
+	}
+	for _, path := range Scripts(t) {
+		if byScript[filepath.Base(path)] == 0 {
+			t.Errorf("%s catches none of the changed faces", filepath.Base(path))
+		}
+	}
+}
+
 func TestParseRefusesUnknownSteps(t *testing.T) {
 	if _, err := Parse(strings.NewReader("fly away\n")); err == nil {
 		t.Fatal("an unknown step parsed")
 	}
 }
 
-var _ = slices.Equal[[]string]
