@@ -30,6 +30,7 @@ type options struct {
 	settle                    time.Duration
 	qps                       float64
 	drain                     bool
+	replicas                  int
 }
 
 func main() {
@@ -48,6 +49,7 @@ func main() {
 	flag.StringVar(&schedulers, "schedulers", "kube-scheduler,corral", "schedulers to run, in order: kube-scheduler (default profile), kube-packed (MostAllocated weighting nvidia.com/gpu), corral, ceiling (a client binding precomputed placements as fast as the API server takes them; always drains)")
 	flag.Float64Var(&o.qps, "qps", 1000, "each scheduler's own client: requests per second (burst twice that)")
 	flag.BoolVar(&o.drain, "drain", false, "create every pod before starting the scheduler, and time from its first binding to its last")
+	flag.IntVar(&o.replicas, "replicas", 0, "keep the trace's fractional pods fractional: they ask for time-sliced replicas (this many a GPU, rounded up) of nodes that offer them, in proportion to the GPU they ask for (0: they ask for a whole GPU)")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
 	flag.Parse()
 	o.schedulers = strings.Split(schedulers, ",")
@@ -73,11 +75,15 @@ func run(o options) error {
 		return err
 	}
 	defer c.Stop()
-	if err := addNodes(ctx, c, o); err != nil {
+	if err := addNodes(ctx, c, o, work.sharedNodes); err != nil {
 		return err
 	}
 	fmt.Printf("# %d nodes x %d GPUs; %d pods (%d GPUs) from %s and %d pod groups (%d pods, %d GPUs)\n",
 		o.nodes, o.gpusPerNode, work.singles, work.podGPUs, o.trace, len(work.groups), work.groupPods, work.groupGPUs)
+	if o.replicas > 0 {
+		fmt.Printf("# %d fractional pods ask for %.1f GPUs as replicas (%d a GPU) of %d nodes' time-sliced GPUs\n",
+			work.shares, float64(work.shareMilli)/1000, o.replicas, work.sharedNodes)
+	}
 	var results []result
 	for _, name := range o.schedulers {
 		r, err := runOne(ctx, c, dir, name, work, o)
@@ -103,6 +109,18 @@ func printTable(w io.Writer, rs []result) {
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%d\t%d\t%d\t%d\t%d\t\n", r.Scheduler, r.PodsBound, r.Pods-r.PodsBound, r.GPUsBound, r.GPUsFree,
 			r.Seconds, r.PodsPerSecond, r.NodesUsed, r.GPUsStranded, r.GangsWhole, r.GangsPartial, r.GangsNone)
+	}
+	tw.Flush()
+	if rs[0].ShareMilliAsked == 0 && rs[len(rs)-1].ShareMilliAsked == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scheduler\tshares bound\tGPU asked\tGPU in replicas\trounding lost\tshared GPUs occupied\tpacking lost\t")
+	for _, r := range rs {
+		given := float64(r.ShareMilliGiven) / 1000
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t\n", r.Scheduler, r.SharesBound, float64(r.ShareMilliAsked)/1000, given,
+			given-float64(r.ShareMilliAsked)/1000, r.SharedGPUsOccupied, float64(r.SharedGPUsOccupied)-given)
 	}
 	tw.Flush()
 }

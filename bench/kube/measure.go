@@ -34,6 +34,16 @@ type result struct {
 	GangsWhole   int `json:"gangsWhole"`
 	GangsPartial int `json:"gangsPartial"` // some pods bound, fewer than minMember
 	GangsNone    int `json:"gangsNone"`
+	// With -replicas: the fractional pods bound, the GPU they asked for
+	// and the GPU their replicas come to (thousandths), and the GPUs they
+	// occupy: on each node with time-sliced GPUs, its replicas in use
+	// packed onto the fewest GPUs (which GPU each replica is, the device
+	// plugin decides; this counts the best it can do, for every scheduler
+	// alike). GPUsFree and GPUsStranded count those GPUs as used.
+	SharesBound        int   `json:"sharesBound,omitempty"`
+	ShareMilliAsked    int64 `json:"shareMilliAsked,omitempty"`
+	ShareMilliGiven    int64 `json:"shareMilliGiven,omitempty"`
+	SharedGPUsOccupied int64 `json:"sharedGPUsOccupied,omitempty"`
 }
 
 func runOne(ctx context.Context, c *kubetest.Cluster, dir, name string, w *workload, o options) (result, error) {
@@ -139,8 +149,10 @@ func startScheduler(ctx context.Context, c *kubetest.Cluster, dir, name, ns stri
 }
 
 // packedPlugins configure NodeResourcesFit to score by MostAllocated with
-// nvidia.com/gpu weighted above CPU and memory: the upstream scheduler's
-// documented bin-packing of extended resources.
+// nvidia.com/gpu and its time-sliced replicas (nvidia.com/gpu.shared)
+// weighted above CPU and memory: the upstream scheduler's documented
+// bin-packing of extended resources (a node without a resource is not
+// scored on it).
 const packedPlugins = `    pluginConfig:
     - name: NodeResourcesFit
       args:
@@ -148,6 +160,7 @@ const packedPlugins = `    pluginConfig:
           type: MostAllocated
           resources:
           - {name: nvidia.com/gpu, weight: 10}
+          - {name: nvidia.com/gpu.shared, weight: 10}
           - {name: cpu, weight: 1}
           - {name: memory, weight: 1}
 `
@@ -222,20 +235,39 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 		return result{}, err
 	}
 	r := result{Pods: len(w.pods)}
-	used := map[string]int64{}
+	used := map[string]int64{}     // whole GPUs in use, by node
+	replicas := map[string]int64{} // time-sliced replicas in use, by node
+	asked := map[string]int64{}    // pod name -> thousandths of a GPU asked, for fractional pods
+	for _, ps := range w.pods {
+		if ps.replicas > 0 {
+			asked[ps.name] = ps.milli
+		}
+	}
 	inGroup := map[string]int{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.Spec.NodeName == "" {
 			continue
 		}
-		q := p.Spec.Containers[0].Resources.Requests[kubetest.ResourceGPU]
+		req := p.Spec.Containers[0].Resources.Requests
+		q, shared := req[kubetest.ResourceGPU], req[kube.ResourceShared]
 		used[p.Spec.NodeName] += q.Value()
+		replicas[p.Spec.NodeName] += shared.Value()
 		r.PodsBound++
 		r.GPUsBound += q.Value()
+		if shared.Value() > 0 {
+			r.SharesBound++
+			r.ShareMilliAsked += asked[p.Name]
+			r.ShareMilliGiven += shared.Value() * 1000 / int64(o.replicas)
+		}
 		if g := p.Labels[kube.LabelPodGroup]; g != "" {
 			inGroup[g]++
 		}
+	}
+	for node, k := range replicas {
+		occupied := (k + int64(o.replicas) - 1) / int64(o.replicas)
+		used[node] += occupied
+		r.SharedGPUsOccupied += occupied
 	}
 	for _, u := range used {
 		if u > 0 {
@@ -245,7 +277,7 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 			r.GPUsStranded += o.gpusPerNode - int(u)
 		}
 	}
-	r.GPUsFree = int64(o.nodes*o.gpusPerNode) - r.GPUsBound
+	r.GPUsFree = int64(o.nodes*o.gpusPerNode) - r.GPUsBound - r.SharedGPUsOccupied
 	for _, g := range w.groups {
 		switch n := inGroup[g.name]; {
 		case n >= g.minMember:

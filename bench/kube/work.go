@@ -15,10 +15,14 @@ import (
 	"github.com/corral-sched/corral/internal/model"
 )
 
-// podSpec is one pod to create: GPUs, CPU and memory, and its group.
+// podSpec is one pod to create: GPUs (or, with -replicas, time-sliced
+// replicas of one GPU and the thousandths of a GPU the trace asked for),
+// CPU and memory, and its group.
 type podSpec struct {
 	name      string
 	gpus      int64
+	replicas  int64
+	milli     int64
 	cpuMilli  int64
 	memoryMiB int64
 	group     string
@@ -35,13 +39,21 @@ type workload struct {
 	groups                        []groupSpec
 	singles                       int
 	podGPUs, groupPods, groupGPUs int
+	// With -replicas: the fractional pods, the thousandths of a GPU they
+	// ask for, and how many nodes offer time-sliced GPUs.
+	shares      int
+	shareMilli  int64
+	sharedNodes int
 }
 
 // loadWork takes the first GPU pods of the openb trace: o.pods of them,
 // or with o.fill > 0 as many as ask for that share of the fleet's GPUs
 // with the pod groups. The trace's fractional pods (gpu_milli < 1000) ask
-// for one whole GPU here: neither scheduler shares GPUs in this benchmark.
-// The groups (makeGroups) are created evenly among the single pods.
+// for one whole GPU, unless o.replicas is set: then they ask for the
+// time-sliced replicas of one GPU their share comes to (rounded up, which
+// the results measure), on the nodes that offer them (sharedNodes: the
+// fleet's part in proportion to the GPU they ask for). The groups
+// (makeGroups) are created evenly among the single pods.
 func loadWork(o options) (*workload, error) {
 	trace, err := model.ReadPodsFile(o.trace)
 	if err != nil {
@@ -61,9 +73,19 @@ func loadWork(o options) (*workload, error) {
 		if !p.IsGPU() {
 			continue
 		}
-		singles = append(singles, podSpec{name: fmt.Sprintf("pod-%04d", len(singles)), gpus: int64(p.NumGPU),
-			cpuMilli: min(p.CPUMilli, 16000), memoryMiB: min(p.MemoryMiB, 64*1024)})
+		ps := podSpec{name: fmt.Sprintf("pod-%04d", len(singles)), gpus: int64(p.NumGPU),
+			cpuMilli: min(p.CPUMilli, 16000), memoryMiB: min(p.MemoryMiB, 64*1024)}
+		if o.replicas > 0 && p.IsShare() {
+			ps.gpus, ps.milli = 0, p.GPUMilli
+			ps.replicas = (p.GPUMilli*int64(o.replicas) + 999) / 1000
+			w.shares++
+			w.shareMilli += p.GPUMilli
+		}
+		singles = append(singles, ps)
 		w.podGPUs += p.NumGPU
+	}
+	if w.podGPUs > 0 {
+		w.sharedNodes = int((w.shareMilli*int64(o.nodes) + int64(w.podGPUs)*1000 - 1) / (int64(w.podGPUs) * 1000))
 	}
 	if o.fill == 0 && len(singles) < o.pods {
 		return nil, fmt.Errorf("%s has %d GPU pods, want %d", o.trace, len(singles), o.pods)
@@ -102,15 +124,34 @@ func makeGroups(o options) []groupSpec {
 	return out
 }
 
-func addNodes(ctx context.Context, c *kubetest.Cluster, o options) error {
+// addNodes creates the GPU nodes; with shared > 0, every node i with
+// i%(nodes/shared) == 0, up to shared of them, offers its GPUs as the
+// device plugin's time-sliced replicas (nvidia.com/gpu.shared, o.replicas
+// a GPU) instead of whole GPUs.
+func addNodes(ctx context.Context, c *kubetest.Cluster, o options, shared int) error {
 	return parallel(o.nodes, func(i int) error {
-		_, err := c.AddNode(ctx, kubetest.Node{
+		n := kubetest.Node{
 			Name: fmt.Sprintf("gpu-%03d", i), GPUs: o.gpusPerNode, Product: "NVIDIA-H100-80GB-HBM3", GPUMemMiB: 81559,
 			CPU: "128", Memory: "1Ti",
 			Labels: map[string]string{"corral.sh/rack": fmt.Sprintf("rack-%02d", i%o.racks), "bench": "gpu"},
-		})
+		}
+		if isShared(i, o.nodes, shared) {
+			n.Labels[kube.LabelCount], n.Labels[kube.LabelReplicas] = fmt.Sprint(o.gpusPerNode), fmt.Sprint(o.replicas)
+			n.Resources = map[string]string{string(kube.ResourceShared): fmt.Sprint(o.gpusPerNode * o.replicas), string(kubetest.ResourceGPU): "0"}
+		}
+		_, err := c.AddNode(ctx, n)
 		return err
 	})
+}
+
+// isShared reports whether node i of nodes is one of the shared ones,
+// spread evenly over the fleet.
+func isShared(i, nodes, shared int) bool {
+	if shared <= 0 {
+		return false
+	}
+	step := max(nodes/shared, 1)
+	return i%step == 0 && i/step < shared
 }
 
 // createWork creates the pod groups, then the pods, for scheduler name.
@@ -133,6 +174,9 @@ func createWork(ctx context.Context, c *kubetest.Cluster, ns, scheduler string, 
 
 func benchPod(p podSpec, scheduler string) *corev1.Pod {
 	gpus := corev1.ResourceList{kubetest.ResourceGPU: *resource.NewQuantity(p.gpus, resource.DecimalSI)}
+	if p.replicas > 0 {
+		gpus = corev1.ResourceList{kube.ResourceShared: *resource.NewQuantity(p.replicas, resource.DecimalSI)}
+	}
 	req := gpus.DeepCopy()
 	req[corev1.ResourceCPU] = *resource.NewMilliQuantity(p.cpuMilli, resource.DecimalSI)
 	req[corev1.ResourceMemory] = *resource.NewQuantity(p.memoryMiB<<20, resource.BinarySI)
