@@ -81,4 +81,3 @@ func TestParseRefusesUnknownSteps(t *testing.T) {
 		t.Fatal("an unknown step parsed")
 	}
 }
-
