@@ -122,7 +122,11 @@ func (s *State) placeGroupsIn(pl *plan, order, counts []int, at ref) ([]Task, bo
 		if !ok {
 			return nil, false
 		}
-		tasks = append(tasks, s.fillIn(pl.reqs[g], inner, counts[g])...)
+		got := s.fillIn(pl.reqs[g], inner, counts[g])
+		if len(got) < counts[g] {
+			return nil, false // fewer than asked: never a gang in part
+		}
+		tasks = append(tasks, got...)
 	}
 	return tasks, true
 }

@@ -113,7 +113,7 @@ func (s *State) compile(j *job.Job) (*plan, error) {
 		}
 	}
 	for g, grp := range j.Groups {
-		r, err := s.newRequest(g, grp.Task, j.MayBorrowSpares(s.opt.SpareLoan), j.Tolerations)
+		r, err := s.newRequest(g, grp.Task, j.MayBorrowSpares(s.opt.SpareLoan), j.TolerationsOf(g))
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", grp.Name, err)
 		}

@@ -94,7 +94,7 @@ func (s *State) hostAll(n int, p *Placement, moving []Task) ([]Task, bool) {
 	s.savepoint()
 	var moved []Task
 	for _, t := range moving {
-		r, err := s.newRequest(t.Group, p.job.Groups[t.Group].Task, true, p.job.Tolerations)
+		r, err := s.newRequest(t.Group, p.job.Groups[t.Group].Task, true, p.job.TolerationsOf(t.Group))
 		if err != nil {
 			s.rollback()
 			return nil, false

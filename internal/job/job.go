@@ -61,6 +61,19 @@ type Group struct {
 	Name  string
 	Count int
 	Task  Demand
+	// Tolerations are node taints this group's tasks accept beyond the
+	// job's: a face whose tasks may run on different nodes (Kubernetes'
+	// filter plugins allow each pod its own nodes) says so per group.
+	Tolerations []string
+}
+
+// TolerationsOf is what group g's tasks accept: the job's tolerations
+// and the group's own.
+func (j *Job) TolerationsOf(g int) []string {
+	if len(j.Groups[g].Tolerations) == 0 {
+		return j.Tolerations
+	}
+	return append(slices.Clip(j.Tolerations), j.Groups[g].Tolerations...)
 }
 
 // Demand is what one task asks for. At most one of GPUs, MIG, Shares,
