@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
@@ -38,6 +39,9 @@ type decisions struct {
 	binds    []binding
 	rejects  []rejection
 	preempts []*preemption
+	// refusals are where the filter plugins refused pods the core placed
+	// (by pod uid), for the next cycle.
+	refusals map[string]podRefusal
 }
 
 // decide runs the shared scheduling cycle (internal/sched) on the
@@ -62,6 +66,9 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 	}
 	in.prs = in.preemptions(out.Preempts)
 	d := decisions{binds: in.binds(out.Starts), preempts: in.prs}
+	if snap.filter != nil {
+		d.refusals = snap.filter.refusals
+	}
 	waits := map[string]rejection{}
 	for _, w := range out.Waiting {
 		waits[w.Unit] = in.rejection(w, out.Reservations)
@@ -86,14 +93,13 @@ type cycleInput struct {
 	byGroup map[string][][]*corev1.Pod // each unit's pods, by task group
 	running map[string]victimSet       // by running unit name
 	left    []rejection                // pods of groups started without them
-	moved   map[string]string          // pod uid -> node, for pods the filters moved off the core's node
 	prs     []*preemption              // the cycle's evictions
 	// maxSlices is the most time-sliced replicas a node offers per GPU.
 	maxSlices int
 }
 
 func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
-	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}, moved: map[string]string{},
+	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{},
 		maxSlices: maxTimeSlices(snap.state)}
 	in.snap = &sched.Snapshot{
 		Now:   snap.now,
@@ -175,11 +181,7 @@ func (in *cycleInput) binds(starts []sched.Start) []binding {
 		u, p := in.units[st.Unit.Job.Name], st.Placement
 		placed, left := assignPods(p, in.byGroup[st.Unit.Job.Name])
 		for i, pod := range placed {
-			node := p.Tasks[i].NodeName
-			if m, ok := in.moved[string(pod.UID)]; ok {
-				node = m
-			}
-			out = append(out, binding{pod: pod, node: node, unit: u.name, prepare: in.kube.filter.prepare(pod)})
+			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name, prepare: in.kube.filter.prepare(pod)})
 		}
 		if len(left) > 0 {
 			in.left = append(in.left, rejection{pods: left, code: sched.CodeCapacity,
@@ -350,7 +352,6 @@ func gpuString(milli int64) string {
 // demand, in the order of the pods; byGroup lists each group's pods.
 func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 	tolerations := append(tolerated(u.pods, snap.taints), selectorTolerations(u.pods, snap.selectors)...)
-	tolerations = append(tolerations, snap.filter.tolerations(u.pods)...)
 	j := &job.Job{Name: u.job, Priority: int(u.priority), Tolerations: tolerations}
 	j.Preemptible, j.Runtime = lendable(u.pods)
 	var byGroup [][]*corev1.Pod
@@ -362,9 +363,12 @@ func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 		if d.Shares > 0 && !slices.Contains(j.Tolerations, sharedOnly) {
 			j.Tolerations = append(j.Tolerations, sharedOnly)
 		}
-		g := groupFor(j, d)
+		// Pods the filter plugins allow different nodes are groups of
+		// their own, each kept to its nodes.
+		allowed := snap.filter.tolerations(p)
+		g := groupFor(j, d, allowed)
 		if g == len(j.Groups) {
-			j.Groups = append(j.Groups, job.Group{Name: fmt.Sprintf("shape-%d", g), Task: d})
+			j.Groups = append(j.Groups, job.Group{Name: fmt.Sprintf("shape-%d", g), Task: d, Tolerations: allowed})
 			byGroup = append(byGroup, nil)
 		}
 		j.Groups[g].Count++
@@ -376,12 +380,19 @@ func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 			j.MinMember = max(need, 1)
 		}
 	}
+	if n := snap.nodeCaps[u.job]; n > 0 && !slices.ContainsFunc(j.Topology, func(c job.Constraint) bool { return c.Spread }) {
+		// The filter plugins took only n of its pods on a node: at most n
+		// a node (refusals.go).
+		j.Topology = append(slices.Clip(j.Topology), job.Constraint{Level: fleet.NodeLevel, Required: true, Spread: true, MaxPerDomain: n})
+	}
 	return j, byGroup, nil
 }
 
-func groupFor(j *job.Job, d job.Demand) int {
+// groupFor is the index of j's group of tasks like d that tolerate
+// tolerations, or len(j.Groups) when it has none yet.
+func groupFor(j *job.Job, d job.Demand, tolerations []string) int {
 	for i, g := range j.Groups {
-		if sameDemand(g.Task, d) {
+		if sameDemand(g.Task, d) && slices.Equal(g.Tolerations, tolerations) {
 			return i
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/kube/upstream"
 	"github.com/corral-sched/corral/internal/sched"
 )
@@ -16,13 +17,15 @@ import (
 // Kubernetes' own filter plugins (internal/kube/upstream) say on which
 // nodes each pending pod may run. The core learns it as it learns node
 // selectors: each distinct set of allowed nodes becomes a core taint on
-// every node outside it, which pods of other sets tolerate. Pods placed
-// during the cycle are then checked again, in the order the core placed
-// them, against the nodes with the pods placed before them (anti-affinity,
-// spread, ports, pod counts and devices among pods placed together). A pod
-// refused there is placed on another node its filters allow, all its
-// requests checked by the plugins, when one takes it; otherwise its unit
-// is not started, and the next cycle places it knowing the rest.
+// every node outside it, which the task groups of pods of other sets
+// tolerate (a pod group whose pods the plugins allow different nodes is
+// several task groups, each kept to its nodes). Pods placed during the
+// cycle are then checked again, in the order the core placed them,
+// against the nodes with the pods placed before them (anti-affinity,
+// spread, ports, pod counts and devices among pods placed together). A
+// pod refused there does not start, nor does the rest of its unit; the
+// face remembers the refusal (refusals.go), and the next cycle's core
+// places the unit knowing that pod may not go to that node.
 
 // filterPrefix starts the core taints made from the filters' verdicts.
 const filterPrefix = "corral.sh/filtered="
@@ -31,10 +34,13 @@ const filterPrefix = "corral.sh/filtered="
 type filtering struct {
 	view    *upstream.View
 	nodes   int               // nodes the plugins looked at
-	names   []string          // their names, in order
 	allowed [][]string        // each set's nodes, in order
+	byNodes map[string]int    // a set's nodes, joined -> the set
 	set     map[string]int    // pod uid -> its allowed set (index into taints); absent: every node
 	why     map[string]string // pod uid -> why no node is allowed
+	// refusals are the nodes where, with the pods placed before them in
+	// this cycle, the plugins refused pods the core had placed there.
+	refusals map[string]podRefusal // by pod uid
 	// taints are the core taints of the allowed sets; outside holds, by
 	// node, the taints of the sets it is not in.
 	taints  []string
@@ -43,14 +49,12 @@ type filtering struct {
 
 // filterPending runs the filters for every pending pod on view, whose
 // nodes are nodes. Pods of equal namespace, labels and spec share one run.
-func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, pending []*corev1.Pod) *filtering {
-	f := &filtering{view: view, nodes: len(nodes), set: map[string]int{}, why: map[string]string{}, outside: map[string][]string{}}
-	for _, n := range nodes {
-		f.names = append(f.names, n.Name)
-	}
-	slices.Sort(f.names)
+// A pod the plugins refused in an earlier cycle where the core had placed
+// it (refused: nodes by pod uid) is allowed the rest.
+func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, pending []*corev1.Pod, refused refusedNodes) *filtering {
+	f := &filtering{view: view, nodes: len(nodes), byNodes: map[string]int{}, set: map[string]int{}, why: map[string]string{},
+		outside: map[string][]string{}, refusals: map[string]podRefusal{}}
 	bySig := map[string]upstream.Verdict{}
-	byNodes := map[string]int{} // allowed nodes, joined -> set
 	for _, p := range pending {
 		sig := podSignature(p)
 		v, ok := bySig[sig]
@@ -58,23 +62,34 @@ func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Nod
 			v = view.Allowed(ctx, p)
 			bySig[sig] = v
 		}
+		allowed := v.Nodes
+		if r := refused.pods[p.UID]; len(r) > 0 {
+			allowed = slices.DeleteFunc(slices.Clone(allowed), func(n string) bool { return slices.Contains(r, n) })
+		}
 		switch {
 		case len(v.Nodes) == 0:
 			f.why[string(p.UID)] = v.Why(len(nodes))
-		case len(v.Nodes) < len(nodes):
-			key := fmt.Sprint(v.Nodes)
-			id, ok := byNodes[key]
-			if !ok {
-				id = len(f.taints)
-				byNodes[key] = id
-				f.taints = append(f.taints, filterPrefix+strconv.Itoa(id)+":NoSchedule")
-				f.allowed = append(f.allowed, v.Nodes)
-				f.markOutside(nodes, v.Nodes, f.taints[id])
-			}
-			f.set[string(p.UID)] = id
+		case len(allowed) == 0:
+			f.why[string(p.UID)] = fmt.Sprintf("Kubernetes' filters allow it only on %v, where they refused it beside the pods placed before it", refused.pods[p.UID])
+		case len(allowed) < len(nodes):
+			f.set[string(p.UID)] = f.setOf(nodes, allowed)
 		}
 	}
 	return f
+}
+
+// setOf is the id of the set of allowed nodes, made when new.
+func (f *filtering) setOf(nodes []*corev1.Node, allowed []string) int {
+	key := fmt.Sprint(allowed)
+	id, ok := f.byNodes[key]
+	if !ok {
+		id = len(f.taints)
+		f.byNodes[key] = id
+		f.taints = append(f.taints, filterPrefix+strconv.Itoa(id)+":NoSchedule")
+		f.allowed = append(f.allowed, allowed)
+		f.markOutside(nodes, allowed, f.taints[id])
+	}
+	return id
 }
 
 func (f *filtering) markOutside(nodes []*corev1.Node, allowed []string, taint string) {
@@ -113,21 +128,17 @@ func (f *filtering) addTaints(extra map[string][]string) {
 	}
 }
 
-// tolerations are the filter taints pods may ignore: those of every
-// allowed set but their own, so that only nodes every pod allows remain.
-func (f *filtering) tolerations(pods []*corev1.Pod) []string {
+// tolerations are the filter taints a pod's task may ignore: those of
+// every allowed set but its own, so that only the nodes it is allowed
+// remain.
+func (f *filtering) tolerations(p *corev1.Pod) []string {
 	if f == nil {
 		return nil
 	}
-	own := map[int]bool{}
-	for _, p := range pods {
-		if id, ok := f.set[string(p.UID)]; ok {
-			own[id] = true
-		}
-	}
+	own, ok := f.set[string(p.UID)]
 	var out []string
 	for id, t := range f.taints {
-		if !own[id] {
+		if !ok || id != own {
 			out = append(out, t)
 		}
 	}
@@ -152,10 +163,10 @@ func (f *filtering) refusal(pods []*corev1.Pod) string {
 
 // recheck checks the started units' pods against the filters in the order
 // the core placed them, each with the pods placed before it, reserving
-// what they claim; a pod refused where the core placed it goes to another
-// node that takes it (moved, by pod uid). A unit with a pod no node takes
-// is not started: its reservations are released and its pods wait for the
-// next cycle.
+// what they claim. A unit with a pod refused where the core placed it is
+// not started: its reservations are undone, the quota the cycle admitted
+// it for is given back, and the refusal is kept for the next cycle, whose
+// core places the unit without that pod on that node.
 func (in *cycleInput) recheck(ctx context.Context, starts []sched.Start) []sched.Start {
 	f := in.kube.filter
 	if f == nil {
@@ -170,7 +181,10 @@ func (in *cycleInput) recheck(ctx context.Context, starts []sched.Start) []sched
 			if err = f.writeShared(ctx, pod, placed[:i]); err != nil {
 				break
 			}
-			if err = f.place(ctx, pod, st.Placement.Tasks[i].NodeName, in.moved); err != nil {
+			node := st.Placement.Tasks[i].NodeName
+			if err = f.view.Place(ctx, pod, node); err != nil {
+				f.refusals[string(pod.UID)] = podRefusal{unit: st.Unit.Job.Name, node: node, besideOwn: placedOn(st.Placement.Tasks[:i], node)}
+				err = fmt.Errorf("pod %s on node %s: %w", pod.Name, node, err)
 				break
 			}
 		}
@@ -179,28 +193,25 @@ func (in *cycleInput) recheck(ctx context.Context, starts []sched.Start) []sched
 			continue
 		}
 		f.view.Undo(ctx, mark)
-		for _, pod := range placed {
-			delete(in.moved, string(pod.UID))
+		if a := st.Admission; a.Queue != "" && in.snap.Book != nil {
+			_ = in.snap.Book.Release(a.Queue, a.Need) // the cycle admitted it for this much
 		}
 		u := in.units[st.Unit.Job.Name]
 		in.left = append(in.left, rejection{pods: u.pods, code: sched.CodeCapacity,
-			message: fmt.Sprintf("with the pods placed before it, Kubernetes' filters refuse %v", err)})
+			message: fmt.Sprintf("with the pods placed before it, Kubernetes' filters refuse %v; the next cycle places it elsewhere", err)})
 	}
 	return kept
 }
 
-// place places pod where the core did, or on another node its filters
-// allow when the plugins refuse that one, recorded in moved.
-func (f *filtering) place(ctx context.Context, pod *corev1.Pod, node string, moved map[string]string) error {
-	err := f.view.Place(ctx, pod, node)
-	if err == nil {
-		return nil
+// placedOn counts the tasks on node.
+func placedOn(tasks []gang.Task, node string) int {
+	n := 0
+	for _, t := range tasks {
+		if t.NodeName == node {
+			n++
+		}
 	}
-	if other, err2 := f.view.PlaceElsewhere(ctx, pod, f.nodesFor(pod)); err2 == nil {
-		moved[string(pod.UID)] = other
-		return nil
-	}
-	return fmt.Errorf("pod %s on node %s: %w", pod.Name, node, err)
+	return n
 }
 
 // writeShared writes the claims of the pods placed before pod in its unit
@@ -222,14 +233,6 @@ func (f *filtering) writeShared(ctx context.Context, pod *corev1.Pod, before []*
 		}
 	}
 	return nil
-}
-
-// nodesFor are the nodes the filters allowed pod, in name order.
-func (f *filtering) nodesFor(pod *corev1.Pod) []string {
-	if id, ok := f.set[string(pod.UID)]; ok {
-		return f.allowed[id]
-	}
-	return f.names
 }
 
 // prepare is what a binding does before it binds: write the pod's claims

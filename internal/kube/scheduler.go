@@ -82,6 +82,9 @@ type Scheduler struct {
 	// (a unit is a pod group, or a pod by name: a bare pod its controller
 	// creates again under a new name starts afresh, as after a failover).
 	stops map[string]unitStops
+	// refusals are where the filter plugins refused pending pods the core
+	// had placed (refusals.go).
+	refusals map[types.UID]refusal
 
 	// handled are the pods stopped or moved for a fault (faults.go);
 	// beforeBind, when set, runs before each binding (tests stop a
@@ -97,7 +100,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]unitStops{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]unitStops{}, refusals: map[types.UID]refusal{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.ledger.store = s.accountingStore()
 	s.metrics = newMetrics(&s.n, &s.leading)
@@ -268,6 +271,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	units := s.keepPlaces(buildUnits(snap.pending, s.podGroups(snap.pending), snap.members))
 	snap.ledger, snap.now = &s.quota, s.cfg.Now()
 	d := decide(snap, units, !s.cfg.NoPreemption)
+	s.rememberRefusals(d.refusals)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
 	s.log.Debug("cycle", "nodes", snap.nodes, "pending", len(snap.pending), "gated", len(snap.gated), "units", len(units),
 		"binds", len(d.binds), "unplaced", len(d.rejects), "preemptions", len(d.preempts), "decided_in", time.Since(start))
@@ -296,12 +300,13 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	queues := s.queueSpecs()
 	s.status.submit(s.statusPatches(pods, assumed, queues))
 	pods = s.markStopping(pods)
+	refused := s.refused(pods)
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
-		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending)
+		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending, refused)
 	}
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, assumed, filter, s.log)
 	if snap != nil {
-		snap.boundAt, snap.stops = boundAt, s.liveStops(pods)
+		snap.boundAt, snap.stops, snap.nodeCaps = boundAt, s.liveStops(pods), refused.caps
 	}
 	return snap, err
 }

@@ -39,6 +39,9 @@ type snapshot struct {
 	reclaimPatience time.Duration
 	// boundAt is when this replica bound the pods it knows it bound.
 	boundAt map[types.UID]time.Time
+	// nodeCaps are units whose pods a node took only so many of, in an
+	// earlier cycle's check by the filter plugins (refusals.go).
+	nodeCaps map[string]int
 	// stops is what this replica remembers of the units it preempted,
 	// by unit name.
 	stops map[string]unitStops

@@ -61,18 +61,3 @@ func strip(l corev1.ResourceList) {
 		}
 	}
 }
-
-// asksSlices reports whether pod asks for parts of GPUs: MIG instances or
-// time-sliced shares.
-func asksSlices(pod *corev1.Pod) bool {
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range cs {
-			for name := range cs[i].Resources.Requests {
-				if strings.HasPrefix(string(name), "nvidia.com/mig-") || name == "nvidia.com/gpu.shared" {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}

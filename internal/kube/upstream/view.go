@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,18 +19,18 @@ import (
 
 // View is one cycle's cluster as the plugins see it: the nodes, and the
 // pods on them, those placed during the cycle included. A View is used
-// by one goroutine, and only one View of a Framework at a time.
+// by one goroutine, and only one View of a Framework at a time, but for
+// PreBind and Release, which the bindings of a cycle call concurrently
+// once it has placed its pods.
 type View struct {
 	f      *Framework
 	snap   *cache.Snapshot
 	nodes  []fwk.NodeInfo // in name order
 	byName map[string]fwk.NodeInfo
 	placed []placed // pods placed during the cycle, in order
-	// moved are the nodes that took a pod elsewhere than the core placed
-	// it (PlaceElsewhere): the core's counts of them are off, so pods
-	// placed there are checked with all their requests.
-	moved map[string]bool
-	// written are the placed pods whose claims PreBind wrote already.
+	// written are the placed pods whose claims PreBind wrote already;
+	// PreBind runs in the binding goroutines, so it holds mu.
+	mu      sync.Mutex
 	written map[types.UID]bool
 }
 
@@ -54,7 +55,7 @@ func (f *Framework) NewView(nodes []*corev1.Node, pods []*corev1.Pod) *View {
 			on = append(on, p)
 		}
 	}
-	v := &View{f: f, snap: cache.NewSnapshot(on, nodes), byName: map[string]fwk.NodeInfo{}, moved: map[string]bool{}, written: map[types.UID]bool{}}
+	v := &View{f: f, snap: cache.NewSnapshot(on, nodes), byName: map[string]fwk.NodeInfo{}, written: map[types.UID]bool{}}
 	f.lister.SharedLister = v.snap
 	for _, n := range nodes {
 		if ni, err := v.snap.Get(n.Name); err == nil {
@@ -131,28 +132,7 @@ func (v *View) Allowed(ctx context.Context, pod *corev1.Pod) Verdict {
 // the cycle included, and when the plugins allow it reserves what it
 // claims and adds it to the view. It returns the plugins' refusal.
 func (v *View) Place(ctx context.Context, pod *corev1.Pod, node string) error {
-	checked := pod
-	if !v.moved[node] {
-		checked = withoutCoreResources(pod)
-	}
-	return v.place(ctx, pod, checked, node)
-}
-
-// PlaceElsewhere places pod, all its requests checked by the plugins, on
-// the first of nodes that takes it, and returns that node. It is for pods
-// the core counts no GPU slices of (MIG or shared) for: their whole-GPU,
-// CPU and memory requests are checked here instead.
-func (v *View) PlaceElsewhere(ctx context.Context, pod *corev1.Pod, nodes []string) (string, error) {
-	if asksSlices(pod) {
-		return "", fmt.Errorf("asks for GPU slices, which only corral's core counts")
-	}
-	for _, node := range nodes {
-		if v.place(ctx, pod, pod, node) == nil {
-			v.moved[node] = true
-			return node, nil
-		}
-	}
-	return "", fmt.Errorf("no other node takes it")
+	return v.place(ctx, pod, withoutCoreResources(pod), node)
 }
 
 func (v *View) place(ctx context.Context, pod, checked *corev1.Pod, node string) error {
@@ -213,13 +193,18 @@ func (v *View) PreBind(ctx context.Context, pod *corev1.Pod) error {
 		if p.pod.UID != pod.UID {
 			continue
 		}
-		if v.written[pod.UID] {
+		v.mu.Lock()
+		done := v.written[pod.UID]
+		v.mu.Unlock()
+		if done {
 			return nil
 		}
 		if st := v.f.fw.RunPreBindPlugins(ctx, p.state, p.checked, p.pod.Spec.NodeName); !st.IsSuccess() {
 			return fmt.Errorf("preparing %s/%s for node %s: %w", pod.Namespace, pod.Name, p.pod.Spec.NodeName, st.AsError())
 		}
+		v.mu.Lock()
 		v.written[pod.UID] = true
+		v.mu.Unlock()
 		return nil
 	}
 	return fmt.Errorf("pod %s/%s was not placed in this cycle", pod.Namespace, pod.Name)
