@@ -6,13 +6,15 @@
 # up) on the nodes that offer them, in proportion to the GPU they ask for.
 # The upstream kube-scheduler runs its default profile and the documented
 # MostAllocated profile weighting GPUs (kube-packed); then corral. Writes
-# results-fractional.json. Needs the control plane of
+# results-fractional.json and, with what it prints, results-fractional.txt.
+# Needs the control plane of
 # scripts/deps/10-kube.sh. Run from anywhere; about 10 minutes on 2 cores.
 #
 #   bench/kube/run_fractional.sh
 #   ARGS="-nodes 50" bench/kube/run_fractional.sh   # a quick look
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+exec > >(tee bench/kube/results-fractional.txt)
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 bash scripts/deps/10-kube.sh
 echo "# $(uname -srm), $(nproc) CPUs, $("$GO" version), at $(git rev-parse --short HEAD)"
