@@ -8,10 +8,8 @@ import (
 
 // NodeIndex returns the index of the named node.
 func (s *State) NodeIndex(name string) (int, error) {
-	for i := range s.fleet.Nodes {
-		if s.fleet.Nodes[i].Name == name {
-			return i, nil
-		}
+	if i, ok := s.byName[name]; ok {
+		return i, nil
 	}
 	return 0, fmt.Errorf("no node named %q", name)
 }

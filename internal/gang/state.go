@@ -16,6 +16,7 @@ import (
 // single-task decisions fast. It is not safe for concurrent use.
 type State struct {
 	fleet   *fleet.Fleet
+	byName  map[string]int // node name -> index; the fleet's names do not change
 	tree    *tree
 	classes []class
 	nodes   []nodeState
@@ -81,7 +82,10 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 	if opt.SpareLoan == 0 {
 		opt.SpareLoan = DefaultSpareLoan
 	}
-	s := &State{fleet: f, tree: newTree(f), jobs: map[string]*Placement{}, opt: opt}
+	s := &State{fleet: f, byName: make(map[string]int, len(f.Nodes)), tree: newTree(f), jobs: map[string]*Placement{}, opt: opt}
+	for i := range f.Nodes {
+		s.byName[f.Nodes[i].Name] = i
+	}
 	classOf := map[class]int{}
 	s.nodes = make([]nodeState, len(f.Nodes))
 	for i := range f.Nodes {

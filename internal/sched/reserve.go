@@ -178,7 +178,8 @@ func firstFit(from, n int, fits func(int) bool) (int, bool) {
 }
 
 // firstFitFrom is firstFit from bound, starting at hint when it lies in
-// bound..n: two what-ifs confirm an unchanged answer.
+// bound..n: two what-ifs confirm an unchanged answer (fits at hint, not
+// at hint-1).
 func firstFitFrom(bound, hint, n int, fits func(int) bool) (int, bool) {
 	bound = min(max(bound, 1), max(n, 1))
 	if hint <= bound || hint > n {
@@ -187,7 +188,10 @@ func firstFitFrom(bound, hint, n int, fits func(int) bool) (int, bool) {
 	if !fits(hint) {
 		return firstFit(hint+1, n, fits)
 	}
-	lo, hi := bound, hint // fits(hi); nothing below bound fits
+	if !fits(hint - 1) {
+		return hint, true
+	}
+	lo, hi := bound, hint-1 // fits(hi); nothing below bound fits
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if fits(mid) {
@@ -259,18 +263,26 @@ func (c *cycle) byEnd() []Running {
 	if c.sortedByEnd != nil || len(c.snap.Running) == 0 {
 		return c.sortedByEnd // the running units do not change within a cycle
 	}
+	if slices.IsSortedFunc(c.snap.Running, byEstimatedEnd) {
+		c.sortedByEnd = c.snap.Running // a face that keeps them in this order (the simulator) saves the sort
+		return c.sortedByEnd
+	}
 	out := slices.Clone(c.snap.Running)
 	c.sortedByEnd = out
-	slices.SortStableFunc(out, func(a, b Running) int {
-		if a.End.IsZero() != b.End.IsZero() {
-			if a.End.IsZero() {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Or(a.End.Compare(b.End), a.Started.Compare(b.Started), strings.Compare(a.Name, b.Name))
-	})
+	slices.SortStableFunc(out, byEstimatedEnd)
 	return out
+}
+
+// byEstimatedEnd orders running units by estimated end (unknown ends
+// last), then start, then name.
+func byEstimatedEnd(a, b Running) int {
+	if a.End.IsZero() != b.End.IsZero() {
+		if a.End.IsZero() {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(a.End.Compare(b.End), a.Started.Compare(b.Started), strings.Compare(a.Name, b.Name))
 }
 
 // delayed returns the first reservation that u, just placed, would delay:
