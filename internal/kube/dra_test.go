@@ -304,3 +304,42 @@ func TestDRANVIDIAGPUsCountAsGPUs(t *testing.T) {
 		t.Fatalf("second bound to %s beyond its queue's 2 GPUs", got["second"])
 	}
 }
+
+// A pod asks for devices through a ResourceClaimTemplate: the resource
+// claim controller (kube-controller-manager) makes its claim and names
+// it in the pod's status; corral allocates that claim on the node with
+// the devices, reserves it for the pod and binds the pod there.
+func TestDRAClaimFromTemplate(t *testing.T) {
+	e := newEnv(t)
+	e.c.StartControllers(t, "resourceclaim-controller")
+	e.node("dtmpl-0", 8, nil)
+	e.node("dtmpl-1", 8, nil)
+	class := e.deviceClass()
+	e.devices("dtmpl-1", 2, "H100", "80Gi")
+	e.start(e.config())
+	tmpl := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "two-gpus"},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "gpus", Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: class, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 2}}}}}}}
+	ctx := context.Background()
+	if _, err := e.c.Client.ResourceV1().ResourceClaimTemplates(e.ns).Create(ctx, tmpl, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := pod("from-template", 0)
+	name := tmpl.Name
+	p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &name}}
+	p.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
+	e.create(p)
+	got := e.waitBound("from-template")
+	if got["from-template"] != "dtmpl-1" {
+		t.Fatalf("bound to %q, want dtmpl-1, the node with the devices", got["from-template"])
+	}
+	bound, err := e.c.Client.CoreV1().Pods(e.ns).Get(ctx, "from-template", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bound.Status.ResourceClaimStatuses) != 1 || bound.Status.ResourceClaimStatuses[0].ResourceClaimName == nil {
+		t.Fatalf("pod status names no claim made from the template: %+v", bound.Status.ResourceClaimStatuses)
+	}
+	e.allocatedOn(*bound.Status.ResourceClaimStatuses[0].ResourceClaimName, "dtmpl-1", "from-template", 2)
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -44,4 +45,32 @@ func (c *Cluster) WriteKubeconfig(dir string) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// StartControllers runs kube-controller-manager against the cluster with
+// only the named controllers (for example "resourceclaim-controller")
+// until t ends, and fails t when it exits at start. It is found beside
+// the API server (scripts/deps/10-kube.sh builds it).
+func (c *Cluster) StartControllers(t testing.TB, controllers string) {
+	t.Helper()
+	bins, err := findBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(filepath.Dir(bins.apiserver), "kube-controller-manager")
+	dir := t.TempDir()
+	kubeconfig, err := c.WriteKubeconfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartProcess(dir, nil, "kube-controller-manager", bin, "--kubeconfig="+kubeconfig,
+		"--controllers="+controllers, "--leader-elect=false", "--secure-port=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	time.Sleep(time.Second) // it serves no health endpoint here
+	if p.Exited() {
+		t.Fatalf("kube-controller-manager exited at start:\n%s", p.Tail())
+	}
 }
