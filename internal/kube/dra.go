@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,17 +20,28 @@ import (
 // device plugin offered as many nvidia.com/gpu (model from the devices'
 // productName, memory from their memory capacity), and a pod whose claims
 // ask for a number of them as if it asked that many nvidia.com/gpu, so
-// that packing and quotas apply to both. Which devices a pod gets is the
-// DynamicResources plugin's to choose, on the node the core picked.
+// that packing and quotas apply to both. Its MIG devices (type "mig", with
+// their "profile" and "parentUUID") are MIG instances to the core as the
+// device plugin's mixed strategy offers them: a node as if it offered that
+// many nvidia.com/mig-<profile> on its parent GPUs, a claim for devices of
+// a profile (a selector `profile == "1g.10gb"`) as a pod asking that many
+// instances. MIG devices the driver publishes as partitions of a GPU to be
+// cut on demand (consuming the GPU's shared counters) are not counted: the
+// core would take every possible partition for an existing instance.
+// Which devices a pod gets is the DynamicResources plugin's to choose, on
+// the node the core picked.
 
 // DriverNVIDIA is the name of NVIDIA's DRA driver for GPUs.
 const DriverNVIDIA = "gpu.nvidia.com"
 
-// draGPU is what a node's DRA GPUs look like.
+// draGPU is what a node's DRA GPUs look like: whole GPUs, or MIG
+// instances by profile on their parent GPUs.
 type draGPU struct {
 	count   int
 	product string
 	memMiB  int64
+	mig     map[string]int
+	parents map[string]bool
 }
 
 // draListers read the DRA objects the filter plugins' informers hold.
@@ -52,8 +64,13 @@ func (d draListers) nodeGPUs() map[string]draGPU {
 		}
 		g := out[*s.Spec.NodeName]
 		for _, dev := range s.Spec.Devices {
-			if t := dev.Attributes["type"].StringValue; t != nil && *t != "gpu" {
-				continue // MIG devices and others
+			t := dev.Attributes["type"].StringValue
+			if t != nil && *t == "mig" {
+				g.addMIG(dev)
+				continue
+			}
+			if t != nil && *t != "gpu" {
+				continue
 			}
 			g.count++
 			if p := dev.Attributes["productName"].StringValue; p != nil {
@@ -68,6 +85,22 @@ func (d draListers) nodeGPUs() map[string]draGPU {
 	return out
 }
 
+// addMIG counts one MIG device of a static layout.
+func (g *draGPU) addMIG(dev resourcev1.Device) {
+	profile, parent := dev.Attributes["profile"].StringValue, dev.Attributes["parentUUID"].StringValue
+	if profile == nil || parent == nil || len(dev.ConsumesCounters) > 0 {
+		return // not an instance that exists: a partition cut on demand
+	}
+	if g.mig == nil {
+		g.mig, g.parents = map[string]int{}, map[string]bool{}
+	}
+	g.mig[*profile]++
+	g.parents[*parent] = true
+	if p := dev.Attributes["productName"].StringValue; p != nil {
+		g.product = strings.ReplaceAll(*p, " ", "-")
+	}
+}
+
 // asGPUNodes returns nodes with those that offer DRA GPUs, and no device
 // plugin GPUs, described as the device plugin and GPU feature discovery
 // would describe them (copies; the rest as they are).
@@ -79,10 +112,21 @@ func asGPUNodes(nodes []*corev1.Node, gpus map[string]draGPU) []*corev1.Node {
 	for i, n := range nodes {
 		out[i] = n
 		g, ok := gpus[n.Name]
-		if _, plugin := n.Status.Allocatable[ResourceGPU]; !ok || plugin || g.count == 0 {
+		if _, plugin := n.Status.Allocatable[ResourceGPU]; !ok || plugin || g.count == 0 && len(g.mig) == 0 {
 			continue
 		}
 		c := n.DeepCopy()
+		if len(g.mig) > 0 {
+			// A node of MIG instances is described as the device plugin's
+			// mixed strategy describes it; its whole DRA GPUs, if any,
+			// are not counted beside them.
+			for profile, k := range g.mig {
+				c.Status.Allocatable[corev1.ResourceName(resourceMIGPrefix+profile)] = *resource.NewQuantity(int64(k), resource.DecimalSI)
+			}
+			c.Labels = withLabels(c.Labels, map[string]string{LabelProduct: g.product, LabelCount: fmt.Sprint(len(g.parents)), "nvidia.com/mig.strategy": "mixed"})
+			out[i] = c
+			continue
+		}
 		c.Status.Allocatable[ResourceGPU] = *resource.NewQuantity(int64(g.count), resource.DecimalSI)
 		c.Labels = withLabels(c.Labels, map[string]string{LabelProduct: g.product, LabelCount: fmt.Sprint(g.count)})
 		if g.memMiB > 0 && c.Labels[LabelMemory] == "" {
@@ -112,9 +156,13 @@ func withLabels(have, add map[string]string) map[string]string {
 func (d draListers) asGPUPods(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i, p := range pods {
-		n := d.claimedGPUs(p)
+		name, n := ResourceGPU, d.claimedGPUs(p)
 		if n == 0 {
-			continue
+			profile, ok := d.claimedMIG(p)
+			if !ok {
+				continue
+			}
+			name, n = corev1.ResourceName(resourceMIGPrefix+profile), 1
 		}
 		if out == nil {
 			out = append([]*corev1.Pod(nil), pods...)
@@ -123,7 +171,7 @@ func (d draListers) asGPUPods(pods []*corev1.Pod) []*corev1.Pod {
 		if c.Spec.Containers[0].Resources.Requests == nil {
 			c.Spec.Containers[0].Resources.Requests = corev1.ResourceList{}
 		}
-		c.Spec.Containers[0].Resources.Requests[ResourceGPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		c.Spec.Containers[0].Resources.Requests[name] = *resource.NewQuantity(n, resource.DecimalSI)
 		out[i] = c
 	}
 	if out == nil {
@@ -150,6 +198,55 @@ func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
 		}
 	}
 	return n
+}
+
+// claimedMIG is the profile of the one NVIDIA MIG instance pod's claims
+// ask for: a single request for one device of a class that selects the
+// driver's MIG devices, with a selector naming the profile (`profile ==
+// "1g.10gb"`, as NVIDIA's examples write it). false for anything else,
+// which the core then does not count (the DynamicResources plugin still
+// checks it).
+func (d draListers) claimedMIG(pod *corev1.Pod) (string, bool) {
+	profile, found := "", 0
+	for _, name := range upstream.ClaimNames(pod) {
+		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
+		if err != nil {
+			continue
+		}
+		for _, r := range c.Spec.Devices.Requests {
+			e := r.Exactly
+			if e == nil || e.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.migClass(e.DeviceClassName) {
+				continue
+			}
+			found += int(max(e.Count, 1))
+			for _, sel := range e.Selectors {
+				if sel.CEL == nil {
+					continue
+				}
+				if m := profileSelector.FindStringSubmatch(sel.CEL.Expression); m != nil {
+					profile = m[1]
+				}
+			}
+		}
+	}
+	return profile, found == 1 && profile != ""
+}
+
+// profileSelector finds the MIG profile a CEL selector asks for.
+var profileSelector = regexp.MustCompile(`profile\s*==\s*"([^"]+)"`)
+
+// migClass reports whether the DeviceClass selects NVIDIA's MIG devices.
+func (d draListers) migClass(name string) bool {
+	c, err := d.classes.Get(name)
+	if err != nil {
+		return false
+	}
+	for _, s := range c.Spec.Selectors {
+		if s.CEL != nil && strings.Contains(s.CEL.Expression, `"`+DriverNVIDIA+`"`) && strings.Contains(s.CEL.Expression, "mig") {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuClass reports whether the DeviceClass selects NVIDIA's whole GPUs: it

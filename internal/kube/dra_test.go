@@ -343,3 +343,75 @@ func TestDRAClaimFromTemplate(t *testing.T) {
 	}
 	e.allocatedOn(*bound.Status.ResourceClaimStatuses[0].ResourceClaimName, "dtmpl-1", "from-template", 2)
 }
+
+// MIG instances NVIDIA's DRA driver publishes (devices of type "mig" with
+// their profile and parent GPU) are MIG instances to the core: on two
+// A100s cut into seven 1g.10gb each, a queue of one GPU runs seven pods
+// asking one 1g.10gb instance each (7 x 1/7 of a GPU) and the eighth waits
+// over quota, though seven more instances are free.
+func TestDRANVIDIAMIGCountsAsMIG(t *testing.T) {
+	e := newEnv(t)
+	node := "nvmig-0"
+	e.nodeSpec(kubetest.Node{Name: node}) // no device plugin GPUs
+	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nvmig-" + e.ns},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
+			CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"`}}}}}
+	ctx := context.Background()
+	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Client.ResourceV1().DeviceClasses().Delete(ctx, dc.Name, metav1.DeleteOptions{}) })
+	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-nvidia"},
+		Spec: resourcev1.ResourceSliceSpec{Driver: DriverNVIDIA, NodeName: &node,
+			Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
+	for g := range 2 {
+		parent := fmt.Sprintf("GPU-%d", g)
+		for i := range 7 {
+			prod, typ, profile := "NVIDIA A100-SXM4-80GB", "mig", "1g.10gb"
+			slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d-mig-1g10gb-%d", g, i),
+				Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"productName": {StringValue: &prod},
+					"type": {StringValue: &typ}, "profile": {StringValue: &profile}, "parentUUID": {StringValue: &parent}},
+				Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("10Gi")}}})
+		}
+	}
+	if _, err := e.c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
+	q := e.createQueue("mig", 1)
+	e.start(e.config())
+	var names []string
+	for i := range 8 {
+		n := fmt.Sprintf("slice-%d", i)
+		e.claim(n, dc.Name, 1, `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`)
+		p := claimPod(n, n)
+		p.Labels[LabelQueue] = q
+		e.create(p)
+		names = append(names, n)
+	}
+	e.eventually(func() error {
+		bound := 0
+		for _, node := range e.nodesOf() {
+			if node != "" {
+				bound++
+			}
+		}
+		if bound != 7 {
+			return fmt.Errorf("%d pods bound, want 7", bound)
+		}
+		return nil
+	})
+	time.Sleep(3 * e.config().Interval)
+	var waiting []string
+	for _, n := range names {
+		if node := e.nodesOf()[n]; node == "" {
+			waiting = append(waiting, n)
+		} else {
+			e.allocatedOn(n, node, n, 1)
+		}
+	}
+	if len(waiting) != 1 {
+		t.Fatalf("waiting %v: want one pod over its queue's 1 GPU", waiting)
+	}
+	e.waitUnschedulable(waiting[0], "over quota")
+}
