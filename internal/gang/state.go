@@ -15,8 +15,11 @@ import (
 // which jobs run where, and an index over the topology tree that makes
 // single-task decisions fast. It is not safe for concurrent use.
 type State struct {
-	fleet   *fleet.Fleet
-	byName  map[string]int // node name -> index; the fleet's names do not change
+	fleet  *fleet.Fleet
+	byName map[string]int // node name -> index; the fleet's names do not change
+	// version counts the changes kept: placements, releases, resizes (not
+	// health, nor what a what-if or a failed placement undoes).
+	version uint64
 	tree    *tree
 	classes []class
 	nodes   []nodeState
@@ -190,3 +193,9 @@ func (s *State) jobNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Version changes whenever a placement, release or resize is kept, and
+// only then: equal versions of one State mean the same work in the same
+// places. Health changes (SetHealth) do not count; a caller that changes
+// health knows it.
+func (s *State) Version() uint64 { return s.version }

@@ -20,7 +20,11 @@ type saved struct {
 func (s *State) touch(n int) {
 	j := &s.journal
 	top := len(j.marks) - 1
-	if top < 0 || j.seen[top][n] {
+	if top < 0 {
+		s.version++ // a change outside any savepoint is kept at once
+		return
+	}
+	if j.seen[top][n] {
 		return
 	}
 	j.seen[top][n] = true
@@ -56,6 +60,9 @@ func (s *State) commit() {
 	top := len(j.marks) - 1
 	j.marks, j.seen = j.marks[:top], j.seen[:top]
 	if top == 0 {
+		if len(j.entries) > 0 {
+			s.version++
+		}
 		j.entries = j.entries[:0]
 	}
 }

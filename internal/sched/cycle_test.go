@@ -246,3 +246,36 @@ func TestCycleNeverFitsBehindAReservation(t *testing.T) {
 		t.Errorf("big waits with %v (%s), want never-fits", wt.Code, wt.Reason)
 	}
 }
+
+// A reservation kept from the last cycle (Unit.Kept) is taken as the face
+// vouches for it, without a search, when nothing starts ahead of its unit
+// and its units are still the first by estimated end; otherwise, or for a
+// reservation of quota, the cycle searches as if none were kept.
+func TestCycleKeptReservation(t *testing.T) {
+	build := func(kept *Reservation) *world {
+		w := newWorld(t, 1, 8)
+		w.runMany("r", 6, 0, "", false)
+		w.submit(gpuJob("gang", 2, 2, 0), "")
+		w.submit(gpuJob("small", 1, 1, 0), "")
+		w.pending[0].Kept = kept
+		return w
+	}
+	fresh := transcript(Cycle(build(nil).snapshot(Config{})))
+	if fresh[0] != "reserve gang releasing [r5 r4]" {
+		t.Fatalf("fresh search: %v", fresh)
+	}
+	for _, tc := range []struct {
+		kept Reservation
+		want string
+	}{
+		{Reservation{Unit: "gang", Releasing: []string{"r5", "r4"}}, "reserve gang releasing [r5 r4]"},
+		{Reservation{Unit: "gang", Releasing: []string{"r5", "r4", "r3"}}, "reserve gang releasing [r5 r4 r3]"}, // taken as vouched for
+		{Reservation{Unit: "gang", Releasing: []string{"r0", "r1", "r2"}}, "reserve gang releasing [r5 r4]"},    // not the first by end
+		{Reservation{Unit: "gang", Releasing: []string{"r5", "r4", "r3"}, Quota: true}, "reserve gang releasing [r5 r4]"},
+	} {
+		got := transcript(Cycle(build(&tc.kept).snapshot(Config{})))
+		if !slices.Contains(got, tc.want) {
+			t.Errorf("kept %v: decisions %v, want %q", tc.kept, got, tc.want)
+		}
+	}
+}

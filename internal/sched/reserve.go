@@ -90,6 +90,7 @@ func (c *cycle) reserveQuota(u *Unit) string {
 		return "" // quota held for a time nobody knows would idle its queue
 	}
 	c.reserved++
+	r.Quota = true
 	c.reserve(u, r).quota = true
 	return "; " + describe(r)
 }
@@ -144,6 +145,9 @@ func (c *cycle) reservation(u *Unit) (Reservation, bool) {
 	for i, r := range running {
 		names[i] = r.Name
 	}
+	if k, ok := c.kept(u, names); ok {
+		return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}, true
+	}
 	k, ok := firstFitFrom(c.gpuBound(names, u), u.ReserveHint, len(names), func(k int) bool { return c.fitsWithout(names[:k], u) })
 	if !ok {
 		return Reservation{}, false
@@ -175,6 +179,22 @@ func firstFit(from, n int, fits func(int) bool) (int, bool) {
 		}
 	}
 	return hi, true
+}
+
+// kept reports how many running units u's kept reservation releases,
+// when it still holds: nothing has started or stopped in this cycle
+// before u, and the units it names are still the first by estimated end.
+func (c *cycle) kept(u *Unit, names []string) (int, bool) {
+	r := u.Kept
+	if r == nil || r.Quota || len(c.out.Starts) > 0 || len(c.out.Preempts) > 0 || len(r.Releasing) == 0 || len(r.Releasing) > len(names) {
+		return 0, false
+	}
+	for i, n := range r.Releasing {
+		if names[i] != n {
+			return 0, false
+		}
+	}
+	return len(r.Releasing), true
 }
 
 // firstFitFrom is firstFit from bound, starting at hint when it lies in

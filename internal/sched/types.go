@@ -37,6 +37,14 @@ type Unit struct {
 	// the answer changes little from one cycle to the next. The answer is
 	// the same whatever the hint.
 	ReserveHint int
+	// Kept is the reservation of room (not of quota) the unit held at the
+	// end of the face's last cycle, given only when the face knows that
+	// nothing has changed since: the same State.Version and node health.
+	// When nothing starts or stops ahead of the unit in this cycle either,
+	// the cycle keeps it instead of searching again (backfill never
+	// delays a reservation, so the room it names is still the least); nil:
+	// search.
+	Kept *Reservation
 }
 
 // Running is one unit the fleet runs, placed in the State under Name, or
@@ -207,6 +215,7 @@ type Reservation struct {
 	Unit      string
 	At        time.Time
 	Releasing []string
+	Quota     bool // it waits for quota too, and the room it names is where its queue admits it
 }
 
 // Wait says why a unit did not start.

@@ -166,6 +166,7 @@ func (s *Sim) mustSetHealth(node int, h fleet.Health) {
 	if err := s.state.SetHealth(s.fleet.Nodes[node].Name, h); err != nil {
 		panic(fmt.Sprintf("sim: %v", err))
 	}
+	s.healthChanges++
 }
 
 // provision starts nodes joining; they are paid for from now.

@@ -53,6 +53,7 @@ func (corralPolicy) Cycle(s *Sim) {
 	if len(d.Waiting) == 0 {
 		s.growElastic()
 	}
+	s.keptVersion, s.keptHealth = s.state.Version(), s.healthChanges
 }
 
 // coreSnapshot is what the cycle reads: the placements and quota book the
@@ -65,6 +66,9 @@ func (corralPolicy) Cycle(s *Sim) {
 func (s *Sim) coreSnapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig()}
 	onlyNew := !s.freed && len(s.claimed) == 0
+	// Nothing placed, released or resized, and no node's health changed,
+	// since the last cycle ended: its reservations of room still hold.
+	unchanged := s.state.Version() == s.keptVersion && s.healthChanges == s.keptHealth
 	s.freed = false
 	for i, p := range s.pending {
 		fresh := p.fresh
@@ -74,6 +78,9 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 		}
 		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: need(p.a), Arrival: int64(i),
 			Claimed: s.claimed[p.a.Job.Name], Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
+		if unchanged {
+			u.Kept = s.kept[p.a.Job.Name]
+		}
 		if p.noBorrowUntil > 0 {
 			u.NoBorrowUntil = epoch.Add(p.noBorrowUntil)
 		}
@@ -142,9 +149,13 @@ func (s *Sim) apply(d sched.Decisions) bool {
 	}
 	s.wakeForBudget(len(d.Waiting) > 0)
 	clear(s.heads)
+	clear(s.kept)
 	for _, r := range d.Reservations {
 		s.heads[r.Unit] = true
 		s.hints[r.Unit] = len(r.Releasing)
+		if !r.Quota {
+			s.kept[r.Unit] = &r
+		}
 	}
 	if len(s.hints) > 4*len(s.heads)+64 {
 		clear(s.hints) // heads that started or left the front

@@ -41,6 +41,7 @@ func (s *Sim) setHealth(node string, h fleet.Health) {
 	if err := s.state.SetHealth(node, h); err != nil {
 		panic(fmt.Sprintf("sim: %v", err))
 	}
+	s.healthChanges++
 	if h == fleet.Healthy {
 		s.freed = true // room appeared
 	}

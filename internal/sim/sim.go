@@ -67,7 +67,14 @@ type Sim struct {
 	budgetWake time.Duration
 	heads      map[string]bool // jobs holding reservations after the last cycle
 	hints      map[string]int  // how many running jobs their reservations released
-	coreRun    []sched.Running // the running jobs as the cycle reads them, in byEnd's order
+	// kept are the reservations of room after the last cycle, valid while
+	// the state's version (keptVersion) and node health (healthChanges)
+	// stay as they were then (sched.Unit.Kept).
+	kept          map[string]*sched.Reservation
+	keptVersion   uint64
+	keptHealth    int
+	healthChanges int
+	coreRun       []sched.Running // the running jobs as the cycle reads them, in byEnd's order
 }
 
 // pendingJob is a job waiting to start, with the placements it already
@@ -172,7 +179,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		claimed: map[string]bool{}, heads: map[string]bool{}, hints: map[string]int{}}
+		claimed: map[string]bool{}, heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
