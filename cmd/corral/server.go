@@ -399,9 +399,11 @@ a GPU; 0 means no cap).
 
 Tenants with a quota and one --cohort lend each other the GPUs their quotas
 leave unused: a team at its cap runs on what its peers do not use, and a
-peer that submits gets its quota back at the next cycle, by stopping the
-borrowed jobs (the lowest priority and least work lost first, each with its
-grace to checkpoint). set with an empty --cohort leaves the cohort.
+peer whose job waits within its own quota gets it back by stopping borrowed
+jobs (those that lose the least work first, each with its grace to
+checkpoint) once the job has waited the server's --reclaim-patience (an
+hour by default; 0: at the next cycle). set with an empty --cohort leaves
+the cohort.
 
 A server run by root runs each job as its tenant's Unix user: --unix-user
 names the account (or --uid gives it; a uid without an account needs
