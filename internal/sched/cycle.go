@@ -97,13 +97,29 @@ func (c *cycle) consider(u *Unit) {
 		return
 	}
 	c.attempts++
-	p, unfit := c.snap.State.Place(u.Job)
-	if unfit == nil {
+	p, why := c.place(u)
+	if p != nil {
 		c.placed(u, p)
 		return
 	}
 	c.failed[key] = true
-	c.unfit(u, victims, strings.Join(unfit.Reasons, "; "))
+	c.unfit(u, victims, why)
+}
+
+// place places u on the fleet, or says why it does not fit (tersely under
+// Config.Terse).
+func (c *cycle) place(u *Unit) (*gang.Placement, string) {
+	if c.snap.Config.Terse {
+		if p, ok := c.snap.State.TryPlace(u.Job); ok {
+			return p, ""
+		}
+		return nil, "not enough room on the fleet now"
+	}
+	p, unfit := c.snap.State.Place(u.Job)
+	if unfit != nil {
+		return nil, strings.Join(unfit.Reasons, "; ")
+	}
+	return p, ""
 }
 
 // overQuota reports, and records, that u's queue cannot admit it now.

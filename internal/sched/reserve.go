@@ -325,9 +325,9 @@ func (c *cycle) delayed(u *Unit) *head {
 // delays no reservation; nil when there is none such.
 func (c *cycle) placeAround(u *Unit) *gang.Placement {
 	restore := c.cordon(c.heldNodes())
-	p, unfit := c.snap.State.Place(u.Job)
+	p, ok := c.snap.State.TryPlace(u.Job) // why it does not fit is not told
 	restore()
-	if unfit != nil {
+	if !ok {
 		return nil
 	}
 	if c.delayed(u) != nil {

@@ -123,6 +123,11 @@ type Config struct {
 	// Grace is the notice a stopped unit gets to checkpoint and exit,
 	// given with each Preempt.
 	Grace time.Duration
+	// Terse leaves out of a waiting unit's reason where the fleet fell
+	// short for it (the placement's explanation costs a pass over the
+	// fleet for every unit that does not fit); the decisions are the
+	// same. The simulator sets it unless a job's story is asked for.
+	Terse bool
 	// MaxPreemptions is how often one unit may be stopped for other work
 	// (Running.Preemptions); 0 is DefaultMaxPreemptions, negative no bound.
 	MaxPreemptions int

@@ -94,7 +94,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 // always, priority preemption when asked for, both within the hourly
 // bound on preemptions.
 func (s *Sim) coreConfig() sched.Config {
-	cfg := sched.Config{Preemption: s.opt.PriorityPreemption, Reclaim: true, FairShare: true,
+	cfg := sched.Config{Preemption: s.opt.PriorityPreemption, Reclaim: true, FairShare: true, Terse: s.opt.Explain == "",
 		Reservations: s.opt.reservations(), ReclaimPatience: s.reclaimPatience(), Grace: s.opt.PreemptGrace}
 	if limit := s.opt.MaxPreemptionsPerHour; limit > 0 {
 		left := limit - s.preempted.count(s.now)
