@@ -62,3 +62,38 @@ func TestTwoGroupGangNeverPlacedInPart(t *testing.T) {
 		t.Fatalf("%d GPUs free after a refused placement, want 1", s.FreeGPUs(0))
 	}
 }
+
+// What work holds of the GPUs: a whole GPU 1000, two of four time slices
+// 500 (surely, and once placed), a 1g.10gb MIG instance 142 (1 of 7
+// compute slices).
+func TestMilliHeld(t *testing.T) {
+	f, err := fleet.Synthetic{Nodes: 1, GPUsPerNode: 2}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Nodes[0].TimeSlices = 4
+	s := newState(t, f)
+	shares := &job.Job{Name: "shares", Groups: []job.Group{{Name: "t", Count: 1, Task: job.Demand{Shares: 2}}}}
+	mig := &job.Job{Name: "mig", Groups: []job.Group{{Name: "t", Count: 1, Task: job.Demand{MIG: "1g.10gb"}}}}
+	whole := &job.Job{Name: "whole", Groups: []job.Group{{Name: "t", Count: 1, Task: job.Demand{GPUs: 1}}}}
+	for _, tc := range []struct {
+		j    *job.Job
+		want int64
+	}{{shares, 500}, {mig, 142}, {whole, 1000}} {
+		if got := s.LeastMilli(tc.j); got != tc.want {
+			t.Errorf("%s: LeastMilli %d, want %d", tc.j.Name, got, tc.want)
+		}
+	}
+	for _, j := range []*job.Job{shares, whole} {
+		p, unfit := s.Place(j)
+		if unfit != nil {
+			t.Fatalf("%s: %v", j.Name, unfit.Reasons)
+		}
+		if got, want := s.PlacedMilli(p), s.LeastMilli(j); got != want {
+			t.Errorf("%s: PlacedMilli %d, want %d", j.Name, got, want)
+		}
+	}
+	if got := InstanceMilli("A100-80GB", "1g.10gb"); got != 142 {
+		t.Errorf("1g.10gb on an A100: %d, want 142", got)
+	}
+}

@@ -17,6 +17,8 @@ import (
 type State struct {
 	fleet  *fleet.Fleet
 	byName map[string]int // node name -> index; the fleet's names do not change
+	// maxSlices is the most time-sliced shares a node's GPU offers.
+	maxSlices int
 	// version counts the changes kept: placements, releases, resizes (not
 	// health, nor what a what-if or a failed placement undoes).
 	version uint64
@@ -88,6 +90,7 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 	s := &State{fleet: f, byName: make(map[string]int, len(f.Nodes)), tree: newTree(f), jobs: map[string]*Placement{}, opt: opt}
 	for i := range f.Nodes {
 		s.byName[f.Nodes[i].Name] = i
+		s.maxSlices = max(s.maxSlices, f.Nodes[i].TimeSlices)
 	}
 	classOf := map[class]int{}
 	s.nodes = make([]nodeState, len(f.Nodes))

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/corral-sched/corral/internal/gang"
 )
 
 // Record is one line of the accounting log (JSON lines). Event is
@@ -95,7 +97,7 @@ func podRecord(event string, p *corev1.Pod, node *corev1.Node, queues map[string
 		r.GPUs = float64(d.GPUs)
 	case d.MIG != "":
 		r.MIGProfile = d.MIG
-		r.GPUs = float64(migMilli(r.GPUModel, d.MIG)) / 1000
+		r.GPUs = float64(gang.InstanceMilli(r.GPUModel, d.MIG)) / 1000
 	case d.Shares > 0:
 		r.Shares = d.Shares
 		if node != nil {

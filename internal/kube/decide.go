@@ -12,7 +12,6 @@ import (
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
-	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/sched"
@@ -94,13 +93,10 @@ type cycleInput struct {
 	running map[string]victimSet       // by running unit name
 	left    []rejection                // pods of groups started without them
 	prs     []*preemption              // the cycle's evictions
-	// maxSlices is the most time-sliced replicas a node offers per GPU.
-	maxSlices int
 }
 
 func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
-	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{},
-		maxSlices: maxTimeSlices(snap.state)}
+	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}}
 	in.snap = &sched.Snapshot{
 		Now:   snap.now,
 		State: snap.state,
@@ -110,7 +106,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			FairShare:       true,
 			ReclaimPatience: sched.Patience(snap.reclaimPatience),
 			Charge: func(p *gang.Placement) queue.Amounts {
-				return queue.Amounts{anyGPU: placementMilli(snap.state, p)}
+				return queue.Amounts{anyGPU: snap.state.PlacedMilli(p)}
 			},
 		},
 	}
@@ -166,7 +162,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	}
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
-		Job: j, Queue: q, Need: queue.Amounts{anyGPU: demandMilli(j, in.maxSlices)}, Arrival: u.created.UnixNano(), Since: u.created,
+		Job: j, Queue: q, Need: queue.Amounts{anyGPU: in.kube.state.LeastMilli(j)}, Arrival: u.created.UnixNano(), Since: u.created,
 		NoBorrowUntil: in.kube.stops[u.job].noBorrowUntil, Claimed: in.kube.stops[u.job].claimed,
 		Blocked: u.blocked, NeverPreempts: neverPreempts(u.pods),
 	})
@@ -311,36 +307,6 @@ func neverPreempts(pods []*corev1.Pod) bool {
 	return slices.ContainsFunc(pods, func(p *corev1.Pod) bool {
 		return p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever
 	})
-}
-
-// demandMilli is the GPU quota a job surely needs before it is placed:
-// whole GPUs and milli shares; a MIG instance its least part of a GPU
-// among the models that have its profile, and time slices their part of a
-// GPU of the most replicas (maxSlices) the fleet offers. Once placed, it
-// is charged what the node gives it (Config.Charge), which is no less.
-func demandMilli(j *job.Job, maxSlices int) int64 {
-	var total int64
-	for _, g := range j.Groups {
-		d := g.Task
-		per := int64(d.GPUs)*queue.Milli + int64(d.GPUMilli)
-		switch {
-		case d.MIG != "":
-			per = gpu.LeastProfileMilli(d.MIG)
-		case d.Shares > 0 && maxSlices > 0:
-			per = int64(d.Shares) * queue.Milli / int64(maxSlices)
-		}
-		total += int64(g.Count) * per
-	}
-	return total
-}
-
-// maxTimeSlices is the most time-sliced replicas any node offers per GPU.
-func maxTimeSlices(st *gang.State) int {
-	most := 0
-	for i := range st.Fleet().Nodes {
-		most = max(most, st.Fleet().Nodes[i].TimeSlices)
-	}
-	return most
 }
 
 // gpuString writes milli-GPUs as GPUs: "4", "0.5".

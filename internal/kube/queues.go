@@ -7,8 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/corral-sched/corral/internal/gang"
-	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/queue"
 )
 
@@ -79,37 +77,4 @@ func queueSpecs(queues map[string]*queueSpec, clusterGPUs int) []queue.Spec {
 		specs = append(specs, spec)
 	}
 	return specs
-}
-
-// placementMilli is how much GPU a placement holds, in milli-GPUs: whole
-// GPUs count 1000, a MIG instance its share of the GPU's memory slices, a
-// shared task its thousandths.
-func placementMilli(st *gang.State, p *gang.Placement) int64 {
-	var total int64
-	for _, t := range p.Tasks {
-		switch {
-		case t.MIG != nil:
-			total += migMilli(st.Fleet().Nodes[t.Node].GPUModel, t.MIG.Profile)
-		case t.Milli > 0:
-			total += int64(t.Milli)
-		default:
-			total += int64(len(t.GPUs)) * queue.Milli
-		}
-	}
-	return total
-}
-
-// migMilli is what a MIG instance counts for, as in every face
-// (gpu.Model.ProfileMilli); a whole GPU for a model or profile the catalog
-// does not know.
-func migMilli(model, profile string) int64 {
-	m, err := gpu.Lookup(model)
-	if err != nil {
-		return queue.Milli
-	}
-	milli, err := m.ProfileMilli(profile)
-	if err != nil {
-		return queue.Milli
-	}
-	return milli
 }

@@ -162,7 +162,7 @@ func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, log *slog.Logger)
 				log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", name, "err", err)
 				continue
 			}
-			out = append(out, boundPod{pod: p, job: pl.Job, milli: placementMilli(st, pl)})
+			out = append(out, boundPod{pod: p, job: pl.Job, milli: st.PlacedMilli(pl)})
 		}
 	}
 	return out

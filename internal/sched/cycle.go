@@ -32,6 +32,7 @@ type cycle struct {
 	// vain this cycle; their other units do not search again.
 	quotaTried  map[string]bool
 	sortedByEnd []Running // the running units by estimated end, once sorted
+	sortedNames []string  // their names
 }
 
 // head is a waiting unit with a reservation.

@@ -74,17 +74,14 @@ func (c *cycle) reserveQuota(u *Unit) string {
 		c.quotaTried[u.Queue] = true // no running unit has an estimated end: the time is unknown
 		return ""
 	}
-	names := make([]string, len(running))
-	for i, r := range running {
-		names[i] = r.Name
-	}
+	names := c.byEndNames()
 	fits := func(k int) bool { return c.admitsWithout(names[:k], u, nil) && c.fitsWithout(names[:k], u) }
 	k, ok := firstFitFrom(c.gpuBound(names, u), u.ReserveHint, len(names), fits)
 	if !ok {
 		c.quotaTried[u.Queue] = true // a failed search is not repeated for its queue this cycle
 		return ""
 	}
-	r := Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}
+	r := Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k:k]}
 	if r.At.IsZero() {
 		c.quotaTried[u.Queue] = true
 		return "" // quota held for a time nobody knows would idle its queue
@@ -141,18 +138,15 @@ func describe(r Reservation) string {
 // when that is unknown). false when even all of them are not enough.
 func (c *cycle) reservation(u *Unit) (Reservation, bool) {
 	running := c.byEnd()
-	names := make([]string, len(running))
-	for i, r := range running {
-		names[i] = r.Name
-	}
+	names := c.byEndNames()
 	if k, ok := c.kept(u, names); ok {
-		return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}, true
+		return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k:k]}, true
 	}
 	k, ok := firstFitFrom(c.gpuBound(names, u), u.ReserveHint, len(names), func(k int) bool { return c.fitsWithout(names[:k], u) })
 	if !ok {
 		return Reservation{}, false
 	}
-	return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k]}, true
+	return Reservation{Unit: u.Job.Name, At: c.endOf(running[k-1]), Releasing: names[:k:k]}, true
 }
 
 // firstFit is the least k in from..n with fits(k), false when not even
@@ -291,6 +285,18 @@ func (c *cycle) byEnd() []Running {
 	c.sortedByEnd = out
 	slices.SortStableFunc(out, byEstimatedEnd)
 	return out
+}
+
+// byEndNames are the names of byEnd's units, in its order, once a cycle.
+func (c *cycle) byEndNames() []string {
+	if c.sortedNames == nil {
+		running := c.byEnd()
+		c.sortedNames = make([]string, len(running))
+		for i, r := range running {
+			c.sortedNames[i] = r.Name
+		}
+	}
+	return c.sortedNames
 }
 
 // byEstimatedEnd orders running units by estimated end (unknown ends

@@ -1,0 +1,64 @@
+package gang
+
+import (
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/job"
+)
+
+// What work holds of the GPUs, in thousandths of a GPU, as quotas and
+// accounting count it in every face.
+
+// PlacedMilli is what placement p holds: 1000 a whole GPU, a shared task
+// the thousandths its node gives it, a MIG instance its part of the GPU's
+// compute (gpu.Model.ProfileMilli; a whole GPU for a model or profile the
+// catalog lacks).
+func (s *State) PlacedMilli(p *Placement) int64 {
+	var total int64
+	for _, t := range p.Tasks {
+		switch {
+		case t.MIG != nil:
+			total += InstanceMilli(s.fleet.Nodes[t.Node].GPUModel, t.MIG.Profile)
+		case t.Milli > 0:
+			total += int64(t.Milli)
+		default:
+			total += int64(len(t.GPUs)) * 1000
+		}
+	}
+	return total
+}
+
+// InstanceMilli is what one MIG instance of profile on a GPU of model
+// counts for: gpu.Model.ProfileMilli, or a whole GPU when the catalog
+// knows neither.
+func InstanceMilli(model, profile string) int64 {
+	m, err := gpu.Lookup(model)
+	if err != nil {
+		return 1000
+	}
+	milli, err := m.ProfileMilli(profile)
+	if err != nil {
+		return 1000
+	}
+	return milli
+}
+
+// LeastMilli is what j surely holds once placed, wherever it lands: whole
+// GPUs and thousandths as asked; a MIG instance its least part of a GPU
+// among the models that have its profile (gpu.LeastProfileMilli); time
+// slices their part of a GPU of the most slices the fleet offers. Once
+// placed it holds no less (PlacedMilli).
+func (s *State) LeastMilli(j *job.Job) int64 {
+	var total int64
+	for _, g := range j.Groups {
+		d := g.Task
+		per := int64(d.GPUs)*1000 + int64(d.GPUMilli)
+		switch {
+		case d.MIG != "":
+			per = gpu.LeastProfileMilli(d.MIG)
+		case d.Shares > 0 && s.maxSlices > 0:
+			per = int64(d.Shares) * 1000 / int64(s.maxSlices)
+		}
+		total += int64(g.Count) * per
+	}
+	return total
+}
