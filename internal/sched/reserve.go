@@ -164,7 +164,13 @@ func firstFit(from, n int, fits func(int) bool) (int, bool) {
 		}
 		lo, hi = hi+1, min(2*hi, n)
 	}
-	for lo < hi { // fits(hi); nothing below lo fits
+	return bisect(lo, hi, fits), true
+}
+
+// bisect is the least k in lo..hi with fits(k), given fits(hi) and that
+// nothing below lo fits.
+func bisect(lo, hi int, fits func(int) bool) int {
+	for lo < hi {
 		mid := (lo + hi) / 2
 		if fits(mid) {
 			hi = mid
@@ -172,7 +178,7 @@ func firstFit(from, n int, fits func(int) bool) (int, bool) {
 			lo = mid + 1
 		}
 	}
-	return hi, true
+	return hi
 }
 
 // kept reports how many running units u's kept reservation releases,
@@ -205,16 +211,7 @@ func firstFitFrom(bound, hint, n int, fits func(int) bool) (int, bool) {
 	if !fits(hint - 1) {
 		return hint, true
 	}
-	lo, hi := bound, hint-1 // fits(hi); nothing below bound fits
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if fits(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return hi, true
+	return bisect(bound, hint-1, fits), true // fits(hint-1); nothing below bound fits
 }
 
 // gpuBound is the fewest of the named running units, in order, whose end
@@ -251,15 +248,7 @@ func shortestPrefix(n int, fits func(int) bool) int {
 	for hi < n && !fits(hi) {
 		lo, hi = hi+1, min(2*hi, n)
 	}
-	for lo < hi { // fits(hi); nothing below lo fits
-		mid := (lo + hi) / 2
-		if fits(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return hi
+	return bisect(lo, hi, fits)
 }
 
 // endOf is when r is expected to end: its estimate, or now for a unit
