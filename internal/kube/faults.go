@@ -120,10 +120,7 @@ func (s *Scheduler) strickenUnits(pods []*corev1.Pod, faulty map[string]nodeFaul
 		if !ok || !s.runsHere(p) || s.handled[p.UID] {
 			continue
 		}
-		key := "pod " + podKey(p)
-		if g := GroupName(p); g != "" {
-			key = "group " + p.Namespace + "/" + g
-		}
+		key := unitName(p)
 		w := byKey[key]
 		if w == nil {
 			w = &stricken{key: key, node: p.Spec.NodeName, fault: f, group: groups[p.Namespace+"/"+GroupName(p)]}

@@ -53,10 +53,7 @@ func runningUnits(snap *snapshot) []victimSet {
 	var names []string
 	for _, b := range snap.bound {
 		p := b.pod
-		name := "pod " + podKey(p)
-		if g := GroupName(p); g != "" {
-			name = "group " + p.Namespace + "/" + g
-		}
+		name := unitName(p)
 		v := byName[name]
 		if v == nil {
 			v = &victimSet{name: name, priority: podPriority(p), created: p.CreationTimestamp}

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -37,24 +36,14 @@ type refusedNodes struct {
 	caps map[string]int // unit (core job name) -> pods a node
 }
 
-// refused returns what the pending pods' refusals rule out.
-func (s *Scheduler) refused(pods []*corev1.Pod) refusedNodes {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}
-	for _, p := range pods {
-		r, ok := s.refusals[p.UID]
-		if !ok || p.Spec.NodeName != "" {
-			continue
-		}
-		if len(r.nodes) > 0 {
-			out.pods[p.UID] = r.nodes
-		}
-		if c, ok := out.caps[r.unit]; r.cap > 0 && (!ok || r.cap < c) {
-			out.caps[r.unit] = r.cap
-		}
+// add takes one pending pod's refusal into what the next cycle knows.
+func (r refusedNodes) add(uid types.UID, f refusal) {
+	if len(f.nodes) > 0 {
+		r.pods[uid] = f.nodes
 	}
-	return out
+	if c, ok := r.caps[f.unit]; f.cap > 0 && (!ok || f.cap < c) {
+		r.caps[f.unit] = f.cap
+	}
 }
 
 // rememberRefusals keeps a cycle's refusals and forgets those of units it

@@ -296,17 +296,16 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	if s.dra.slices != nil { // NVIDIA's DRA GPUs are GPUs to the core (dra.go)
 		nodes, pods = asGPUNodes(nodes, s.dra.nodeGPUs()), s.dra.asGPUPods(pods)
 	}
-	assumed, boundAt := s.refreshAssumed(pods)
+	mem := s.recall(pods)
 	queues := s.queueSpecs()
-	s.status.submit(s.statusPatches(pods, assumed, queues))
+	s.status.submit(s.statusPatches(pods, mem.assumed, queues))
 	pods = s.markStopping(pods)
-	refused := s.refused(pods)
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
-		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending, refused)
+		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending, mem.refused)
 	}
-	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, assumed, filter, s.log)
+	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, s.log)
 	if snap != nil {
-		snap.boundAt, snap.stops, snap.nodeCaps = boundAt, s.liveStops(pods), refused.caps
+		snap.boundAt, snap.stops, snap.nodeCaps = mem.boundAt, mem.stops, mem.refused.caps
 	}
 	return snap, err
 }
@@ -460,51 +459,42 @@ func (s *Scheduler) listCustom(l cache.GenericLister) []*unstructured.Unstructur
 	return out
 }
 
-// refreshAssumed drops assumptions the cache has caught up with (the pod
-// shows its node, or is gone) and returns a copy of the rest, and the
-// bind times of the pods still there.
-func (s *Scheduler) refreshAssumed(pods []*corev1.Pod) (map[string]string, map[types.UID]time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	live := make(map[string]bool, len(s.assumed))
-	boundAt := make(map[types.UID]time.Time, len(s.boundAt))
-	for _, p := range pods {
-		if _, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
-			live[string(p.UID)] = true
-		}
-		if at, ok := s.boundAt[p.UID]; ok {
-			boundAt[p.UID] = at
-		}
-	}
-	s.boundAt = maps.Clone(boundAt)
-	out := map[string]string{}
-	for uid, node := range s.assumed {
-		if !live[uid] {
-			delete(s.assumed, uid)
-			continue
-		}
-		out[uid] = node
-	}
-	return out, boundAt
+// memory is what the scheduler remembers of the pods a cycle sees.
+type memory struct {
+	assumed map[string]string       // pod uid -> node: bound here, not yet seen bound
+	boundAt map[types.UID]time.Time // when this replica bound them
+	stops   map[string]unitStops    // by unit name
+	refused refusedNodes
 }
 
-// liveStops forgets the preemptions of units that are gone and returns a
-// copy of the rest.
-func (s *Scheduler) liveStops(pods []*corev1.Pod) map[string]unitStops {
+// recall forgets, in one pass over the pods, what is about pods gone or
+// caught up with (an assumption the cache now shows, the bind time of a
+// pod gone, the stops of a unit gone, the refusals of a pod bound or
+// gone), and returns copies of the rest for the cycle.
+func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]unitStops{}
+	m := memory{assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]unitStops{},
+		refused: refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}}
 	for _, p := range pods {
-		name := "pod " + p.Namespace + "/" + p.Name
-		if g := GroupName(p); g != "" {
-			name = "group " + p.Namespace + "/" + g
+		if node, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
+			m.assumed[string(p.UID)] = node
 		}
-		if st, ok := s.stops[name]; ok {
-			out[name] = st
+		if at, ok := s.boundAt[p.UID]; ok {
+			m.boundAt[p.UID] = at
+		}
+		if len(s.stops) > 0 {
+			name := unitName(p)
+			if st, ok := s.stops[name]; ok {
+				m.stops[name] = st
+			}
+		}
+		if r, ok := s.refusals[p.UID]; ok && p.Spec.NodeName == "" {
+			m.refused.add(p.UID, r)
 		}
 	}
-	s.stops = maps.Clone(out)
-	return out
+	s.assumed, s.boundAt, s.stops = maps.Clone(m.assumed), maps.Clone(m.boundAt), maps.Clone(m.stops)
+	return m
 }
 
 // stopped remembers the units a preemption stopped.

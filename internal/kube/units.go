@@ -40,6 +40,16 @@ func (groupCounts) add(to map[string]int, p *corev1.Pod) {
 
 // buildUnits groups pending pods into units and orders them: higher
 // priority first, then older, then by name.
+// unitName is the core's name of the unit a pod belongs to: "group
+// namespace/name" for a pod of a pod group, else "pod namespace/name".
+// Pending and running units, faults and preemptions all go by it.
+func unitName(p *corev1.Pod) string {
+	if g := GroupName(p); g != "" {
+		return "group " + p.Namespace + "/" + g
+	}
+	return "pod " + podKey(p)
+}
+
 func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, members groupCounts) []*unit {
 	byName := map[string]*unit{}
 	var units []*unit
