@@ -58,6 +58,34 @@ func (e *env) devices(node string, n int, product string, memory string) {
 	e.t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
 }
 
+// nvidiaClass creates a DeviceClass of NVIDIA's DRA driver's devices of
+// type typ ("gpu", "mig") and returns its name.
+func (e *env) nvidiaClass(typ string) string {
+	e.t.Helper()
+	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nv" + typ + "-" + e.ns},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
+			CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf(`device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == %q`, typ)}}}}}
+	ctx := context.Background()
+	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = e.c.Client.ResourceV1().DeviceClasses().Delete(ctx, dc.Name, metav1.DeleteOptions{}) })
+	return dc.Name
+}
+
+// nvidiaSlice publishes devices on node as NVIDIA's DRA driver would.
+func (e *env) nvidiaSlice(node string, devices []resourcev1.Device) {
+	e.t.Helper()
+	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-nvidia"},
+		Spec: resourcev1.ResourceSliceSpec{Driver: DriverNVIDIA, NodeName: &node, Devices: devices,
+			Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
+	ctx := context.Background()
+	if _, err := e.c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
+}
+
 // claim creates a ResourceClaim for count devices of class that satisfy
 // the CEL expression sel ("" for any).
 func (e *env) claim(name, class string, count int64, sel string) {
@@ -89,6 +117,21 @@ func (e *env) getClaim(name string) *resourcev1.ResourceClaim {
 		e.t.Fatal(err)
 	}
 	return c
+}
+
+// boundWithClaim waits until the pods are bound, and checks that they are
+// on one node, where the claim they share is allocated (devices of them)
+// and reserved for each.
+func (e *env) boundWithClaim(claim string, devices int, pods ...string) {
+	e.t.Helper()
+	got := e.waitBound(pods...)
+	node := got[pods[0]]
+	for _, n := range pods {
+		if got[n] != node {
+			e.t.Fatalf("pods on %v: a claim's devices are on one node, so all its pods must be", got)
+		}
+		e.allocatedOn(claim, node, n, devices)
+	}
 }
 
 // allocatedOn checks that the claim is allocated, every device from
@@ -219,14 +262,7 @@ func TestDRAClaimSharedByPods(t *testing.T) {
 	for _, n := range names {
 		e.create(claimPod(n, "shared"))
 	}
-	got := e.waitBound(names...)
-	node := got[names[0]]
-	for _, n := range names {
-		if got[n] != node {
-			t.Fatalf("pods on %v: a claim's devices are on one node, so all its pods must be", got)
-		}
-		e.allocatedOn("shared", node, n, 2)
-	}
+	e.boundWithClaim("shared", 2, names...)
 }
 
 // A claim shared by the pods of a pod group is allocated once, on one
@@ -247,14 +283,7 @@ func TestDRAClaimSharedByPodGroup(t *testing.T) {
 		e.create(inGroup(claimPod(name, "shared"), "trio"))
 		names = append(names, name)
 	}
-	got := e.waitBound(names...)
-	node := got[names[0]]
-	for _, n := range names {
-		if got[n] != node {
-			t.Fatalf("pods on %v: a claim's devices are on one node, so all its pods must be", got)
-		}
-		e.allocatedOn("shared", node, n, 2)
-	}
+	e.boundWithClaim("shared", 2, names...)
 }
 
 // GPUs published as NVIDIA's DRA driver publishes them are GPUs to the
@@ -265,32 +294,20 @@ func TestDRAClaimSharedByPodGroup(t *testing.T) {
 func TestDRANVIDIAGPUsCountAsGPUs(t *testing.T) {
 	e := newEnv(t)
 	e.nodeSpec(kubetest.Node{Name: "nvdra-0"}) // no device plugin GPUs
-	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nvgpu-" + e.ns},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
-			CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"`}}}}}
-	ctx := context.Background()
-	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.c.Client.ResourceV1().DeviceClasses().Delete(ctx, dc.Name, metav1.DeleteOptions{}) })
+	class := e.nvidiaClass("gpu")
 	node := "nvdra-0"
-	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-nvidia"},
-		Spec: resourcev1.ResourceSliceSpec{Driver: DriverNVIDIA, NodeName: &node,
-			Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
+	var devices []resourcev1.Device
 	for i := range 4 {
 		prod, typ := "NVIDIA H100 80GB HBM3", "gpu"
-		slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
+		devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
 			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"productName": {StringValue: &prod}, "type": {StringValue: &typ}},
 			Capacity:   map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}}})
 	}
-	if _, err := e.c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
+	e.nvidiaSlice(node, devices)
 	q := e.createQueue("dra", 2)
 	e.start(e.config())
 	for _, n := range []string{"first", "second"} {
-		e.claim(n, dc.Name, 2, "")
+		e.claim(n, class, 2, "")
 		p := claimPod(n, n)
 		p.Labels[LabelQueue] = q
 		e.create(p)
@@ -353,37 +370,25 @@ func TestDRANVIDIAMIGCountsAsMIG(t *testing.T) {
 	e := newEnv(t)
 	node := "nvmig-0"
 	e.nodeSpec(kubetest.Node{Name: node}) // no device plugin GPUs
-	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nvmig-" + e.ns},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
-			CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"`}}}}}
-	ctx := context.Background()
-	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.c.Client.ResourceV1().DeviceClasses().Delete(ctx, dc.Name, metav1.DeleteOptions{}) })
-	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-nvidia"},
-		Spec: resourcev1.ResourceSliceSpec{Driver: DriverNVIDIA, NodeName: &node,
-			Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
+	class := e.nvidiaClass("mig")
+	var devices []resourcev1.Device
 	for g := range 2 {
 		parent := fmt.Sprintf("GPU-%d", g)
 		for i := range 7 {
 			prod, typ, profile := "NVIDIA A100-SXM4-80GB", "mig", "1g.10gb"
-			slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d-mig-1g10gb-%d", g, i),
+			devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d-mig-1g10gb-%d", g, i),
 				Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"productName": {StringValue: &prod},
 					"type": {StringValue: &typ}, "profile": {StringValue: &profile}, "parentUUID": {StringValue: &parent}},
 				Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("10Gi")}}})
 		}
 	}
-	if _, err := e.c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
+	e.nvidiaSlice(node, devices)
 	q := e.createQueue("mig", 1)
 	e.start(e.config())
 	var names []string
 	for i := range 8 {
 		n := fmt.Sprintf("slice-%d", i)
-		e.claim(n, dc.Name, 1, `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`)
+		e.claim(n, class, 1, `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`)
 		p := claimPod(n, n)
 		p.Labels[LabelQueue] = q
 		e.create(p)
