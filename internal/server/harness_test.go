@@ -66,8 +66,22 @@ func startHarness(t *testing.T, srv *Server, st *store.Store) *harness {
 		h.killAll()
 		ts.Close()
 		st.Close()
+		removeSettled(srv.cfg.StateDir)
 	})
 	return h
+}
+
+// removeSettled removes the tasks' directory before the test's TempDir
+// goes, trying again for a while: a killed task's processes may still be
+// writing into it as they die, and TempDir's own removal then fails the
+// test for a file that appeared while it ran.
+func removeSettled(dir string) {
+	if dir == "" {
+		return
+	}
+	for deadline := time.Now().Add(5 * time.Second); os.RemoveAll(dir) != nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // killAll stops every running task at once, so that none outlives the test.
