@@ -11,9 +11,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/peers"
 	"github.com/corral-sched/corral/internal/sim"
 	"github.com/corral-sched/corral/internal/workload"
@@ -81,7 +84,11 @@ type stats struct {
 	MeanWaitM      float64 `json:"mean_wait_min"`
 	P99WaitM       float64 `json:"p99_wait_min"`
 	MeanJCTM       float64 `json:"mean_jct_min"`
-	GangsWhole     int     `json:"gangs_whole"` // multi-task jobs started: all tasks bound
+	// Usage is the fleet over time; for a real system from its pods'
+	// holds (none when an older run's files lack them), for a model from
+	// its fleet after every event, its gangs not counted (GangsWhole -1)
+	// and its sibling wait the simulator's GPU-hours held idle.
+	Usage *peers.Usage `json:"usage,omitempty"`
 }
 
 func run(o options, stdout io.Writer) error {
@@ -132,24 +139,9 @@ func readJobs(path string) (*workload.Jobs, error) {
 
 // compareOne replays w under the real system s and under its model.
 func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout io.Writer) (row, error) {
-	path := filepath.Join(o.out, o.tag+"real-"+s+".csv")
-	var real *peers.Result
-	if o.reuse || s == slurm {
-		j, err := readJobs(path)
-		if err != nil {
-			return row{}, err
-		}
-		real = &peers.Result{Jobs: j}
-	} else {
-		start := time.Now()
-		var err error
-		if real, err = replayReal(o, w, s); err != nil {
-			return row{}, fmt.Errorf("%s: %w", s, err)
-		}
-		fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
-		if err := writeJobs(path, real.Jobs); err != nil {
-			return row{}, err
-		}
+	real, err := realReplay(o, w, s, stdout)
+	if err != nil {
+		return row{}, err
 	}
 	policy := models[s]
 	p, err := sim.NewPolicy(policy)
@@ -159,11 +151,15 @@ func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout
 	// corral kube-scheduler preempts lower-priority pods by default
 	// (--no-preemption turns it off): the model's --priority-preemption.
 	// Preempted pods go at once here (KWOK deletes them), so no grace.
-	res, err := sim.RunWith(f, modelInput(w, s), p, sim.Options{Backfill: sim.EasyBackfill, PriorityPreemption: s == peers.Corral})
+	meter := peers.NewMeter(o.nodes, gpusPerNode, w.Horizon, usageBin)
+	res, err := sim.RunWith(f, modelInput(w, s), p, sim.Options{Backfill: sim.EasyBackfill, PriorityPreemption: s == peers.Corral,
+		Observe: observe(meter)})
 	if err != nil {
 		return row{}, fmt.Errorf("model %s: %w", policy, err)
 	}
 	model := &workload.Jobs{Workload: w, Outcomes: simOutcomes(res)}
+	modelUsage := meter.Usage()
+	modelUsage.SiblingGPUMin, modelUsage.GangsWhole = round2(60*res.Summary.IdleHeldGPUH), -1
 	if err := writeJobs(filepath.Join(o.out, o.tag+"model-"+policy+".csv"), model); err != nil {
 		return row{}, err
 	}
@@ -174,8 +170,93 @@ func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout
 			stops += n
 		}
 	}
-	return row{System: s, Model: policy, Real: summarise(w, real.Outcomes), Sim: summarise(w, model.Outcomes),
-		Validation: peers.Compare(w, model.Outcomes, real.Outcomes), Stops: stops}, nil
+	r := row{System: s, Model: policy, Real: summarise(w, real.Outcomes), Sim: summarise(w, model.Outcomes),
+		Validation: peers.Compare(w, model.Outcomes, real.Outcomes), Stops: stops}
+	r.Sim.Usage = &modelUsage
+	if real.Holds != nil {
+		u := peers.MeasureHolds(real.Holds, o.nodes, gpusPerNode, taskCounts(w), w.Horizon, usageBin)
+		r.Real.Usage = &u
+	}
+	return r, nil
+}
+
+// realReplay replays w under the real system s and writes what it saw
+// beside the script (real-<s>.csv, real-<s>-holds.csv); with -reuse, and
+// for Slurm, whose replay slurm.sh runs, it reads those files instead. An
+// older run without a holds file has no holds.
+func realReplay(o options, w workload.Workload, s string, stdout io.Writer) (*peers.Result, error) {
+	path := filepath.Join(o.out, o.tag+"real-"+s+".csv")
+	holdsPath := filepath.Join(o.out, o.tag+"real-"+s+"-holds.csv")
+	if o.reuse || s == slurm {
+		j, err := readJobs(path)
+		if err != nil {
+			return nil, err
+		}
+		holds, err := readHolds(holdsPath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return &peers.Result{Jobs: j, Holds: holds}, nil
+	}
+	start := time.Now()
+	real, err := replayReal(o, w, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
+	if err := writeJobs(path, real.Jobs); err != nil {
+		return nil, err
+	}
+	return real, writeHolds(holdsPath, real.Holds)
+}
+
+// gpusPerNode is the fake nodes' GPUs; usageBin the width of the usage
+// series' samples.
+const (
+	gpusPerNode = 8
+	usageBin    = 30 * time.Minute
+)
+
+// observe meters a model's fleet: sim.Options.Observe.
+func observe(m *peers.Meter) func(time.Duration, *gang.State) {
+	return func(at time.Duration, st *gang.State) {
+		nodes := st.Fleet().Nodes
+		for i := range nodes {
+			m.Set(i, nodes[i].GPUs-st.FreeGPUs(i))
+		}
+		m.Advance(at)
+	}
+}
+
+func taskCounts(w workload.Workload) map[string]int {
+	out := make(map[string]int, len(w.Arrivals))
+	for _, a := range w.Arrivals {
+		out[a.Job.Name] = a.Job.Tasks()
+	}
+	return out
+}
+
+func round2(x float64) float64 { return math.Round(100*x) / 100 }
+
+func readHolds(path string) ([]peers.Hold, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return peers.ReadHolds(f, path)
+}
+
+func writeHolds(path string, holds []peers.Hold) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := peers.WriteHolds(f, holds); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // modelInput is w as the model of s sees it. Every pod is a preemption
@@ -234,9 +315,6 @@ func summarise(w workload.Workload, out map[string]workload.Outcome) stats {
 		}
 		s.Started++
 		waits = append(waits, o.Start-a.At)
-		if a.Job.Tasks() > 1 {
-			s.GangsWhole++
-		}
 		if o.Ended {
 			s.Ended++
 			jct += o.End - a.At
@@ -284,6 +362,60 @@ func writeTable(w io.Writer, rows []row) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nwaits and JCT in simulated minutes, of the jobs each replay started; Spearman: rank correlation of the")
 	fmt.Fprintln(w, "start times of the jobs both started; err: (model - real) / real of the wait. stops: real pods preempted.")
+	writeUsage(w, rows)
+}
+
+// writeUsage prints the fleet's use, real beside model, and allocation
+// over time.
+func writeUsage(w io.Writer, rows []row) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tallocated\tstranded\tsibling wait\tgangs whole\tmodel\tallocated\tstranded\tsibling wait\t")
+	for _, r := range rows {
+		ru, mu := r.Real.Usage, r.Sim.Usage
+		if ru == nil {
+			fmt.Fprintf(tw, "%s\tn/a\tn/a\tn/a\tn/a\t", r.System)
+		} else {
+			fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f\t%.0f\t%d/%d\t", r.System, ru.AllocatedPct, ru.StrandedGPUs, ru.SiblingGPUMin, ru.GangsWhole, ru.Gangs)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f\t%.0f\t\n", r.Model, mu.AllocatedPct, mu.StrandedGPUs, mu.SiblingGPUMin)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nallocated: mean share of the GPUs bound to tasks while jobs arrive; stranded: mean free GPUs on nodes\n")
+	fmt.Fprintf(w, "in partial use then; sibling wait: GPU-minutes held by tasks of multi-task jobs before the last task was\n")
+	fmt.Fprintf(w, "bound (the model's: GPU-hours held idle); gangs whole: first bindings within %v of each other.\n", peers.GangTolerance)
+	fmt.Fprintln(w, "\nGPUs allocated over time (mean of each bin, simulated minutes from the first arrival):")
+	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	bins := 0
+	for _, r := range rows {
+		bins = max(bins, len(r.Sim.Usage.Series))
+		if r.Real.Usage != nil {
+			bins = max(bins, len(r.Real.Usage.Series))
+		}
+	}
+	fmt.Fprint(tw, "replay\t")
+	for i := range bins {
+		fmt.Fprintf(tw, "%.0f\t", float64(i)*usageBin.Minutes())
+	}
+	fmt.Fprintln(tw)
+	line := func(name string, u *peers.Usage) {
+		fmt.Fprintf(tw, "%s\t", name)
+		for i := range bins {
+			if i < len(u.Series) {
+				fmt.Fprintf(tw, "%.1f\t", u.Series[i].Allocated)
+			} else {
+				fmt.Fprint(tw, "0\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, r := range rows {
+		if r.Real.Usage != nil {
+			line(r.System, r.Real.Usage)
+		}
+		line("model "+r.Model, r.Sim.Usage)
+	}
+	tw.Flush()
 }
 
 func pct(x float64) string {

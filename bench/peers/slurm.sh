@@ -6,7 +6,7 @@
 # compresses time 30-fold), priority/multifactor with the age factor and
 # each job's priority as a negative nice (fair share needs slurmdbd, which
 # this rig does not run), and job completions logged to a file, from which
-# slurmreplay writes real-slurm.csv. Needs root and:
+# slurmreplay writes real-slurm.csv and real-slurm-holds.csv. Needs root and:
 #   apt-get install -y --no-install-recommends slurm-wlm munge
 #
 #   bench/peers/slurm.sh                      # then bench/peers/run.sh compares
@@ -97,5 +97,6 @@ done
 echo "# Slurm $(sinfo -V | cut -d' ' -f2), $NODES nodes of 8 fake H100s, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$GO" build -o "$work/slurmreplay" ./bench/peers/slurmreplay
 # shellcheck disable=SC2086
-"$work/slurmreplay" -jobs 150 -span 150m -speedup 30 -seed 1 -jobcomp "$work/jobcomp.log" -out bench/peers/real-slurm.csv ${ARGS:-}
-echo "# wrote bench/peers/real-slurm.csv; load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$work/slurmreplay" -jobs 150 -span 150m -speedup 30 -seed 1 -jobcomp "$work/jobcomp.log" -out bench/peers/real-slurm.csv \
+	-holds bench/peers/real-slurm-holds.csv ${ARGS:-}
+echo "# wrote bench/peers/real-slurm.csv and real-slurm-holds.csv; load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -30,11 +30,13 @@ type recorder struct {
 	tasks   map[string]map[string]*task // workload job -> completion index -> task
 	pods    map[string]bool             // namespace/pod -> ended (succeeded, failed or deleted)
 	stops   map[string]int              // workload job -> pods that failed or were deleted while bound
+	holds   map[string]*tenure          // namespace/pod -> its time on its node, once bound
 	changed chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{tasks: map[string]map[string]*task{}, pods: map[string]bool{}, stops: map[string]int{}, changed: make(chan struct{}, 1)}
+	return &recorder{tasks: map[string]map[string]*task{}, pods: map[string]bool{}, stops: map[string]int{},
+		holds: map[string]*tenure{}, changed: make(chan struct{}, 1)}
 }
 
 func (rc *recorder) setStart(t time.Time) {
@@ -71,20 +73,50 @@ func (rc *recorder) see(obj any) {
 	if t.bound.IsZero() && p.Spec.NodeName != "" {
 		t.bound = now
 	}
+	if p.Spec.NodeName != "" && rc.holds[key] == nil && !rc.pods[key] {
+		rc.holds[key] = &tenure{job: p.Annotations[annotationJob], task: p.Annotations[annotationIndex], node: p.Spec.NodeName, gpus: podGPUs(p), from: now}
+	}
 	if rc.pods[key] {
 		return
 	}
 	switch p.Status.Phase {
 	case corev1.PodSucceeded:
-		rc.pods[key] = true
+		rc.ended(key, now)
 		if t.done.IsZero() {
 			t.done = now
 		}
 		rc.signal()
 	case corev1.PodFailed:
-		rc.pods[key] = true
+		rc.ended(key, now)
 		rc.stops[p.Annotations[annotationJob]]++
 	}
+}
+
+// tenure is a bound pod's time on its node, in real time; to is zero
+// while it holds.
+type tenure struct {
+	job, task, node string
+	gpus            int
+	from, to        time.Time
+}
+
+// ended marks the pod key as ended at t; the lock is held.
+func (rc *recorder) ended(key string, t time.Time) {
+	rc.pods[key] = true
+	if h := rc.holds[key]; h != nil && h.to.IsZero() {
+		h.to = t
+	}
+}
+
+// podGPUs is the GPUs p asks for, summed over its containers.
+func podGPUs(p *corev1.Pod) int {
+	n := 0
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Requests[gpuResource]; ok {
+			n += int(q.Value())
+		}
+	}
+	return n
 }
 
 // gone counts a pod deleted before it ended (preempted, evicted) as a stop.
@@ -102,7 +134,7 @@ func (rc *recorder) gone(obj any) {
 	if !rc.pods[key] && p.Spec.NodeName != "" {
 		rc.stops[p.Annotations[annotationJob]]++
 	}
-	rc.pods[key] = true
+	rc.ended(key, time.Now())
 }
 
 func (rc *recorder) signal() {
@@ -189,6 +221,26 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// tenures are the pods' holds in simulated time, sorted; a pod still
+// bound holds until end.
+func (rc *recorder) tenures(end time.Time, speedup float64) []Hold {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	sim := func(t time.Time) time.Duration {
+		return max(time.Duration(float64(t.Sub(rc.t0))*speedup).Round(time.Millisecond), 0)
+	}
+	out := make([]Hold, 0, len(rc.holds))
+	for _, h := range rc.holds {
+		to := h.to
+		if to.IsZero() {
+			to = end
+		}
+		out = append(out, Hold{Job: h.job, Task: h.task, Node: h.node, GPUs: h.gpus, From: sim(h.from), To: max(sim(to), sim(h.from))})
+	}
+	SortHolds(out)
+	return out
 }
 
 // stopCounts copies the stops of each job.

@@ -34,6 +34,8 @@ type Result struct {
 	// Stops counts, per job, its pods that failed or were deleted while
 	// bound (preempted), each replaced by the Job controller.
 	Stops map[string]int
+	// Holds are every bound pod's time on its node, in simulated time.
+	Holds []Hold
 }
 
 // Options tune a replay.
@@ -99,7 +101,7 @@ func (r *Rig) Replay(ctx context.Context, w workload.Workload, o Options) (*Resu
 		slack = span
 	}
 	rec.wait(ctx, t0.Add(span+slack), names)
-	return &Result{Jobs: rec.outcomes(w, names, o.Speedup), Stops: rec.stopCounts()}, nil
+	return &Result{Jobs: rec.outcomes(w, names, o.Speedup), Stops: rec.stopCounts(), Holds: rec.tenures(time.Now(), o.Speedup)}, nil
 }
 
 // jobRef is where a workload's job lives in the cluster.

@@ -47,9 +47,11 @@ func TestReplay(t *testing.T) {
 }
 
 // checkReplay checks every job started after it arrived and ran its
-// duration (at least, when it was preempted and ran again).
+// duration (at least, when it was preempted and ran again), and that each
+// of its tasks held its GPUs on a node from then on.
 func checkReplay(t *testing.T, w workload.Workload, got *Result) {
 	t.Helper()
+	checkHolds(t, w, got)
 	const slack = 3 * time.Minute // 3 s of real time at 60x: watch and KWOK delays
 	for _, a := range w.Arrivals {
 		o := got.Outcomes[a.Job.Name]
@@ -64,6 +66,33 @@ func checkReplay(t *testing.T, w workload.Workload, got *Result) {
 		stopped := got.Stops[a.Job.Name] > 0
 		if run := o.End - o.Start; run < a.Duration-slack || run > a.Duration+slack && !stopped {
 			t.Errorf("%s: ran %v, want %v (%d stops)", a.Job.Name, run, a.Duration, got.Stops[a.Job.Name])
+		}
+	}
+}
+
+// checkHolds checks the replay's holds: every task of every job held its
+// GPUs on a node, no earlier than the job arrived, and while its job ran.
+func checkHolds(t *testing.T, w workload.Workload, got *Result) {
+	t.Helper()
+	tasks := map[string]map[string]bool{}
+	for _, h := range got.Holds {
+		if tasks[h.Job] == nil {
+			tasks[h.Job] = map[string]bool{}
+		}
+		tasks[h.Job][h.Task] = true
+	}
+	for _, a := range w.Arrivals {
+		if n := len(tasks[a.Job.Name]); n != a.Job.Tasks() {
+			t.Errorf("%s: holds of %d tasks, want %d", a.Job.Name, n, a.Job.Tasks())
+		}
+		o := got.Outcomes[a.Job.Name]
+		for _, h := range got.Holds {
+			if h.Job != a.Job.Name {
+				continue
+			}
+			if h.GPUs != a.Job.Groups[0].Task.GPUs || h.Node == "" || h.From < a.At-time.Second || h.To < h.From || h.To > o.End+time.Minute {
+				t.Errorf("%s: hold %+v; want %d GPUs on a node from its arrival at %v to no later than its end at %v", a.Job.Name, h, a.Job.Groups[0].Task.GPUs, a.At, o.End)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -39,6 +40,10 @@ type Options struct {
 	// Progress, when set, is told from time to time how many of the
 	// workload's jobs have arrived (done of total); it must not block.
 	Progress func(done, total int)
+	// Observe, when set, is shown the fleet before each moment's events
+	// and once at the end: st is the state since the previous call, and
+	// at the moment it changes. It must not change st.
+	Observe func(at time.Duration, st *gang.State)
 	// PriorityPreemption lets a job whose quota has room stop running
 	// preemptible jobs of lower priority when only placement keeps it
 	// waiting.

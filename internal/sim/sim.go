@@ -149,6 +149,9 @@ func replay(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Result
 		opt.Progress(len(w.Arrivals), len(w.Arrivals))
 	}
 	s.series.sampleBefore(max(s.now, w.Horizon)+1, s.state)
+	if opt.Observe != nil {
+		opt.Observe(s.now, s.state)
+	}
 	res := s.result(p.Name(), w.Horizon)
 	res.Hours = s.series.hours
 	res.Explain = s.story
@@ -197,6 +200,9 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 func (s *Sim) step(p Policy) {
 	at := s.events[0].at
 	s.series.sampleBefore(at, s.state)
+	if s.opt.Observe != nil {
+		s.opt.Observe(at, s.state)
+	}
 	s.acct.advance(at)
 	s.advanceBought(at)
 	s.now = at

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,15 +30,16 @@ func main() {
 	gpuType := flag.String("gres-type", "h100", "the GPU type of the nodes' GRES")
 	jobcomp := flag.String("jobcomp", "", "Slurm's job completion log (JobCompLoc)")
 	out := flag.String("out", "", "the jobs file to write")
+	holds := flag.String("holds", "", "the holds file to write (each job's GPUs on each of its nodes, from start to end); empty: none")
 	flag.Parse()
 	w := peers.Synthetic(*jobs, *span, *seed)
-	if err := run(w, *speedup, *gpuType, *jobcomp, *out); err != nil {
+	if err := run(w, *speedup, *gpuType, *jobcomp, *out, *holds); err != nil {
 		fmt.Fprintln(os.Stderr, "slurmreplay:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w workload.Workload, speedup float64, gpuType, jobcomp, out string) error {
+func run(w workload.Workload, speedup float64, gpuType, jobcomp, out, holdsOut string) error {
 	t0 := time.Now()
 	for _, a := range w.Arrivals {
 		time.Sleep(time.Until(t0.Add(time.Duration(float64(a.At) / speedup))))
@@ -65,12 +67,22 @@ func run(w workload.Workload, speedup float64, gpuType, jobcomp, out string) err
 	}
 	res := &workload.Jobs{Workload: w, Outcomes: map[string]workload.Outcome{}}
 	sim := func(t time.Time) time.Duration { return time.Duration(float64(t.Sub(t0)) * speedup).Round(time.Second) }
+	var holds []peers.Hold
 	for _, a := range w.Arrivals {
 		r, ok := times[a.Job.Name]
 		if !ok {
 			continue
 		}
-		res.Outcomes[a.Job.Name] = workload.Outcome{Start: max(sim(r[0]), a.At), End: sim(r[1]), Started: true, Ended: true}
+		o := workload.Outcome{Start: max(sim(r.start), a.At), End: sim(r.end), Started: true, Ended: true}
+		res.Outcomes[a.Job.Name] = o
+		for i, node := range r.nodes {
+			holds = append(holds, peers.Hold{Job: a.Job.Name, Task: fmt.Sprint(i), Node: node, GPUs: a.Job.Groups[0].Task.GPUs, From: o.Start, To: max(o.End, o.Start)})
+		}
+	}
+	if holdsOut != "" {
+		if err := writeHolds(holdsOut, holds); err != nil {
+			return err
+		}
 	}
 	f, err := os.Create(out)
 	if err != nil {
@@ -105,15 +117,35 @@ func submit(a workload.Arrival, speedup float64, gpuType string) error {
 	return nil
 }
 
-// readJobcomp reads each job's start and end from a jobcomp/filetxt log:
-// lines of key=value fields, Name, StartTime and EndTime among them.
-func readJobcomp(path string) (map[string][2]time.Time, error) {
+func writeHolds(path string, holds []peers.Hold) error {
+	peers.SortHolds(holds)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := peers.WriteHolds(f, holds); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// completion is one job's line of the job completion log.
+type completion struct {
+	start, end time.Time
+	nodes      []string
+}
+
+// readJobcomp reads each job's start, end and nodes from a
+// jobcomp/filetxt log: lines of key=value fields, Name, StartTime,
+// EndTime and NodeList among them.
+func readJobcomp(path string) (map[string]completion, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("job completion log: %w", err)
 	}
 	defer f.Close()
-	out := map[string][2]time.Time{}
+	out := map[string]completion{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -127,7 +159,46 @@ func readJobcomp(path string) (map[string][2]time.Time, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s:%d: StartTime %q, EndTime %q: want times such as 2026-01-02T15:04:05", path, line, kv["StartTime"], kv["EndTime"])
 		}
-		out[kv["Name"]] = [2]time.Time{start, end}
+		nodes, err := expandHostlist(kv["NodeList"])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: NodeList: %w", path, line, err)
+		}
+		out[kv["Name"]] = completion{start: start, end: end, nodes: nodes}
 	}
 	return out, sc.Err()
+}
+
+// expandHostlist expands a Slurm host list such as n[0-2,5],m1 into its
+// names; "(null)" and "" are no hosts.
+func expandHostlist(s string) ([]string, error) {
+	var out []string
+	for s != "" && s != "(null)" {
+		open, comma := strings.IndexByte(s, '['), strings.IndexByte(s, ',')
+		if open < 0 || (comma >= 0 && comma < open) { // a plain name
+			name, rest, _ := strings.Cut(s, ",")
+			out, s = append(out, name), rest
+			continue
+		}
+		end := strings.IndexByte(s[open:], ']')
+		if end < 0 {
+			return nil, fmt.Errorf("%q: an unclosed [", s)
+		}
+		prefix, ranges := s[:open], s[open+1:open+end]
+		for r := range strings.SplitSeq(ranges, ",") {
+			lo, hi, isRange := strings.Cut(r, "-")
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := a, error(nil)
+			if isRange {
+				b, err2 = strconv.Atoi(hi)
+			}
+			if err1 != nil || err2 != nil || b < a {
+				return nil, fmt.Errorf("%q: range %q", s, r)
+			}
+			for i := a; i <= b; i++ {
+				out = append(out, fmt.Sprintf("%s%0*d", prefix, len(lo), i))
+			}
+		}
+		s = strings.TrimPrefix(s[open+end+1:], ",")
+	}
+	return out, nil
 }
