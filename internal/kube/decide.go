@@ -152,8 +152,12 @@ func (in *cycleInput) add(u *unit) *rejection {
 	if err != nil {
 		return &rejection{pods: u.pods, message: err.Error(), code: sched.CodeInvalid}
 	}
+	blocked, freeing := u.blocked, in.kube.filter.freeingOf(u.pods)
 	if why := in.kube.filter.refusal(u.pods); why != "" {
-		return &rejection{pods: u.pods, message: why, code: sched.CodeCapacity}
+		if len(freeing) == 0 {
+			return &rejection{pods: u.pods, message: why, code: sched.CodeCapacity}
+		}
+		blocked = why // the core may preempt to free a node (freeing.go)
 	}
 	q := u.queue()
 	if q != "" && in.kube.queues[q] == nil {
@@ -164,7 +168,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
 		Job: j, Queue: q, Need: queue.Amounts{anyGPU: in.kube.state.LeastMilli(j)}, Arrival: u.created.UnixNano(), Since: u.created,
 		NoBorrowUntil: in.kube.stops[u.job].noBorrowUntil, Claimed: in.kube.stops[u.job].claimed,
-		Blocked: u.blocked, NeverPreempts: neverPreempts(u.pods),
+		Blocked: blocked, Freeing: freeing, NeverPreempts: neverPreempts(u.pods),
 	})
 	return nil
 }

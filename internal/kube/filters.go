@@ -41,6 +41,9 @@ type filtering struct {
 	// refusals are the nodes where, with the pods placed before them in
 	// this cycle, the plugins refused pods the core had placed there.
 	refusals map[string]podRefusal // by pod uid
+	// freeing are, for pods allowed nowhere, the ways to free a node for
+	// them by preemption (freeing.go), by pod uid.
+	freeing map[string][]sched.Freeing
 	// taints are the core taints of the allowed sets; outside holds, by
 	// node, the taints of the sets it is not in.
 	taints  []string
@@ -51,10 +54,12 @@ type filtering struct {
 // nodes are nodes. Pods of equal namespace, labels and spec share one run.
 // A pod the plugins refused in an earlier cycle where the core had placed
 // it (refused: nodes by pod uid) is allowed the rest.
-func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, pending []*corev1.Pod, refused refusedNodes) *filtering {
+func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, onNodes, pending []*corev1.Pod, refused refusedNodes, scheduler string) *filtering {
 	f := &filtering{view: view, nodes: len(nodes), byNodes: map[string]int{}, set: map[string]int{}, why: map[string]string{},
-		outside: map[string][]string{}, refusals: map[string]podRefusal{}}
+		outside: map[string][]string{}, refusals: map[string]podRefusal{}, freeing: map[string][]sched.Freeing{}}
 	bySig := map[string]upstream.Verdict{}
+	freeing := map[string][]sched.Freeing{}
+	var byNode map[string][]*corev1.Pod
 	for _, p := range pending {
 		sig := podSignature(p)
 		v, ok := bySig[sig]
@@ -69,6 +74,20 @@ func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Nod
 		switch {
 		case len(v.Nodes) == 0:
 			f.why[string(p.UID)] = v.Why(len(nodes))
+			if len(v.Resolvable) == 0 {
+				break
+			}
+			if byNode == nil {
+				byNode = podsByNode(onNodes)
+			}
+			ways, ok := freeing[sig]
+			if !ok || sig == "" {
+				ways = freeingFor(ctx, view, p, v, byNode, scheduler)
+				freeing[sig] = ways
+			}
+			if len(ways) > 0 {
+				f.freeing[string(p.UID)] = ways
+			}
 		case len(allowed) == 0:
 			f.why[string(p.UID)] = fmt.Sprintf("Kubernetes' filters allow it only on %v, where they refused it beside the pods placed before it", refused.pods[p.UID])
 		case len(allowed) < len(nodes):
@@ -143,6 +162,16 @@ func (f *filtering) tolerations(p *corev1.Pod) []string {
 		}
 	}
 	return out
+}
+
+// freeingOf are the ways to free a node for a unit of one pod that no
+// node allows; nil for a unit of several pods (a gang kept out by the
+// filters waits) or when there are none.
+func (f *filtering) freeingOf(pods []*corev1.Pod) []sched.Freeing {
+	if f == nil || len(pods) != 1 {
+		return nil
+	}
+	return f.freeing[string(pods[0].UID)]
 }
 
 // refusal says why no node is allowed for one of pods, or "".

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -222,16 +221,8 @@ func TestPreemptionPolicyNeverNeverEvicts(t *testing.T) {
 	low.Spec.PriorityClassName = e.priorityClass("low", 1)
 	e.create(low)
 	e.waitBound("low")
-	never := corev1.PreemptNever
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "polite-" + e.ns}, Value: 1000, PreemptionPolicy: &never}
-	if _, err := e.c.Client.SchedulingV1().PriorityClasses().Create(context.Background(), pc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.c.Client.SchedulingV1().PriorityClasses().Delete(context.Background(), pc.Name, metav1.DeleteOptions{})
-	})
 	high := pod("polite", 8)
-	high.Spec.PriorityClassName = pc.Name
+	high.Spec.PriorityClassName = e.politeClass(1000)
 	e.create(high)
 	e.waitUnschedulable("polite", "")
 	time.Sleep(4 * cfg.Interval)

@@ -301,6 +301,21 @@ func (e *env) priorityClass(name string, value int32) string {
 
 // waitGroupStatus waits until the PodGroup's status says phase and
 // scheduled.
+// politeClass is a PriorityClass of value whose pods never preempt
+// (preemptionPolicy: Never), removed when the test ends.
+func (e *env) politeClass(value int32) string {
+	e.t.Helper()
+	never := corev1.PreemptNever
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "polite-" + e.ns}, Value: value, PreemptionPolicy: &never}
+	if _, err := e.c.Client.SchedulingV1().PriorityClasses().Create(context.Background(), pc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.c.Client.SchedulingV1().PriorityClasses().Delete(context.Background(), pc.Name, metav1.DeleteOptions{})
+	})
+	return pc.Name
+}
+
 func (e *env) waitGroupStatus(name, phase string, scheduled int64) {
 	e.t.Helper()
 	e.eventually(func() error {

@@ -301,7 +301,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	s.status.submit(s.statusPatches(pods, mem.assumed, queues))
 	pods = s.markStopping(pods)
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
-		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, pending, mem.refused)
+		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, onNodes, pending, mem.refused, s.cfg.SchedulerName)
 	}
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, s.log)
 	if snap != nil {

@@ -81,10 +81,13 @@ func Cycle(snap *Snapshot) Decisions {
 func (c *cycle) consider(u *Unit) {
 	name := u.Job.Name
 	switch {
-	case u.Blocked != "":
+	case u.Blocked != "" && len(u.Freeing) == 0:
 		c.wait(u, CodeBlocked, u.Blocked)
 		return
 	case c.overQuota(u):
+		return
+	case u.Blocked != "":
+		c.free(u)
 		return
 	}
 	victims := c.stoppingFor(name)

@@ -25,6 +25,13 @@ type Unit struct {
 	// NeverPreempts keeps the unit from stopping other work, whatever its
 	// priority (Kubernetes' preemptionPolicy: Never).
 	NeverPreempts bool
+	// Freeing, with Blocked, says the face's own rules allow the unit on
+	// no node now (Kubernetes' filters: ports, inter-pod anti-affinity,
+	// the pods a node takes), but would on a node once some running units
+	// there stop. The cycle may stop them for it as it stops work to make
+	// room; otherwise the unit waits for room (CodeCapacity), Blocked
+	// saying why.
+	Freeing []Freeing
 	// Since is when it began to wait; with Config.ReclaimPatience it may
 	// reclaim lent quota only once it has waited that long. Zero: always.
 	Since time.Time
@@ -45,6 +52,13 @@ type Unit struct {
 	// delays a reservation, so the room it names is still the least); nil:
 	// search.
 	Kept *Reservation
+}
+
+// Freeing is one way to let a blocked unit start: the running units
+// whose stop makes the face's rules allow it on Node.
+type Freeing struct {
+	Node    string
+	Victims []string // running units, by name
 }
 
 // Running is one unit the fleet runs, placed in the State under Name, or

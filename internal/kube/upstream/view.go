@@ -73,7 +73,11 @@ type Verdict struct {
 	// Refused counts the nodes refused, by the plugins' reasons
 	// ("node(s) didn't match pod anti-affinity rules").
 	Refused map[string]int
-	Err     error // the plugins failed; no node is allowed
+	// Resolvable are the refused nodes whose refusal only pods there
+	// cause (ports, anti-affinity, the pod count: Unschedulable, not
+	// UnschedulableAndUnresolvable), where preemption may help; by name.
+	Resolvable []string
+	Err        error // the plugins failed; no node is allowed
 }
 
 // Why summarises the refusals as kube-scheduler does: "0/4 nodes are
@@ -120,12 +124,83 @@ func (v *View) Allowed(ctx context.Context, pod *corev1.Pod) Verdict {
 			for _, r := range fst.Reasons() {
 				out.Refused[r]++
 			}
+			if fst.Code() == fwk.Unschedulable {
+				out.Resolvable = append(out.Resolvable, name)
+			}
 		default:
 			out.Err = fmt.Errorf("scheduler plugin %s on node %s: %w", fst.Plugin(), name, fst.AsError())
 			return Verdict{Refused: map[string]int{}, Err: out.Err}
 		}
 	}
 	return out
+}
+
+// Freeing says which of candidates, pods on node, must leave it for the
+// plugins to allow pod there, as kube-scheduler's DefaultPreemption
+// chooses victims on a node: every candidate removed, then each put back
+// in turn, the most important first (candidates in that order), where
+// pod still passes without it. false when pod does not pass even with
+// them all gone. The view is left as it was.
+func (v *View) Freeing(ctx context.Context, pod *corev1.Pod, node string, candidates []*corev1.Pod) ([]*corev1.Pod, bool) {
+	ni, ok := v.byName[node]
+	if !ok || len(candidates) == 0 {
+		return nil, false
+	}
+	checked := withoutCoreResources(pod)
+	state := framework.NewCycleState()
+	res, st, _ := v.f.fw.RunPreFilterPlugins(ctx, state, checked)
+	if !st.IsSuccess() || !res.AllNodes() && !res.NodeNames.Has(node) {
+		return nil, false
+	}
+	w := &without{v: v, ctx: ctx, state: state, pod: checked, node: ni.Snapshot()}
+	infos := make([]fwk.PodInfo, len(candidates))
+	for i, c := range candidates {
+		pi, err := framework.NewPodInfo(c)
+		if err != nil || !w.remove(pi) {
+			return nil, false
+		}
+		infos[i] = pi
+	}
+	if !w.passes() {
+		return nil, false
+	}
+	var victims []*corev1.Pod
+	for i, pi := range infos {
+		if w.add(pi) && w.passes() {
+			continue // reprieved
+		}
+		if !w.remove(pi) {
+			return nil, false
+		}
+		victims = append(victims, candidates[i])
+	}
+	return victims, true
+}
+
+// without is a copy of one node's view with pods taken off it, and the
+// plugins' state for one pod kept up to date with it.
+type without struct {
+	v     *View
+	ctx   context.Context
+	state fwk.CycleState
+	pod   *corev1.Pod
+	node  fwk.NodeInfo
+}
+
+func (w *without) remove(pi fwk.PodInfo) bool {
+	if err := w.node.RemovePod(klog.FromContext(w.ctx), pi.GetPod()); err != nil {
+		return false
+	}
+	return w.v.f.fw.RunPreFilterExtensionRemovePod(w.ctx, w.state, w.pod, pi, w.node).IsSuccess()
+}
+
+func (w *without) add(pi fwk.PodInfo) bool {
+	w.node.AddPodInfo(pi)
+	return w.v.f.fw.RunPreFilterExtensionAddPod(w.ctx, w.state, w.pod, pi, w.node).IsSuccess()
+}
+
+func (w *without) passes() bool {
+	return w.v.f.fw.RunFilterPlugins(w.ctx, w.state, w.pod, w.node).IsSuccess()
 }
 
 // Place checks pod on node against the view, the pods placed before it in

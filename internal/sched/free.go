@@ -1,0 +1,75 @@
+package sched
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// free decides a unit the face's rules allow on no node now
+// (Unit.Freeing): it waits for work already stopping for it, or stops the
+// running units of the cheapest way to free a node, or waits for room.
+//
+// The cheapest way is kube-scheduler's choice of a node to preempt on:
+// the lowest highest priority among its victims, then the fewest victims,
+// then the least work lost, then the node's name. Every victim must be
+// one the cycle may stop for u (lower priority, preemptible, not stopped
+// too often already); the stops count against the cycle's budget.
+func (c *cycle) free(u *Unit) {
+	switch {
+	case !c.snap.Config.Preemption || u.NeverPreempts:
+		c.wait(u, CodeCapacity, u.Blocked)
+		return
+	case u.Claimed && len(c.stoppingUnits()) > 0:
+		// Its victims are still stopping: do not stop more for it.
+		c.wait(u, CodePreempting, u.Blocked+"; waiting for the work stopped for it")
+		return
+	}
+	best, ok := c.cheapestFreeing(u)
+	switch {
+	case !ok:
+		c.wait(u, CodeCapacity, u.Blocked)
+	case !c.withinBudget(len(best.Victims)):
+		c.wait(u, CodeCapacity, u.Blocked+"; stopping the work that keeps it off "+best.Node+" would exceed this cycle's preemption budget")
+	default:
+		c.stopFor(u, best.Victims)
+		c.wait(u, CodePreempting, fmt.Sprintf("%s; preempting lower-priority %s on %s to make room", u.Blocked, strings.Join(best.Victims, ", "), best.Node))
+	}
+}
+
+// cheapestFreeing is the way of u.Freeing whose victims u may stop that
+// costs least; false when there is none.
+func (c *cycle) cheapestFreeing(u *Unit) (Freeing, bool) {
+	type option struct {
+		f       Freeing
+		highest int
+		cost    float64
+	}
+	var opts []option
+	for _, f := range u.Freeing {
+		o, ok := option{f: f, highest: math.MinInt}, len(f.Victims) > 0
+		for _, name := range f.Victims {
+			r := c.runningUnit(name)
+			if r == nil || !c.victim(*r) || r.Priority >= u.Job.Priority {
+				ok = false
+				break
+			}
+			o.highest, o.cost = max(o.highest, r.Priority), o.cost+c.stopCost(*r)
+		}
+		if ok {
+			opts = append(opts, o)
+		}
+	}
+	if len(opts) == 0 {
+		return Freeing{}, false
+	}
+	best := slices.MinFunc(opts, func(a, b option) int {
+		return cmp.Or(cmp.Compare(a.highest, b.highest), cmp.Compare(len(a.f.Victims), len(b.f.Victims)),
+			cmp.Compare(a.cost, b.cost), strings.Compare(a.f.Node, b.f.Node))
+	})
+	victims := slices.Clone(best.f.Victims)
+	slices.Sort(victims)
+	return Freeing{Node: best.f.Node, Victims: victims}, true
+}
