@@ -27,7 +27,9 @@ func TestCycleFreesANodeTheFiltersRefuse(t *testing.T) {
 			cfg:  Config{Preemption: true},
 			want: []string{"preempt low for web", "reserve web releasing [low]", "wait web preempting"}, reason: "on node-1"},
 		{name: "then the fewest victims",
-			unit: func() Unit { return blocked(Freeing{"node-0", []string{"low", "low2"}}, Freeing{"node-1", []string{"low3"}}) },
+			unit: func() Unit {
+				return blocked(Freeing{"node-0", []string{"low", "low2"}}, Freeing{"node-1", []string{"low3"}})
+			},
 			cfg:  Config{Preemption: true},
 			want: []string{"preempt low3 for web", "reserve web releasing [low3]", "wait web preempting"}},
 		{name: "never work of its own priority or above",
@@ -35,7 +37,9 @@ func TestCycleFreesANodeTheFiltersRefuse(t *testing.T) {
 			cfg:  Config{Preemption: true},
 			want: []string{"wait web capacity"}, reason: "didn't have free ports"},
 		{name: "a way with a victim it may not stop is no way",
-			unit: func() Unit { return blocked(Freeing{"node-0", []string{"low", "top"}}, Freeing{"node-1", []string{"mid"}}) },
+			unit: func() Unit {
+				return blocked(Freeing{"node-0", []string{"low", "top"}}, Freeing{"node-1", []string{"mid"}})
+			},
 			cfg:  Config{Preemption: true},
 			want: []string{"preempt mid for web", "reserve web releasing [mid]", "wait web preempting"}},
 		{name: "without preemption it waits for room, as the autoscaler should read it",
