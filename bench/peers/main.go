@@ -192,7 +192,7 @@ func realReplay(o options, w workload.Workload, s string, stdout io.Writer) (*pe
 		if err != nil {
 			return nil, err
 		}
-		holds, err := readHolds(holdsPath)
+		holds, err := peers.ReadHoldsFile(holdsPath)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -207,7 +207,7 @@ func realReplay(o options, w workload.Workload, s string, stdout io.Writer) (*pe
 	if err := writeJobs(path, real.Jobs); err != nil {
 		return nil, err
 	}
-	return real, writeHolds(holdsPath, real.Holds)
+	return real, peers.WriteHoldsFile(holdsPath, real.Holds)
 }
 
 // gpusPerNode is the fake nodes' GPUs; usageBin the width of the usage
@@ -237,27 +237,6 @@ func taskCounts(w workload.Workload) map[string]int {
 }
 
 func round2(x float64) float64 { return math.Round(100*x) / 100 }
-
-func readHolds(path string) ([]peers.Hold, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return peers.ReadHolds(f, path)
-}
-
-func writeHolds(path string, holds []peers.Hold) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := peers.WriteHolds(f, holds); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
 
 // modelInput is w as the model of s sees it. Every pod is a preemption
 // victim for a pod of higher priority in Kubernetes, and every workload

@@ -182,9 +182,11 @@ func (d draListers) asGPUPods(pods []*corev1.Pod) []*corev1.Pod {
 
 // claimedGPUs is how many whole NVIDIA GPUs pod's claims ask for: the
 // exact counts of requests whose DeviceClass selects the driver's GPUs.
-// A claim shared with other pods is counted for each.
+// A claim shared with other pods is counted for each. A pod not yet given
+// the claim of its extended resources (KEP-5004) asks for what their
+// DeviceClasses stand for.
 func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
-	var n int64
+	n := d.extendedGPUs(pod)
 	for _, name := range upstream.ClaimNames(pod) {
 		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
 		if err != nil {
@@ -198,6 +200,47 @@ func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
 		}
 	}
 	return n
+}
+
+// extendedGPUs is how many NVIDIA GPUs pod asks for as extended resources
+// a DeviceClass of the driver's GPUs stands for (its extendedResourceName,
+// or deviceclass.resource.kubernetes.io/<class>), until the
+// DynamicResources plugin has made their claim (which claimedGPUs then
+// counts).
+func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
+	if pod.Status.ExtendedResourceClaimStatus != nil {
+		return 0
+	}
+	var n int64
+	for _, c := range pod.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			if class, ok := d.classFor(name); ok && d.gpuClass(class) {
+				n += q.Value()
+			}
+		}
+	}
+	return n
+}
+
+// classFor is the DeviceClass that stands for the extended resource
+// name, if any.
+func (d draListers) classFor(name corev1.ResourceName) (string, bool) {
+	if class, ok := strings.CutPrefix(string(name), resourcev1.ResourceDeviceClassPrefix); ok {
+		return class, true
+	}
+	if !strings.Contains(string(name), "/") || strings.HasPrefix(string(name), "nvidia.com/") {
+		return "", false // a native resource, or one the device plugin serves
+	}
+	classes, err := d.classes.List(labels.Everything())
+	if err != nil {
+		return "", false
+	}
+	for _, c := range classes {
+		if c.Spec.ExtendedResourceName != nil && *c.Spec.ExtendedResourceName == string(name) {
+			return c.Name, true
+		}
+	}
+	return "", false
 }
 
 // claimedMIG is the profile of the one NVIDIA MIG instance pod's claims

@@ -25,8 +25,15 @@ const fakeDriver = "gpu.example.com"
 // returns its name.
 func (e *env) deviceClass() string {
 	e.t.Helper()
-	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu-" + e.ns},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
+	return e.fakeClass("gpu-"+e.ns, nil)
+}
+
+// fakeClass creates a DeviceClass name of the fake driver's devices,
+// standing for the extended resource ext when it is not nil.
+func (e *env) fakeClass(name string, ext *string) string {
+	e.t.Helper()
+	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourcev1.DeviceClassSpec{ExtendedResourceName: ext, Selectors: []resourcev1.DeviceSelector{{
 			CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", fakeDriver)}}}}}
 	ctx := context.Background()
 	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
@@ -84,6 +91,18 @@ func (e *env) nvidiaSlice(node string, devices []resourcev1.Device) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = e.c.Client.ResourceV1().ResourceSlices().Delete(ctx, slice.Name, metav1.DeleteOptions{}) })
+}
+
+// h100Devices are n H100 GPUs as NVIDIA's DRA driver describes them.
+func h100Devices(n int) []resourcev1.Device {
+	var devices []resourcev1.Device
+	for i := range n {
+		prod, typ := "NVIDIA H100 80GB HBM3", "gpu"
+		devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
+			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"productName": {StringValue: &prod}, "type": {StringValue: &typ}},
+			Capacity:   map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}}})
+	}
+	return devices
 }
 
 // claim creates a ResourceClaim for count devices of class that satisfy
@@ -296,14 +315,7 @@ func TestDRANVIDIAGPUsCountAsGPUs(t *testing.T) {
 	e.nodeSpec(kubetest.Node{Name: "nvdra-0"}) // no device plugin GPUs
 	class := e.nvidiaClass("gpu")
 	node := "nvdra-0"
-	var devices []resourcev1.Device
-	for i := range 4 {
-		prod, typ := "NVIDIA H100 80GB HBM3", "gpu"
-		devices = append(devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i),
-			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"productName": {StringValue: &prod}, "type": {StringValue: &typ}},
-			Capacity:   map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}}})
-	}
-	e.nvidiaSlice(node, devices)
+	e.nvidiaSlice(node, h100Devices(4))
 	q := e.createQueue("dra", 2)
 	e.start(e.config())
 	for _, n := range []string{"first", "second"} {

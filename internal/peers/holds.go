@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,6 +82,30 @@ func parseHold(row []string) (Hold, error) {
 		return Hold{}, fmt.Errorf("ends at %v before it starts at %v", t[1], t[0])
 	}
 	return Hold{Job: row[0], Task: row[1], Node: row[2], GPUs: gpus, From: t[0], To: t[1]}, nil
+}
+
+// WriteHoldsFile writes holds, sorted, to the file at path.
+func WriteHoldsFile(path string, holds []Hold) error {
+	SortHolds(holds)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteHolds(f, holds); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadHoldsFile reads the holds file at path.
+func ReadHoldsFile(path string) ([]Hold, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadHolds(f, path)
 }
 
 // SortHolds orders holds by start, then job, task and node.

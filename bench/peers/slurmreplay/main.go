@@ -80,7 +80,7 @@ func run(w workload.Workload, speedup float64, gpuType, jobcomp, out, holdsOut s
 		}
 	}
 	if holdsOut != "" {
-		if err := writeHolds(holdsOut, holds); err != nil {
+		if err := peers.WriteHoldsFile(holdsOut, holds); err != nil {
 			return err
 		}
 	}
@@ -115,19 +115,6 @@ func submit(a workload.Arrival, speedup float64, gpuType string) error {
 		return fmt.Errorf("sbatch %s: %v: %s", a.Job.Name, err, out)
 	}
 	return nil
-}
-
-func writeHolds(path string, holds []peers.Hold) error {
-	peers.SortHolds(holds)
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := peers.WriteHolds(f, holds); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // completion is one job's line of the job completion log.

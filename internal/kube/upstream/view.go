@@ -15,6 +15,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 )
 
 // View is one cycle's cluster as the plugins see it: the nodes, and the
@@ -295,10 +296,12 @@ func (v *View) Release(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// NeedsPreBind reports whether pod claims anything PreBind writes: a
-// ResourceClaim or a PersistentVolumeClaim.
+// NeedsPreBind reports whether pod claims anything PreBind may write: a
+// ResourceClaim, a PersistentVolumeClaim, or an extended resource that a
+// DeviceClass may stand for (KEP-5004: the DynamicResources plugin then
+// makes the pod's claim and maps its requests in the pod's status).
 func NeedsPreBind(pod *corev1.Pod) bool {
-	if len(pod.Spec.ResourceClaims) > 0 {
+	if len(pod.Spec.ResourceClaims) > 0 || asksExtended(pod) {
 		return true
 	}
 	return slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
@@ -306,8 +309,25 @@ func NeedsPreBind(pod *corev1.Pod) bool {
 	})
 }
 
+// asksExtended reports whether pod requests an extended resource other
+// than those corral's core counts (upstream's own test of the names a
+// DeviceClass may stand for).
+func asksExtended(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			for name := range cs[i].Resources.Requests {
+				if !coreResource(name) && schedutil.IsDRAExtendedResourceName(name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // ClaimNames are the names of the ResourceClaims pod uses: named in its
-// spec, or made for it from a template (its status says which).
+// spec, made for it from a template (its status says which), or made for
+// its extended resources (KEP-5004, its status again).
 func ClaimNames(pod *corev1.Pod) []string {
 	var out []string
 	for _, c := range pod.Spec.ResourceClaims {
@@ -319,6 +339,9 @@ func ClaimNames(pod *corev1.Pod) []string {
 		if st.ResourceClaimName != nil {
 			out = append(out, *st.ResourceClaimName)
 		}
+	}
+	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && st.ResourceClaimName != "" {
+		out = append(out, st.ResourceClaimName)
 	}
 	return out
 }
