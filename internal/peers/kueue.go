@@ -127,7 +127,7 @@ func (r *Rig) kueueQueues(ctx context.Context, w workload.Workload, gpus int) er
 	if _, err := r.Dynamic.Resource(resourceFlavor).Create(ctx, flavor, metav1CreateOptions); err != nil {
 		return fmt.Errorf("resource flavor: %w", err)
 	}
-	shares := tenantShares(w)
+	shares := TenantShares(w)
 	names := make([]string, 0, len(shares))
 	for t := range shares {
 		names = append(names, t)
@@ -166,8 +166,9 @@ func (r *Rig) kueueQueues(ctx context.Context, w workload.Workload, gpus int) er
 	return nil
 }
 
-// tenantShares is each tenant's share of w's GPU-hours.
-func tenantShares(w workload.Workload) map[string]float64 {
+// TenantShares is each tenant's share of w's GPU-hours: its Kueue quota
+// and its Slurm fair share, as internal/sim entitles it.
+func TenantShares(w workload.Workload) map[string]float64 {
 	work, total := map[string]float64{}, 0.0
 	for _, a := range w.Arrivals {
 		h := float64(a.Job.Tasks()*a.Job.Groups[0].Task.GPUs) * a.Duration.Hours()

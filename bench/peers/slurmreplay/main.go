@@ -11,9 +11,11 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,19 +33,33 @@ func main() {
 	jobcomp := flag.String("jobcomp", "", "Slurm's job completion log (JobCompLoc)")
 	out := flag.String("out", "", "the jobs file to write")
 	holds := flag.String("holds", "", "the holds file to write (each job's GPUs on each of its nodes, from start to end); empty: none")
+	shares := flag.Bool("shares", false, "print each tenant's fair share (its share of the workload's GPU-hours, in thousandths) as 'tenant share' lines, and exit")
+	qos := flag.Bool("qos", false, "submit each job in QOS p<priority> (which slurm.sh makes) instead of with its priority as a negative nice")
 	flag.Parse()
 	w := peers.Synthetic(*jobs, *span, *seed)
-	if err := run(w, *speedup, *gpuType, *jobcomp, *out, *holds); err != nil {
+	if *shares {
+		printShares(w)
+		return
+	}
+	if err := run(w, *speedup, *gpuType, *jobcomp, *out, *holds, *qos); err != nil {
 		fmt.Fprintln(os.Stderr, "slurmreplay:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w workload.Workload, speedup float64, gpuType, jobcomp, out, holdsOut string) error {
+// printShares prints each tenant's fair share, in name order.
+func printShares(w workload.Workload) {
+	shares := peers.TenantShares(w)
+	for _, t := range slices.Sorted(maps.Keys(shares)) {
+		fmt.Printf("%s %d\n", t, max(1, int(math.Round(1000*shares[t]))))
+	}
+}
+
+func run(w workload.Workload, speedup float64, gpuType, jobcomp, out, holdsOut string, qos bool) error {
 	t0 := time.Now()
 	for _, a := range w.Arrivals {
 		time.Sleep(time.Until(t0.Add(time.Duration(float64(a.At) / speedup))))
-		if err := submit(a, speedup, gpuType); err != nil {
+		if err := submit(a, speedup, gpuType, qos); err != nil {
 			return err
 		}
 	}
@@ -96,18 +112,22 @@ func run(w workload.Workload, speedup float64, gpuType, jobcomp, out, holdsOut s
 }
 
 // submit sbatches a: one task per node, its GPUs as typed GRES per node,
-// its priority as a negative nice (multifactor subtracts nice), a time
-// limit of twice its compressed duration, in whole minutes as Slurm takes
-// them.
-func submit(a workload.Arrival, speedup float64, gpuType string) error {
+// its priority as its QOS (with qos) or as a negative nice (multifactor
+// subtracts nice), a time limit of twice its compressed duration, in
+// whole minutes as Slurm takes them.
+func submit(a workload.Arrival, speedup float64, gpuType string, qos bool) error {
 	d := a.Job.Groups[0].Task
 	run := float64(a.Duration) / speedup / float64(time.Second)
 	limit := max(1, int(math.Ceil(2*run/60)))
 	args := []string{"--parsable", "--output=/dev/null", "--job-name=" + a.Job.Name, "--account=" + a.Job.Tenant,
 		fmt.Sprintf("--nodes=%d", a.Job.Tasks()), "--ntasks-per-node=1",
 		fmt.Sprintf("--cpus-per-task=%d", max(1, d.CPUMilli/1000)), fmt.Sprintf("--mem=%dM", max(1, d.MemoryMiB)),
-		fmt.Sprintf("--time=%d", limit), fmt.Sprintf("--nice=%d", -1000*a.Job.Priority),
-		fmt.Sprintf("--wrap=sleep %.3f", run)}
+		fmt.Sprintf("--time=%d", limit), fmt.Sprintf("--wrap=sleep %.3f", run)}
+	if qos {
+		args = append(args, fmt.Sprintf("--qos=p%d", a.Job.Priority))
+	} else {
+		args = append(args, fmt.Sprintf("--nice=%d", -1000*a.Job.Priority))
+	}
 	if d.GPUs > 0 {
 		args = append(args, fmt.Sprintf("--gres=gpu:%s:%d", gpuType, d.GPUs))
 	}
