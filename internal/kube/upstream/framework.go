@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -57,10 +58,19 @@ func New(ctx context.Context, client kubernetes.Interface, factory informers.Sha
 		return nil, fmt.Errorf("scheduler framework: resource slices: %w", err)
 	}
 	l := &lister{}
+	dra := dynamicresources.NewDRAManager(ctx, claims, slices, factory)
+	// Which extended resources DeviceClasses stand for (KEP-5004) is a
+	// cache kept by the DeviceClass informer, as kube-scheduler's event
+	// handlers keep it.
+	if ers, ok := dra.DeviceClassResolver().(*extendedresourcecache.ExtendedResourceCache); ok && ers != nil {
+		if _, err := factory.Resource().V1().DeviceClasses().Informer().AddEventHandler(ers); err != nil {
+			return nil, fmt.Errorf("scheduler framework: device classes: %w", err)
+		}
+	}
 	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(factory),
-		frameworkruntime.WithSharedDRAManager(dynamicresources.NewDRAManager(ctx, claims, slices, factory)),
+		frameworkruntime.WithSharedDRAManager(dra),
 		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
 		frameworkruntime.WithSnapshotSharedLister(l),
 		frameworkruntime.WithParallelism(1),
