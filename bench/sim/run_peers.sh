@@ -12,7 +12,7 @@ GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 OUT=bench/sim
 BIN=$(mktemp -d)/corral
 "$GO" build -o "$BIN" ./cmd/corral
-POLICIES=corral,slurm-like,kueue-like,kube-default,kube-packed,volcano-like,slurm-exclusive,kueue-strict
+POLICIES=corral,slurm-like,kueue-like,kube-default,kube-packed,volcano-like,kai-like,slurm-exclusive,kueue-strict
 
 for load in 0.8 0.95; do
   echo "# corral sim --nodes 256 --days 14 --load $load --seed 1 --policies $POLICIES" >"$OUT/peers-$load.txt"

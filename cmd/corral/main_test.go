@@ -167,7 +167,7 @@ func TestSimCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"corral ", "kube-default ", "kube-packed ", "kueue-like ", "kueue-strict ", "slurm-like ", "slurm-exclusive ", "volcano-like ", "wait mean", "Jain", "research"} {
+	for _, want := range []string{"corral ", "kube-default ", "kube-packed ", "kueue-like ", "kueue-strict ", "slurm-like ", "slurm-exclusive ", "volcano-like ", "kai-like ", "wait mean", "Jain", "research"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

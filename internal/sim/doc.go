@@ -14,8 +14,9 @@
 // backfill, QOS preemption), kueue-like (BestEffortFIFO ClusterQueues in a
 // cohort, preemption, waitForPodsReady), kube-default and kube-packed
 // (PrioritySort, NodeResourcesFit LeastAllocated or MostAllocated,
-// priority preemption, no gangs) and volcano-like (gang, binpack,
-// proportion with reclaim). The earlier, misconfigured models stay as
+// priority preemption, no gangs), volcano-like (gang, binpack,
+// proportion with reclaim) and kai-like (quota then over-quota weight,
+// reclaim of over-quota work). The earlier, misconfigured models stay as
 // labelled worst cases: slurm-exclusive (whole nodes) and kueue-strict
 // (StrictFIFO, pods spread and interleaved). peers.go holds what the
 // models share. Metrics (metrics.go) are

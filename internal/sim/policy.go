@@ -20,7 +20,7 @@ type Policy interface {
 
 // policies are corral and the models of other systems: each peer at its
 // documented best for GPU clusters (slurm-like, kueue-like, kube-default
-// and kube-packed, volcano-like), and the earlier models kept as labelled
+// and kube-packed, volcano-like, kai-like), and the earlier models kept as labelled
 // worst cases (slurm-exclusive, kueue-strict).
 var policies = map[string]func() Policy{
 	"corral":          func() Policy { return corralPolicy{} },
@@ -31,6 +31,7 @@ var policies = map[string]func() Policy{
 	"kueue-like":      newKueuePolicy,
 	"kueue-strict":    func() Policy { return kueueStrictPolicy{} },
 	"volcano-like":    newVolcanoPolicy,
+	"kai-like":        newKAIPolicy,
 }
 
 // NewPolicy returns the named policy.

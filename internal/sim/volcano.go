@@ -120,6 +120,11 @@ func nextQueue(jobs map[string][]*pendingJob, alloc, deserved map[string]float64
 // capped by the queue's request (running plus pending), what is left over
 // shared again among the rest until nothing is.
 func (s *Sim) deserved(alloc map[string]float64) map[string]float64 {
+	return s.shareOut(s.requests(alloc), map[string]float64{}, s.entitled)
+}
+
+// requests is each queue's request: what it runs (alloc) and what waits.
+func (s *Sim) requests(alloc map[string]float64) map[string]float64 {
 	request := map[string]float64{}
 	for t, g := range alloc {
 		request[t] = g
@@ -127,6 +132,13 @@ func (s *Sim) deserved(alloc map[string]float64) map[string]float64 {
 	for _, p := range s.pending {
 		request[tenantOf(p.a)] += demandGPUs(p.a)
 	}
+	return request
+}
+
+// shareOut divides the fleet among the tenants: each is first given
+// base (capped by its request), then what is left over by weight, capped
+// by its request, what is left over again among the rest until nothing is.
+func (s *Sim) shareOut(request, base, weights map[string]float64) map[string]float64 {
 	names := make([]string, 0, len(s.entitled))
 	for t := range s.entitled {
 		names = append(names, t)
@@ -135,11 +147,16 @@ func (s *Sim) deserved(alloc map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	met := map[string]bool{}
 	remaining := s.acct.capacity
+	for _, t := range names {
+		out[t] = min(base[t], request[t], max(remaining, 0))
+		remaining -= out[t]
+		met[t] = out[t] >= request[t]-1e-9
+	}
 	for remaining > 1e-9 {
 		weight := 0.0
 		for _, t := range names {
 			if !met[t] {
-				weight += s.entitled[t]
+				weight += weights[t]
 			}
 		}
 		if weight == 0 {
@@ -150,7 +167,7 @@ func (s *Sim) deserved(alloc map[string]float64) map[string]float64 {
 			if met[t] {
 				continue
 			}
-			add := min(remaining*s.entitled[t]/weight, request[t]-out[t])
+			add := min(remaining*weights[t]/weight, request[t]-out[t])
 			out[t] += add
 			given += add
 			met[t] = out[t] >= request[t]-1e-9
