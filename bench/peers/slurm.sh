@@ -9,8 +9,8 @@
 # slurmdbd on a private MariaDB (an account per tenant with its share of
 # the GPU-hours as its fair share, GPU-hours billed; a QOS per priority),
 # and job completions logged to a file, from which slurmreplay writes
-# real-slurm.csv and real-slurm-holds.csv. Needs root and:
-#   apt-get install -y --no-install-recommends slurm-wlm slurmdbd munge mariadb-server
+# real-slurm.csv and real-slurm-holds.csv. Needs root; installs what is
+# missing of Debian's slurm-wlm, slurmdbd, munge and mariadb-server.
 #
 #   bench/peers/slurm.sh                      # then bench/peers/run.sh compares
 set -euo pipefail
@@ -18,10 +18,17 @@ cd "$(dirname "$0")/../.."
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 NODES=8
 SPEEDUP=30
-for bin in slurmctld slurmd slurmdbd sacctmgr sbatch squeue munged mariadbd mariadb-install-db mysql; do
-	command -v "$bin" >/dev/null || { echo "$bin not found: apt-get install -y --no-install-recommends slurm-wlm slurmdbd munge mariadb-server" >&2; exit 1; }
-done
 [ "$(id -u)" = 0 ] || { echo "run as root (slurmd and fake GPU devices need it)" >&2; exit 1; }
+bins="slurmctld slurmd slurmdbd sacctmgr sbatch squeue munged mariadbd mariadb-install-db mysql"
+for bin in $bins; do
+	command -v "$bin" >/dev/null && continue
+	echo "# $bin not found: installing Debian's slurm-wlm, slurmdbd, munge and mariadb-server" >&2
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurm-wlm slurmdbd munge mariadb-server >&2
+	break
+done
+for bin in $bins; do
+	command -v "$bin" >/dev/null || { echo "$bin not found after installing" >&2; exit 1; }
+done
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -69,8 +69,15 @@ func (e *env) devices(node string, n int, product string, memory string) {
 // type typ ("gpu", "mig") and returns its name.
 func (e *env) nvidiaClass(typ string) string {
 	e.t.Helper()
+	return e.nvidiaClassFor(typ, nil)
+}
+
+// nvidiaClassFor is nvidiaClass standing for the extended resource ext
+// when it is not nil (KEP-5004).
+func (e *env) nvidiaClassFor(typ string, ext *string) string {
+	e.t.Helper()
 	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "nv" + typ + "-" + e.ns},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
+		Spec: resourcev1.DeviceClassSpec{ExtendedResourceName: ext, Selectors: []resourcev1.DeviceSelector{{
 			CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf(`device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == %q`, typ)}}}}}
 	ctx := context.Background()
 	if _, err := e.c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {

@@ -96,30 +96,46 @@ func TestDRAExtendedResourceMapping(t *testing.T) {
 	}
 }
 
-// NVIDIA GPUs asked for through their DeviceClass's extended resource
-// name (deviceclass.resource.kubernetes.io/<class>) are GPUs to the core,
-// as claims for them are: a Queue's quota of 2 GPUs runs the first pod of
-// 2 and keeps the second waiting over quota, though the node has 4.
+// NVIDIA GPUs asked for as an extended resource their DeviceClass stands
+// for, by its own name (deviceclass.resource.kubernetes.io/<class>) or by
+// the name the class gives (nvidia.com/gpu, as a cluster moving from the
+// device plugin to DRA would), are allocated by the DynamicResources
+// plugin on a node without a device plugin, and are GPUs to the core: a
+// Queue's quota of 2 GPUs runs the first pod of 2 and keeps the second
+// waiting over quota, though the node has 4.
 func TestDRAExtendedResourceNVIDIAGPUsCountAsGPUs(t *testing.T) {
-	e := newEnv(t)
-	e.nodeSpec(kubetest.Node{Name: "nvext-0"}) // no device plugin GPUs
-	class := e.nvidiaClass("gpu")
-	e.nvidiaSlice("nvext-0", h100Devices(4))
-	q := e.createQueue("ext", 2)
-	e.start(e.config())
-	name := corev1.ResourceName(resourcev1.ResourceDeviceClassPrefix + class)
-	for _, n := range []string{"first", "second"} {
-		p := podWith(n, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
-			name: *resource.NewQuantity(2, resource.DecimalSI)})
-		p.Labels[LabelQueue] = q
-		e.create(p)
-		if n == "first" {
-			e.waitBound("first")
-			e.extendedAllocatedOn("first", "nvext-0", 2)
-		}
-	}
-	e.waitUnschedulable("second", "over quota")
-	if got := e.nodesOf(); got["second"] != "" {
-		t.Fatalf("second bound to %s beyond its queue's 2 GPUs", got["second"])
+	for _, byName := range []bool{false, true} {
+		t.Run(map[bool]string{false: "class name", true: "nvidia.com/gpu"}[byName], func(t *testing.T) {
+			e := newEnv(t)
+			node := "nvext-" + map[bool]string{false: "0", true: "1"}[byName]
+			e.nodeSpec(kubetest.Node{Name: node}) // no device plugin GPUs
+			var ext *string
+			if byName {
+				gpu := string(kubetest.ResourceGPU)
+				ext = &gpu
+			}
+			class := e.nvidiaClassFor("gpu", ext)
+			e.nvidiaSlice(node, h100Devices(4))
+			q := e.createQueue("ext", 2)
+			e.start(e.config())
+			name := corev1.ResourceName(resourcev1.ResourceDeviceClassPrefix + class)
+			if byName {
+				name = kubetest.ResourceGPU
+			}
+			for _, n := range []string{"first", "second"} {
+				p := podWith(n, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+					name: *resource.NewQuantity(2, resource.DecimalSI)})
+				p.Labels[LabelQueue] = q
+				e.create(p)
+				if n == "first" {
+					e.waitBound("first")
+					e.extendedAllocatedOn("first", node, 2)
+				}
+			}
+			e.waitUnschedulable("second", "over quota")
+			if got := e.nodesOf(); got["second"] != "" {
+				t.Fatalf("second bound to %s beyond its queue's 2 GPUs", got["second"])
+			}
+		})
 	}
 }

@@ -61,7 +61,7 @@ func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Nod
 	freeing := map[string][]sched.Freeing{}
 	var byNode map[string][]*corev1.Pod
 	for _, p := range pending {
-		sig := podSignature(p)
+		sig := podSignature(view, p)
 		v, ok := bySig[sig]
 		if !ok || sig == "" {
 			v = view.Allowed(ctx, p)
@@ -122,8 +122,8 @@ func (f *filtering) markOutside(nodes []*corev1.Node, allowed []string, taint st
 // podSignature is what the filters' verdict on a pod depends on besides
 // the cluster: its namespace, labels and spec. Pods that claim resources
 // or volumes get none ("") and are filtered one by one.
-func podSignature(p *corev1.Pod) string {
-	if upstream.NeedsPreBind(p) {
+func podSignature(view *upstream.View, p *corev1.Pod) string {
+	if view.NeedsPreBind(p) {
 		return ""
 	}
 	b, err := json.Marshal(struct {
@@ -267,7 +267,7 @@ func (f *filtering) writeShared(ctx context.Context, pod *corev1.Pod, before []*
 // prepare is what a binding does before it binds: write the pod's claims
 // (ResourceClaim allocations, volume bindings); nil when it has none.
 func (f *filtering) prepare(pod *corev1.Pod) func(context.Context) error {
-	if f == nil || !upstream.NeedsPreBind(pod) {
+	if f == nil || !f.view.NeedsPreBind(pod) {
 		return nil
 	}
 	return func(ctx context.Context) error { return f.view.PreBind(ctx, pod) }

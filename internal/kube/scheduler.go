@@ -293,6 +293,10 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
+	// The plugins see the nodes as they are: a node whose GPUs only DRA
+	// publishes has no nvidia.com/gpu for them, so the DynamicResources
+	// plugin allocates what a DeviceClass stands for there (KEP-5004).
+	asTheyAre := nodes
 	if s.dra.slices != nil { // NVIDIA's DRA GPUs are GPUs to the core (dra.go)
 		nodes, pods = asGPUNodes(nodes, s.dra.nodeGPUs()), s.dra.asGPUPods(pods)
 	}
@@ -301,7 +305,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	s.status.submit(s.statusPatches(pods, mem.assumed, queues))
 	pods = s.markStopping(pods)
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
-		return filterPending(ctx, s.upstream.NewView(nodes, onNodes), nodes, onNodes, pending, mem.refused, s.cfg.SchedulerName)
+		return filterPending(ctx, s.upstream.NewView(asTheyAre, onNodes), nodes, onNodes, pending, mem.refused, s.cfg.SchedulerName)
 	}
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, s.log)
 	if snap != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
@@ -40,7 +42,17 @@ var claimPlugins = []string{names.VolumeBinding, names.DynamicResources}
 type Framework struct {
 	fw     framework.Framework
 	lister *lister
+	// classes says which extended resources DeviceClasses stand for.
+	classes fwk.DeviceClassResolver
 }
+
+// mapped reports whether a DeviceClass stands for the extended resource.
+func (f *Framework) mapped(name corev1.ResourceName) bool {
+	return f.classes != nil && f.classes.GetDeviceClass(name) != nil
+}
+
+// checked is pod as the plugins are shown it (withoutCoreResources).
+func (f *Framework) checked(pod *corev1.Pod) *corev1.Pod { return withoutCoreResources(pod, f.mapped) }
 
 // New builds the framework for schedulerName. Its plugins register their
 // informers with factory, which the caller starts afterwards; ctx bounds
@@ -79,7 +91,7 @@ func New(ctx context.Context, client kubernetes.Interface, factory informers.Sha
 	if err != nil {
 		return nil, fmt.Errorf("scheduler framework: %w", err)
 	}
-	return &Framework{fw: fw, lister: l}, nil
+	return &Framework{fw: fw, lister: l, classes: dra.DeviceClassResolver()}, nil
 }
 
 // newProfile is kube-scheduler's default profile, with its plugins' default

@@ -14,11 +14,20 @@ func coreResource(name corev1.ResourceName) bool {
 
 // withoutCoreResources is pod with the requests and limits corral's core
 // counts left out, so that the plugins check every other resource and a
-// node full of GPUs the core may free by preemption is not refused here.
-// pod is returned as it is when it asks for none of them.
-func withoutCoreResources(pod *corev1.Pod) *corev1.Pod {
+// node full of GPUs the core may free by preemption is not refused here;
+// but those keep says a DeviceClass stands for (KEP-5004), which the
+// DynamicResources plugin must see to allocate them where no device
+// plugin serves them. pod is returned as it is when it asks for none.
+func withoutCoreResources(pod *corev1.Pod, keep func(corev1.ResourceName) bool) *corev1.Pod {
 	if !asksCore(pod) {
 		return pod
+	}
+	strip := func(l corev1.ResourceList) {
+		for name := range l {
+			if coreResource(name) && !keep(name) {
+				delete(l, name)
+			}
+		}
 	}
 	p := pod.DeepCopy()
 	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
@@ -52,12 +61,4 @@ func asksCore(pod *corev1.Pod) bool {
 		}
 	}
 	return has(pod.Spec.Overhead) || (pod.Spec.Resources != nil && (has(pod.Spec.Resources.Requests) || has(pod.Spec.Resources.Limits)))
-}
-
-func strip(l corev1.ResourceList) {
-	for name := range l {
-		if coreResource(name) {
-			delete(l, name)
-		}
-	}
 }

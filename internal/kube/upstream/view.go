@@ -99,7 +99,7 @@ func (v Verdict) Why(total int) string {
 func (v *View) Allowed(ctx context.Context, pod *corev1.Pod) Verdict {
 	out := Verdict{Refused: map[string]int{}}
 	state := framework.NewCycleState()
-	checked := withoutCoreResources(pod)
+	checked := v.f.checked(pod)
 	res, st, _ := v.f.fw.RunPreFilterPlugins(ctx, state, checked)
 	if !st.IsSuccess() {
 		if !st.IsRejected() {
@@ -147,7 +147,7 @@ func (v *View) Freeing(ctx context.Context, pod *corev1.Pod, node string, candid
 	if !ok || len(candidates) == 0 {
 		return nil, false
 	}
-	checked := withoutCoreResources(pod)
+	checked := v.f.checked(pod)
 	state := framework.NewCycleState()
 	res, st, _ := v.f.fw.RunPreFilterPlugins(ctx, state, checked)
 	if !st.IsSuccess() || !res.AllNodes() && !res.NodeNames.Has(node) {
@@ -208,7 +208,7 @@ func (w *without) passes() bool {
 // the cycle included, and when the plugins allow it reserves what it
 // claims and adds it to the view. It returns the plugins' refusal.
 func (v *View) Place(ctx context.Context, pod *corev1.Pod, node string) error {
-	return v.place(ctx, pod, withoutCoreResources(pod), node)
+	return v.place(ctx, pod, v.f.checked(pod), node)
 }
 
 func (v *View) place(ctx context.Context, pod, checked *corev1.Pod, node string) error {
@@ -300,8 +300,8 @@ func (v *View) Release(ctx context.Context, pod *corev1.Pod) {
 // ResourceClaim, a PersistentVolumeClaim, or an extended resource that a
 // DeviceClass may stand for (KEP-5004: the DynamicResources plugin then
 // makes the pod's claim and maps its requests in the pod's status).
-func NeedsPreBind(pod *corev1.Pod) bool {
-	if len(pod.Spec.ResourceClaims) > 0 || asksExtended(pod) {
+func (v *View) NeedsPreBind(pod *corev1.Pod) bool {
+	if len(pod.Spec.ResourceClaims) > 0 || v.asksExtended(pod) {
 		return true
 	}
 	return slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
@@ -309,14 +309,14 @@ func NeedsPreBind(pod *corev1.Pod) bool {
 	})
 }
 
-// asksExtended reports whether pod requests an extended resource other
-// than those corral's core counts (upstream's own test of the names a
-// DeviceClass may stand for).
-func asksExtended(pod *corev1.Pod) bool {
+// asksExtended reports whether pod requests an extended resource a
+// DeviceClass may stand for: any but those corral's core counts
+// (upstream's own test of the names), and those a DeviceClass names.
+func (v *View) asksExtended(pod *corev1.Pod) bool {
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
 			for name := range cs[i].Resources.Requests {
-				if !coreResource(name) && schedutil.IsDRAExtendedResourceName(name) {
+				if schedutil.IsDRAExtendedResourceName(name) && (!coreResource(name) || v.f.mapped(name)) {
 					return true
 				}
 			}

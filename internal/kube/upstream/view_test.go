@@ -58,12 +58,14 @@ func TestViewPlacesInOrder(t *testing.T) {
 	}
 }
 
-// The core's resources are left to the core; the others are checked.
+// The core's resources are left to the core; the others are checked, and
+// so is a core resource a DeviceClass stands for.
 func TestWithoutCoreResources(t *testing.T) {
 	p := benchPod(1, false)
 	p.Spec.Containers[0].Resources.Requests["rdma/ib"] = resource.MustParse("1")
 	p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
-	got := withoutCoreResources(p)
+	none := func(corev1.ResourceName) bool { return false }
+	got := withoutCoreResources(p, none)
 	req := got.Spec.Containers[0].Resources.Requests
 	if _, ok := req[corev1.ResourceCPU]; ok {
 		t.Errorf("cpu left in %v", req)
@@ -79,5 +81,13 @@ func TestWithoutCoreResources(t *testing.T) {
 	}
 	if _, ok := p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; !ok {
 		t.Error("the pod itself was changed")
+	}
+	gpus := func(n corev1.ResourceName) bool { return n == "nvidia.com/gpu" }
+	req = withoutCoreResources(p, gpus).Spec.Containers[0].Resources.Requests
+	if _, ok := req["nvidia.com/gpu"]; !ok {
+		t.Errorf("nvidia.com/gpu, which a DeviceClass stands for, dropped from %v", req)
+	}
+	if _, ok := req[corev1.ResourceCPU]; ok {
+		t.Errorf("cpu left in %v", req)
 	}
 }
