@@ -158,13 +158,7 @@ func procStart(pid int) (uint64, error) {
 // parseStatStart reads the start time from the text of /proc/<pid>/stat.
 // A zombie has exited, so it has no start time worth comparing.
 func parseStatStart(stat string) (uint64, error) {
-	// The command name (field 2) is in parentheses and may hold spaces or
-	// parentheses itself: count fields from the last ')'.
-	rest := stat
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	fields := strings.Fields(rest) // fields[0] is field 3, the state
+	fields := statFields(stat)
 	const startField = 22 - 3
 	if len(fields) <= startField {
 		return 0, errors.New("too few fields in its stat")
@@ -182,8 +176,65 @@ func (st state) alive() bool {
 	return err == nil && start == st.SupervisorStart
 }
 
-// killGroup sends SIGKILL to every process of the group pgid.
-func killGroup(pgid int) { signalGroup(pgid, syscall.SIGKILL) }
+// killGroup sends SIGKILL to every process of the group pgid and waits,
+// up to groupGoneWait, until none of them runs (a zombie has exited and
+// holds nothing; its new parent reaps it).
+func killGroup(pgid int) {
+	signalGroup(pgid, syscall.SIGKILL)
+	for deadline := time.Now().Add(groupGoneWait); groupRuns(pgid) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// groupGoneWait bounds how long killGroup waits for a killed group to die.
+const groupGoneWait = 10 * time.Second
+
+// groupRuns reports whether a process of group pgid runs: it is in the
+// group and is no zombie (/proc/<pid>/stat: the state is field 3, the
+// group field 5).
+func groupRuns(pgid int) bool {
+	if !signalGroup(pgid, 0) {
+		return false // no member left at all
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // it ended as we looked
+		}
+		if state, group, ok := statStateGroup(string(data)); ok && group == pgid && state != "Z" && state != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// statFields are the fields of a /proc/<pid>/stat line from the third,
+// the state, on. The command name (field 2) is in parentheses and may
+// hold spaces or parentheses itself: fields are counted from the last ')'.
+func statFields(stat string) []string {
+	if i := strings.LastIndexByte(stat, ')'); i >= 0 {
+		stat = stat[i+1:]
+	}
+	return strings.Fields(stat)
+}
+
+// statStateGroup reads the state and process group from the text of
+// /proc/<pid>/stat.
+func statStateGroup(stat string) (state string, pgid int, ok bool) {
+	fields := statFields(stat)
+	if len(fields) < 3 {
+		return "", 0, false
+	}
+	g, err := strconv.Atoi(fields[2])
+	return fields[0], g, err == nil
+}
 
 // signalGroup sends sig to every process of the group pgid. It reports
 // false when the group no longer exists.

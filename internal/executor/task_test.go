@@ -389,6 +389,11 @@ func TestAdoptLost(t *testing.T) {
 		if !res.Lost || res.ExitCode != -1 {
 			t.Errorf("got %+v, want lost", res)
 		}
+		// Done: the task and its child have died (they may wait to be
+		// reaped by their new parent).
+		if running(pid) || running(child) {
+			t.Errorf("task %d or its child %d still runs once the task is Done", pid, child)
+		}
 		waitGone(t, pid, "task of a killed supervisor")
 		waitGone(t, child, "child of the task of a killed supervisor")
 		if _, err := Adopt(spec, pid); !errors.Is(err, ErrLost) {
@@ -430,6 +435,24 @@ func TestStartRefusesATaskThatStillRuns(t *testing.T) {
 	spec.Command = []string{"true"}
 	if res := waitDone(t, start(t, spec)); res.ExitCode != 0 {
 		t.Errorf("a new run after the end: %+v", res)
+	}
+}
+
+func TestStatStateGroup(t *testing.T) {
+	tests := []struct {
+		stat, state string
+		pgid        int
+		ok          bool
+	}{
+		{"4243 (sleep) S 4242 4242 4242 0 -1 4194560", "S", 4242, true},
+		{"4244 (a) b (c) Z 1 4242 4242 0", "Z", 4242, true},
+		{"4245 (sh) R 1", "", 0, false},
+	}
+	for _, tt := range tests {
+		state, pgid, ok := statStateGroup(tt.stat)
+		if state != tt.state || pgid != tt.pgid || ok != tt.ok {
+			t.Errorf("statStateGroup(%q) = %q, %d, %v; want %q, %d, %v", tt.stat, state, pgid, ok, tt.state, tt.pgid, tt.ok)
+		}
 	}
 }
 
