@@ -164,14 +164,16 @@ func (f *filtering) tolerations(p *corev1.Pod) []string {
 	return out
 }
 
-// freeingOf are the ways to free a node for a unit of one pod that no
-// node allows; nil for a unit of several pods (a gang kept out by the
-// filters waits) or when there are none.
+// freeingOf are the ways to free nodes for a unit whose pods include
+// some no node allows (freeing.go); nil when there are none.
 func (f *filtering) freeingOf(pods []*corev1.Pod) []sched.Freeing {
-	if f == nil || len(pods) != 1 {
+	if f == nil {
 		return nil
 	}
-	return f.freeing[string(pods[0].UID)]
+	if len(pods) == 1 {
+		return f.freeing[string(pods[0].UID)]
+	}
+	return f.freeingForGroup(pods)
 }
 
 // refusal says why no node is allowed for one of pods, or "".

@@ -92,3 +92,42 @@ func TestPreemptionForAnExistingPodsAntiAffinity(t *testing.T) {
 		})
 	}
 }
+
+// A pod group whose two pods each need host port 8080, on two nodes whose
+// ports lower-priority pods hold, evicts both holders and starts whole,
+// one pod a node.
+func TestPreemptionFreesHostPortsForAPodGroup(t *testing.T) {
+	e := newEnv(t)
+	e.node("gport-0", 8, nil)
+	e.node("gport-1", 8, nil)
+	cfg := e.config()
+	zero := int64(0)
+	cfg.PreemptionGrace = &zero
+	s, _ := e.start(cfg)
+	low := e.priorityClass("gport-low", 1)
+	for _, n := range []string{"hold-0", "hold-1"} {
+		p := withHostPort(pod(n, 1))
+		p.Spec.PriorityClassName = low
+		e.create(p)
+	}
+	e.waitBound("hold-0", "hold-1")
+	e.podGroup("web", 2, nil)
+	high := e.priorityClass("gport-high", 100)
+	for _, n := range []string{"web-0", "web-1"} {
+		p := withHostPort(inGroup(pod(n, 1), "web"))
+		p.Spec.PriorityClassName = high
+		e.create(p)
+	}
+	got := e.waitBound("web-0", "web-1")
+	if got["web-0"] == got["web-1"] {
+		t.Errorf("both pods of the group on %s, which has one port 8080", got["web-0"])
+	}
+	for _, n := range []string{"hold-0", "hold-1"} {
+		if _, ok := got[n]; ok {
+			t.Errorf("%s still exists: %v", n, got)
+		}
+	}
+	if st := s.Stats(); st.Evictions != 2 {
+		t.Errorf("stats %+v, want two evictions", st)
+	}
+}
