@@ -49,46 +49,21 @@ func (kaiPolicy) Docs() []string {
 }
 
 func (k kaiPolicy) Cycle(s *Sim) {
-	jobs := map[string][]*pendingJob{}
-	for _, p := range byPriorityThenArrival(s.pending) {
-		jobs[tenantOf(p.a)] = append(jobs[tenantOf(p.a)], p)
-	}
 	alloc := s.runningGPUs()
 	quota := s.quotaGPUs()
 	fair := s.kaiFairShare(alloc, quota)
-	failed := map[string]bool{}
-	for {
-		t := nextQueue(jobs, alloc, fair)
-		if t == "" {
-			s.growElastic()
-			return
+	// A job that may not be preempted is allocated within its queue's
+	// quota only (the priority page): that part of its fair share.
+	room := func(p *pendingJob) float64 {
+		t := tenantOf(p.a)
+		if p.a.Job.Preemptible || fair[t] <= 0 {
+			return 1
 		}
-		p := jobs[t][0]
-		jobs[t] = jobs[t][1:]
-		if alloc[t]+minGPUs(p.a) > kaiAllowed(p, fair[t], quota[t])+1e-9 {
-			continue // not allocatable beyond the queue's fair share (quota)
-		}
-		key := shapeKey(p.a.Job)
-		if !failed[key] && s.tryPlaceJob(p) {
-			alloc[t] += s.running[p.a.Job.Name].gpus
-			continue
-		}
-		failed[key] = true
-		if k.reclaim(s, p, alloc, fair) || k.preempt(s, p) {
-			clear(failed)
-			alloc = s.runningGPUs()
-		}
+		return min(fair[t], quota[t]) / fair[t]
 	}
-}
-
-// kaiAllowed is how much of the GPUs its queue may hold with p: its fair
-// share, and no more than its quota for a job that may not be preempted
-// (non-preemptible work runs in quota only, the priority page says).
-func kaiAllowed(p *pendingJob, fair, quota float64) float64 {
-	if !p.a.Job.Preemptible {
-		return min(fair, quota)
-	}
-	return fair
+	s.queueCycle(alloc, fair, room, func(p *pendingJob) bool {
+		return reclaimOverused(s, k.noReclaim, p, alloc, fair) || k.preempt(s, p)
+	})
 }
 
 // quotaGPUs is each tenant's nominal quota in GPUs.
@@ -110,36 +85,6 @@ func (s *Sim) kaiFairShare(alloc, quota map[string]float64) map[string]float64 {
 		weights[t] = 1
 	}
 	return s.shareOut(s.requests(alloc), quota, weights)
-}
-
-// reclaim evicts, lowest priority first, running preemptible jobs of
-// other queues above their fair share, each taken while its queue is,
-// until p fits; p then starts after the grace period. A fair share is at
-// least the queue's quota (or all it asks for), so only over-quota work
-// is taken.
-func (k kaiPolicy) reclaim(s *Sim, p *pendingJob, alloc, fair map[string]float64) bool {
-	t := tenantOf(p.a)
-	if alloc[t] >= fair[t]-1e-9 || k.noReclaim.same(p.a.Job.Name, s.version) {
-		return false
-	}
-	k.noReclaim.note(p.a.Job.Name, s.version)
-	tally := map[string]float64{}
-	for q, g := range alloc {
-		tally[q] = g
-	}
-	var victims []string
-	for _, name := range s.victimsBelow(func(r *runningJob) bool { return tenantOf(r.a) != t }) {
-		r := s.running[name]
-		if q := tenantOf(r.a); tally[q] > fair[q]+1e-9 {
-			tally[q] -= r.gpus
-			victims = append(victims, name)
-		}
-	}
-	if !s.preemptPlaced(p, p.a.Job, inSet(victims), "reclaimed by queue "+t+" for") {
-		return false
-	}
-	s.start(p, []string{p.a.Job.Name})
-	return true
 }
 
 // preempt evicts lower-priority preemptible jobs of p's own queue until p

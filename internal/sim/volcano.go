@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/corral-sched/corral/internal/gang"
@@ -54,23 +55,36 @@ func (volcanoPolicy) Docs() []string {
 }
 
 func (v volcanoPolicy) Cycle(s *Sim) {
+	alloc := s.runningGPUs()
+	deserved := s.deserved(alloc)
+	s.queueCycle(alloc, deserved, func(*pendingJob) float64 { return 1 }, func(p *pendingJob) bool {
+		return reclaimOverused(s, v.noReclaim, p, alloc, deserved)
+	})
+}
+
+// queueCycle is the allocate action volcano-like and kai-like share: the
+// queue with the lowest share (allocated over share) goes next, its jobs
+// by priority, then creation; a job is allocated while its queue stays
+// within share times room(job) (1: the whole share), gangs whole, and a
+// job that does not fit is given to unfit (reclaim, preemption), after
+// which the cycle counts the queues' allocation again. alloc is the
+// queues' allocation now, kept up to date.
+func (s *Sim) queueCycle(alloc, share map[string]float64, room func(*pendingJob) float64, unfit func(*pendingJob) bool) {
 	jobs := map[string][]*pendingJob{}
 	for _, p := range byPriorityThenArrival(s.pending) {
 		jobs[tenantOf(p.a)] = append(jobs[tenantOf(p.a)], p)
 	}
-	alloc := s.runningGPUs()
-	deserved := s.deserved(alloc)
 	failed := map[string]bool{}
 	for {
-		t := nextQueue(jobs, alloc, deserved)
+		t := nextQueue(jobs, alloc, share)
 		if t == "" {
 			s.growElastic()
 			return
 		}
 		p := jobs[t][0]
 		jobs[t] = jobs[t][1:]
-		if alloc[t]+minGPUs(p.a) > deserved[t]+1e-9 {
-			continue // proportion: not allocatable beyond the deserved share
+		if alloc[t]+minGPUs(p.a) > share[t]*room(p)+1e-9 {
+			continue // not allocatable beyond its queue's share
 		}
 		key := shapeKey(p.a.Job)
 		if !failed[key] && s.tryPlaceJob(p) {
@@ -78,9 +92,10 @@ func (v volcanoPolicy) Cycle(s *Sim) {
 			continue
 		}
 		failed[key] = true
-		if v.reclaim(s, p, alloc, deserved) {
+		if unfit(p) {
 			clear(failed)
-			alloc = s.runningGPUs()
+			clear(alloc)
+			maps.Copy(alloc, s.runningGPUs())
 		}
 	}
 }
@@ -180,23 +195,21 @@ func (s *Sim) shareOut(request, base, weights map[string]float64) map[string]flo
 	return out
 }
 
-// reclaim evicts running preemptible jobs of overused queues, lowest
-// priority first, each taken while its queue holds more than its deserved
-// share, until p fits; p then starts after the grace period.
-func (v volcanoPolicy) reclaim(s *Sim, p *pendingJob, alloc, deserved map[string]float64) bool {
+// reclaimOverused evicts running preemptible jobs of overused queues,
+// lowest priority first, each taken while its queue holds more than its
+// share, until p fits; p then starts after the grace period. A job whose
+// reclaim failed is not tried again until the fleet changes (noReclaim).
+func reclaimOverused(s *Sim, noReclaim failedAt, p *pendingJob, alloc, share map[string]float64) bool {
 	t := tenantOf(p.a)
-	if alloc[t] >= deserved[t]-1e-9 || v.noReclaim.same(p.a.Job.Name, s.version) {
+	if alloc[t] >= share[t]-1e-9 || noReclaim.same(p.a.Job.Name, s.version) {
 		return false
 	}
-	v.noReclaim.note(p.a.Job.Name, s.version)
-	tally := map[string]float64{}
-	for q, g := range alloc {
-		tally[q] = g
-	}
+	noReclaim.note(p.a.Job.Name, s.version)
+	tally := maps.Clone(alloc)
 	var victims []string
 	for _, name := range s.victimsBelow(func(r *runningJob) bool { return tenantOf(r.a) != t }) {
 		r := s.running[name]
-		if q := tenantOf(r.a); tally[q] > deserved[q]+1e-9 {
+		if q := tenantOf(r.a); tally[q] > share[q]+1e-9 {
 			tally[q] -= r.gpus
 			victims = append(victims, name)
 		}
