@@ -127,3 +127,28 @@ func TestFirstFitFromAnyHint(t *testing.T) {
 		}
 	}
 }
+
+// A reclaim stops no borrower that the others already cover: b's three
+// 1-GPU units cost least and are taken first, then its 8-GPU unit, which
+// alone covers the quota a lacks; of the three, only the one a's second
+// task needs room from stops.
+func TestCycleReclaimStopsOnlyWhatItNeeds(t *testing.T) {
+	a, b := quota("a", 12), quota("b", 4)
+	a.Cohort, b.Cohort = "c", "c"
+	w := newWorld(t, 2, 8, a, b)
+	w.run(gpuJob("b-big", 1, 8, 0), "b", noTime, true)
+	w.runMany("b", 3, 0, "b", true)
+	for i := range w.running {
+		w.running[i].GPUs = float64(w.running[i].Need[gpu]) / 1000
+	}
+	w.submit(gpuJob("a-job", 2, 6, 0), "a")
+	d := Cycle(w.snapshot(Config{Preemption: true}))
+	var victims []string
+	for _, p := range d.Preempts {
+		victims = append(victims, p.Victim)
+	}
+	slices.Sort(victims)
+	if want := []string{"b-big", "b0"}; !slices.Equal(victims, want) {
+		t.Fatalf("victims %v, want %v (transcript %q)", victims, want, transcript(d))
+	}
+}

@@ -15,7 +15,8 @@ import (
 // Config.ReclaimPatience, running units of borrowing peers are stopped,
 // those that lose the least work first, until what they free covers the
 // quota shortfall (less what stopping units of the cohort free already)
-// and u fits the fleet. Before its patience is out it may, with
+// and u fits the fleet; of those, none without which the rest still do
+// is stopped (minimiseReclaim). Before its patience is out it may, with
 // Config.Preemption, stop borrowers of lower priority only. false when there is nothing to reclaim, it would
 // not be enough, or it would exceed the preemption budget.
 func (c *cycle) reclaim(u *Unit) ([]string, bool) {
@@ -47,8 +48,10 @@ func (c *cycle) reclaim(u *Unit) ([]string, bool) {
 }
 
 // fewestBorrowers is the shortest run of borrowers, in their order, whose
-// stop covers short and lets u fit; false when all of them do not.
+// stop covers short and lets u fit, less those it does not need; false
+// when all of them do not.
 func (c *cycle) fewestBorrowers(u *Unit, borrowers []Running, short queue.Amounts) ([]string, bool) {
+	short0 := short.Clone()
 	names := make([]string, len(borrowers))
 	first := 0 // the fewest that cover short
 	for i, r := range borrowers {
@@ -63,7 +66,32 @@ func (c *cycle) fewestBorrowers(u *Unit, borrowers []Running, short queue.Amount
 	}
 	first = max(first, 1)
 	k := first - 1 + shortestPrefix(len(names)-first+1, func(i int) bool { return c.fitsWithout(names[:first-1+i], u) })
-	return names[:k], true
+	return c.minimiseReclaim(u, borrowers[:k], short0), true
+}
+
+// minimiseReclaim drops from victims, the last chosen first, every one
+// without which the rest still cover short and let u fit: the cheap
+// borrowers taken before the one that made the cover need not stop too.
+func (c *cycle) minimiseReclaim(u *Unit, victims []Running, short queue.Amounts) []string {
+	kept := slices.Clone(victims)
+	names := func(rs []Running) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.Name
+		}
+		return out
+	}
+	for i := len(kept) - 2; i >= 0; i-- {
+		without := slices.Delete(slices.Clone(kept), i, i+1)
+		left := short.Clone()
+		for _, r := range without {
+			left = left.Sub(r.Need)
+		}
+		if covered(left) && c.fitsWithout(names(without), u) {
+			kept = without
+		}
+	}
+	return names(kept)
 }
 
 // mayReclaim reports whether u may take back lent quota now: it is the
