@@ -43,9 +43,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.node("rbac-0", 8, nil)
-	cfg := e.config()
-	zero := int64(0)
-	cfg.PreemptionGrace = &zero
+	cfg := e.configNoGrace()
 	cfg.AccountingConfigMaps = "corral-system/" + e.ns
 	s := New(client, dyn, cfg, testLogger())
 	ctx, cancel := context.WithCancel(context.Background())

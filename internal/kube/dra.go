@@ -49,6 +49,9 @@ type draListers struct {
 	slices  resourcelisters.ResourceSliceLister
 	claims  resourcelisters.ResourceClaimLister
 	classes resourcelisters.DeviceClassLister
+	// classFor names the DeviceClass an extended resource stands for
+	// (upstream.Framework.ClassFor), "" for none.
+	classFor func(corev1.ResourceName) string
 }
 
 // nodeGPUs counts each node's GPUs in NVIDIA's ResourceSlices.
@@ -214,33 +217,15 @@ func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
 	var n int64
 	for _, c := range pod.Spec.Containers {
 		for name, q := range c.Resources.Requests {
-			if class, ok := d.classFor(name); ok && d.gpuClass(class) {
+			if strings.HasPrefix(string(name), "nvidia.com/") || d.classFor == nil {
+				continue // the device plugin's names: the core counts them as they are
+			}
+			if class := d.classFor(name); class != "" && d.gpuClass(class) {
 				n += q.Value()
 			}
 		}
 	}
 	return n
-}
-
-// classFor is the DeviceClass that stands for the extended resource
-// name, if any.
-func (d draListers) classFor(name corev1.ResourceName) (string, bool) {
-	if class, ok := strings.CutPrefix(string(name), resourcev1.ResourceDeviceClassPrefix); ok {
-		return class, true
-	}
-	if !strings.Contains(string(name), "/") || strings.HasPrefix(string(name), "nvidia.com/") {
-		return "", false // a native resource, or one the device plugin serves
-	}
-	classes, err := d.classes.List(labels.Everything())
-	if err != nil {
-		return "", false
-	}
-	for _, c := range classes {
-		if c.Spec.ExtendedResourceName != nil && *c.Spec.ExtendedResourceName == string(name) {
-			return c.Name, true
-		}
-	}
-	return "", false
 }
 
 // claimedMIG is the profile of the one NVIDIA MIG instance pod's claims

@@ -164,16 +164,25 @@ func (f *filtering) tolerations(p *corev1.Pod) []string {
 	return out
 }
 
-// freeingOf are the ways to free nodes for a unit whose pods include
-// some no node allows (freeing.go); nil when there are none.
-func (f *filtering) freeingOf(pods []*corev1.Pod) []sched.Freeing {
+// freeingOf are, for each of pods that no node allows, the ways to free a
+// node for it (freeing.go); nil when one of them has none, or none is
+// refused.
+func (f *filtering) freeingOf(pods []*corev1.Pod) [][]sched.Freeing {
 	if f == nil {
 		return nil
 	}
-	if len(pods) == 1 {
-		return f.freeing[string(pods[0].UID)]
+	var out [][]sched.Freeing
+	for _, p := range pods {
+		if _, blocked := f.why[string(p.UID)]; !blocked {
+			continue
+		}
+		ways := f.freeing[string(p.UID)]
+		if len(ways) == 0 {
+			return nil
+		}
+		out = append(out, ways)
 	}
-	return f.freeingForGroup(pods)
+	return out
 }
 
 // refusal says why no node is allowed for one of pods, or "".

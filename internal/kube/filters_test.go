@@ -213,9 +213,7 @@ func TestRuntimeClassOverheadCounted(t *testing.T) {
 func TestPreemptionPolicyNeverNeverEvicts(t *testing.T) {
 	e := newEnv(t)
 	e.node("never-0", 8, nil)
-	cfg := e.config()
-	zero := int64(0)
-	cfg.PreemptionGrace = &zero
+	cfg := e.configNoGrace()
 	s, _ := e.start(cfg)
 	low := pod("low", 8)
 	low.Spec.PriorityClassName = e.priorityClass("low", 1)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,47 +18,10 @@ import (
 // Resolvable), the upstream plugins say which of the node's pods must go
 // (upstream.View.Freeing, kube-scheduler's own choice of victims on a
 // node); the core, which decides every preemption, picks among those ways
-// (sched.Unit.Freeing). A pod group gets one way: a node for each of its
-// pods that no node allows (freeingForGroup). Only corral's own bound pods of lower priority
+// (sched.Unit.Freeing), a node of its own for each pod of a group that no
+// node allows. Only corral's own bound pods of lower priority
 // that are not already terminating are victims, so another scheduler's
 // pods and pods stopping already are never counted on.
-
-// freeingForGroup is the one way to free nodes for a pod group whose pods
-// include some no node allows: each of those, in the group's order,
-// takes a node of its own (its pods may keep each other off a node, as
-// two pods of one host port do) whose freeing stops the fewest running
-// units, then the first by name; the way is the union of their victims.
-// nil when a pod has no node left to free.
-func (f *filtering) freeingForGroup(pods []*corev1.Pod) []sched.Freeing {
-	var nodes, victims []string
-	used := map[string]bool{}
-	for _, p := range pods {
-		if _, blocked := f.why[string(p.UID)]; !blocked {
-			continue
-		}
-		var best *sched.Freeing
-		for i, w := range f.freeing[string(p.UID)] {
-			if !used[w.Node] && (best == nil || len(w.Victims) < len(best.Victims)) {
-				best = &f.freeing[string(p.UID)][i]
-			}
-		}
-		if best == nil {
-			return nil
-		}
-		used[best.Node] = true
-		nodes = append(nodes, best.Node)
-		for _, v := range best.Victims {
-			if !slices.Contains(victims, v) {
-				victims = append(victims, v)
-			}
-		}
-	}
-	if len(nodes) == 0 {
-		return nil
-	}
-	slices.Sort(victims)
-	return []sched.Freeing{{Node: strings.Join(nodes, ", "), Victims: victims}}
-}
 
 // maxFreeingNodes bounds the nodes tried for one pod, in name order, so
 // that a cycle over a large cluster stays bounded.

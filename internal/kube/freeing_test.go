@@ -14,6 +14,13 @@ func withHostPort(p *corev1.Pod) *corev1.Pod {
 	return p
 }
 
+// portPod is p in priority class class, with host port 8080.
+func portPod(p *corev1.Pod, class string) *corev1.Pod {
+	p = withHostPort(p)
+	p.Spec.PriorityClassName = class
+	return p
+}
+
 // A pod kept off every node by the host port lower-priority pods hold
 // evicts the one of lowest priority, as kube-scheduler would, and starts
 // in its place; the pod of middle priority stays.
@@ -21,14 +28,10 @@ func TestPreemptionFreesAHostPort(t *testing.T) {
 	e := newEnv(t)
 	e.node("port-0", 8, nil)
 	e.node("port-1", 8, nil)
-	cfg := e.config()
-	zero := int64(0)
-	cfg.PreemptionGrace = &zero
+	cfg := e.configNoGrace()
 	s, _ := e.start(cfg)
-	low, mid, high := withHostPort(pod("low", 1)), withHostPort(pod("mid", 1)), withHostPort(pod("high", 1))
-	low.Spec.PriorityClassName = e.priorityClass("port-low", 1)
-	mid.Spec.PriorityClassName = e.priorityClass("port-mid", 50)
-	high.Spec.PriorityClassName = e.priorityClass("port-high", 100)
+	low, mid := portPod(pod("low", 1), e.priorityClass("port-low", 1)), portPod(pod("mid", 1), e.priorityClass("port-mid", 50))
+	high := portPod(pod("high", 1), e.priorityClass("port-high", 100))
 	e.create(low, mid)
 	before := e.waitBound("low", "mid")
 	if before["low"] == before["mid"] {
@@ -54,9 +57,7 @@ func TestPreemptionForAnExistingPodsAntiAffinity(t *testing.T) {
 		t.Run(map[bool]string{false: "preempts", true: "preemptionPolicy Never"}[never], func(t *testing.T) {
 			e := newEnv(t)
 			e.node("aa-0", 8, nil)
-			cfg := e.config()
-			zero := int64(0)
-			cfg.PreemptionGrace = &zero
+			cfg := e.configNoGrace()
 			s, _ := e.start(cfg)
 			loner, web := pod("loner", 1), pod("web", 1)
 			loner.Spec.PriorityClassName = e.priorityClass("aa-low", 1)
@@ -100,24 +101,14 @@ func TestPreemptionFreesHostPortsForAPodGroup(t *testing.T) {
 	e := newEnv(t)
 	e.node("gport-0", 8, nil)
 	e.node("gport-1", 8, nil)
-	cfg := e.config()
-	zero := int64(0)
-	cfg.PreemptionGrace = &zero
+	cfg := e.configNoGrace()
 	s, _ := e.start(cfg)
 	low := e.priorityClass("gport-low", 1)
-	for _, n := range []string{"hold-0", "hold-1"} {
-		p := withHostPort(pod(n, 1))
-		p.Spec.PriorityClassName = low
-		e.create(p)
-	}
+	e.create(portPod(pod("hold-0", 1), low), portPod(pod("hold-1", 1), low))
 	e.waitBound("hold-0", "hold-1")
 	e.podGroup("web", 2, nil)
 	high := e.priorityClass("gport-high", 100)
-	for _, n := range []string{"web-0", "web-1"} {
-		p := withHostPort(inGroup(pod(n, 1), "web"))
-		p.Spec.PriorityClassName = high
-		e.create(p)
-	}
+	e.create(portPod(inGroup(pod("web-0", 1), "web"), high), portPod(inGroup(pod("web-1", 1), "web"), high))
 	got := e.waitBound("web-0", "web-1")
 	if got["web-0"] == got["web-1"] {
 		t.Errorf("both pods of the group on %s, which has one port 8080", got["web-0"])

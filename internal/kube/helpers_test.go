@@ -68,6 +68,15 @@ func (e *env) config() Config {
 		Levels: []Level{{Name: "block", Label: "corral.test/block"}, {Name: "rack", Label: "corral.test/rack"}}}
 }
 
+// configNoGrace is config with no grace period for preemption victims:
+// they are deleted at once, as no kubelet runs to stop them.
+func (e *env) configNoGrace() Config {
+	cfg := e.config()
+	zero := int64(0)
+	cfg.PreemptionGrace = &zero
+	return cfg
+}
+
 func testLogger() *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

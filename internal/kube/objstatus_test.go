@@ -157,9 +157,7 @@ func TestPreemptedNativeGroupIsMarkedDisrupted(t *testing.T) {
 	for i := range 2 {
 		e.node(fmt.Sprintf("dis-%d", i), 8, nil)
 	}
-	cfg := e.config()
-	zero := int64(0)
-	cfg.PreemptionGrace = &zero
+	cfg := e.configNoGrace()
 	e.start(cfg)
 	e.nativeGroup("low", "v1beta1", 2)
 	lowClass := e.priorityClass("low", 1)

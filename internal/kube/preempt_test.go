@@ -14,9 +14,7 @@ import (
 func TestPreemptionEvictsLowerPriority(t *testing.T) {
 	e := newEnv(t)
 	e.node("pre-0", 8, nil)
-	cfg := e.config()
-	zero := int64(0)
-	cfg.PreemptionGrace = &zero
+	cfg := e.configNoGrace()
 	s, _ := e.start(cfg)
 	low, high := pod("low", 8), pod("high", 8)
 	low.Spec.PriorityClassName = e.priorityClass("low", 1)

@@ -172,7 +172,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.upstream = fw
 	res := s.factory.Resource().V1()
-	s.dra = draListers{slices: res.ResourceSlices().Lister(), claims: res.ResourceClaims().Lister(), classes: res.DeviceClasses().Lister()}
+	s.dra = draListers{slices: res.ResourceSlices().Lister(), claims: res.ResourceClaims().Lister(), classes: res.DeviceClasses().Lister(),
+		classFor: fw.ClassFor}
 	s.factory.Start(ctx.Done())
 	if s.dynf != nil {
 		s.dynf.Start(ctx.Done())

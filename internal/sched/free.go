@@ -12,7 +12,8 @@ import (
 // (Unit.Freeing): it waits for work already stopping for it, or stops the
 // running units of the cheapest way to free a node, or waits for room.
 //
-// The cheapest way is kube-scheduler's choice of a node to preempt on:
+// The cheapest way for each pod is kube-scheduler's choice of a node to
+// preempt on:
 // the lowest highest priority among its victims, then the fewest victims,
 // then the least work lost, then the node's name. Every victim must be
 // one the cycle may stop for u (lower priority, preemptible, not stopped
@@ -39,17 +40,43 @@ func (c *cycle) free(u *Unit) {
 	}
 }
 
-// cheapestFreeing is the way of u.Freeing whose victims u may stop that
-// costs least; false when there is none.
+// cheapestFreeing chooses, for each of u's pods in Unit.Freeing in turn,
+// the way whose victims u may stop that costs least on a node no earlier
+// pod took (its pods may keep each other off a node, as two pods of one
+// host port do), and returns the nodes and the union of the victims;
+// false when some pod has no such way.
 func (c *cycle) cheapestFreeing(u *Unit) (Freeing, bool) {
+	var nodes, victims []string
+	for _, ways := range u.Freeing {
+		best, ok := c.cheapestWay(u, ways, nodes)
+		if !ok {
+			return Freeing{}, false
+		}
+		nodes = append(nodes, best.Node)
+		for _, v := range best.Victims {
+			if !slices.Contains(victims, v) {
+				victims = append(victims, v)
+			}
+		}
+	}
+	if len(nodes) == 0 {
+		return Freeing{}, false
+	}
+	slices.Sort(victims)
+	return Freeing{Node: strings.Join(nodes, ", "), Victims: victims}, true
+}
+
+// cheapestWay is the way of ways on a node outside taken whose victims u
+// may stop that costs least; false when there is none.
+func (c *cycle) cheapestWay(u *Unit, ways []Freeing, taken []string) (Freeing, bool) {
 	type option struct {
 		f       Freeing
 		highest int
 		cost    float64
 	}
 	var opts []option
-	for _, f := range u.Freeing {
-		o, ok := option{f: f, highest: math.MinInt}, len(f.Victims) > 0
+	for _, f := range ways {
+		o, ok := option{f: f, highest: math.MinInt}, len(f.Victims) > 0 && !slices.Contains(taken, f.Node)
 		for _, name := range f.Victims {
 			r := c.runningUnit(name)
 			if r == nil || !c.victim(*r) || r.Priority >= u.Job.Priority {
@@ -69,7 +96,5 @@ func (c *cycle) cheapestFreeing(u *Unit) (Freeing, bool) {
 		return cmp.Or(cmp.Compare(a.highest, b.highest), cmp.Compare(len(a.f.Victims), len(b.f.Victims)),
 			cmp.Compare(a.cost, b.cost), strings.Compare(a.f.Node, b.f.Node))
 	})
-	victims := slices.Clone(best.f.Victims)
-	slices.Sort(victims)
-	return Freeing{Node: best.f.Node, Victims: victims}, true
+	return best.f, true
 }

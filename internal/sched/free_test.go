@@ -12,7 +12,7 @@ import (
 // then fewest victims.
 func TestCycleFreesANodeTheFiltersRefuse(t *testing.T) {
 	blocked := func(freeing ...Freeing) Unit {
-		return Unit{Job: gpuJob("web", 1, 1, 100), Blocked: "0/2 nodes are available: 2 node(s) didn't have free ports", Freeing: freeing}
+		return Unit{Job: gpuJob("web", 1, 1, 100), Blocked: "0/2 nodes are available: 2 node(s) didn't have free ports", Freeing: [][]Freeing{freeing}}
 	}
 	tests := []struct {
 		name    string
@@ -77,5 +77,22 @@ func TestCycleFreesANodeTheFiltersRefuse(t *testing.T) {
 				t.Errorf("reason %q, want it to say %q", wt.Reason, tt.reason)
 			}
 		})
+	}
+}
+
+// A unit of two blocked tasks frees a node for each: the cheapest for the
+// first, the cheapest of the others for the second.
+func TestCycleFreesANodeForEachBlockedTask(t *testing.T) {
+	w := newWorld(t, 2, 8)
+	w.run(gpuJob("low", 1, 1, 1), "", noTime, true).run(gpuJob("mid", 1, 1, 50), "", noTime, true)
+	ways := []Freeing{{"node-0", []string{"low"}}, {"node-1", []string{"mid"}}}
+	w.pending = append(w.pending, Unit{Job: gpuJob("web", 2, 1, 100), Blocked: "ports", Freeing: [][]Freeing{ways, ways}})
+	d := Cycle(w.snapshot(Config{Preemption: true}))
+	want := []string{"preempt low for web", "preempt mid for web", "reserve web releasing [low mid]", "wait web preempting"}
+	if got := transcript(d); !slices.Equal(got, want) {
+		t.Errorf("decisions %q, want %q", got, want)
+	}
+	if wt, _ := waitOf(d, "web"); !strings.Contains(wt.Reason, "on node-0, node-1") {
+		t.Errorf("reason %q, want both nodes", wt.Reason)
 	}
 }

@@ -25,13 +25,14 @@ type Unit struct {
 	// NeverPreempts keeps the unit from stopping other work, whatever its
 	// priority (Kubernetes' preemptionPolicy: Never).
 	NeverPreempts bool
-	// Freeing, with Blocked, says the face's own rules allow the unit on
-	// no node now (Kubernetes' filters: ports, inter-pod anti-affinity,
-	// the pods a node takes), but would on a node once some running units
-	// there stop. The cycle may stop them for it as it stops work to make
-	// room; otherwise the unit waits for room (CodeCapacity), Blocked
-	// saying why.
-	Freeing []Freeing
+	// Freeing, with Blocked, says the face's own rules allow some of the
+	// unit's tasks on no node now (Kubernetes' filters: ports, inter-pod
+	// anti-affinity, the pods a node takes), but would on a node once some
+	// running units there stop: for each such task, the ways to free a
+	// node for it. The cycle may stop them as it stops work to make room,
+	// a node of its own for each task; otherwise the unit waits for room
+	// (CodeCapacity), Blocked saying why.
+	Freeing [][]Freeing
 	// Since is when it began to wait; with Config.ReclaimPatience it may
 	// reclaim lent quota only once it has waited that long. Zero: always.
 	Since time.Time
@@ -54,7 +55,7 @@ type Unit struct {
 	Kept *Reservation
 }
 
-// Freeing is one way to let a blocked unit start: the running units
+// Freeing is one way to let a blocked task start: the running units
 // whose stop makes the face's rules allow it on Node.
 type Freeing struct {
 	Node    string

@@ -47,8 +47,19 @@ type Framework struct {
 }
 
 // mapped reports whether a DeviceClass stands for the extended resource.
-func (f *Framework) mapped(name corev1.ResourceName) bool {
-	return f.classes != nil && f.classes.GetDeviceClass(name) != nil
+func (f *Framework) mapped(name corev1.ResourceName) bool { return f.ClassFor(name) != "" }
+
+// ClassFor names the DeviceClass that stands for the extended resource
+// (its extendedResourceName, or deviceclass.resource.kubernetes.io/<class>),
+// "" for none: the framework's own cache of the mapping.
+func (f *Framework) ClassFor(name corev1.ResourceName) string {
+	if f.classes == nil {
+		return ""
+	}
+	if c := f.classes.GetDeviceClass(name); c != nil {
+		return c.Name
+	}
+	return ""
 }
 
 // checked is pod as the plugins are shown it (withoutCoreResources).
