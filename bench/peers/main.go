@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/fleet"
-	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/peers"
 	"github.com/corral-sched/corral/internal/sim"
 	"github.com/corral-sched/corral/internal/workload"
@@ -153,13 +152,12 @@ func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout
 	// Preempted pods go at once here (KWOK deletes them), so no grace.
 	meter := peers.NewMeter(o.nodes, gpusPerNode, w.Horizon, usageBin)
 	res, err := sim.RunWith(f, modelInput(w, s), p, sim.Options{Backfill: sim.EasyBackfill, PriorityPreemption: s == peers.Corral,
-		Observe: observe(meter)})
+		Observe: meter.Observe})
 	if err != nil {
 		return row{}, fmt.Errorf("model %s: %w", policy, err)
 	}
 	model := &workload.Jobs{Workload: w, Outcomes: simOutcomes(res)}
-	modelUsage := meter.Usage()
-	modelUsage.SiblingGPUMin, modelUsage.GangsWhole = round2(60*res.Summary.IdleHeldGPUH), -1
+	modelUsage := meter.ModelUsage(res.Summary.IdleHeldGPUH)
 	if err := writeJobs(filepath.Join(o.out, o.tag+"model-"+policy+".csv"), model); err != nil {
 		return row{}, err
 	}
@@ -217,17 +215,6 @@ const (
 	usageBin    = 30 * time.Minute
 )
 
-// observe meters a model's fleet: sim.Options.Observe.
-func observe(m *peers.Meter) func(time.Duration, *gang.State) {
-	return func(at time.Duration, st *gang.State) {
-		nodes := st.Fleet().Nodes
-		for i := range nodes {
-			m.Set(i, nodes[i].GPUs-st.FreeGPUs(i))
-		}
-		m.Advance(at)
-	}
-}
-
 func taskCounts(w workload.Workload) map[string]int {
 	out := make(map[string]int, len(w.Arrivals))
 	for _, a := range w.Arrivals {
@@ -235,8 +222,6 @@ func taskCounts(w workload.Workload) map[string]int {
 	}
 	return out
 }
-
-func round2(x float64) float64 { return math.Round(100*x) / 100 }
 
 // modelInput is w as the model of s sees it. Every pod is a preemption
 // victim for a pod of higher priority in Kubernetes, and every workload

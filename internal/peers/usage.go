@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/corral-sched/corral/internal/gang"
 )
 
 // Usage is how a replay used the fleet over simulated time.
@@ -89,6 +91,24 @@ func (m *Meter) Advance(t time.Duration) {
 		from = to
 	}
 	m.last = t
+}
+
+// Observe meters a model's fleet, as sim.Options.Observe: st is the state
+// since the previous call, until at.
+func (m *Meter) Observe(at time.Duration, st *gang.State) {
+	nodes := st.Fleet().Nodes
+	for i := range nodes {
+		m.Set(i, nodes[i].GPUs-st.FreeGPUs(i))
+	}
+	m.Advance(at)
+}
+
+// ModelUsage is a model's usage: its sibling wait is the simulator's
+// GPU-hours held idle, and its gangs are not counted (GangsWhole -1).
+func (m *Meter) ModelUsage(idleHeldGPUH float64) Usage {
+	u := m.Usage()
+	u.SiblingGPUMin, u.GangsWhole = round2(60*idleHeldGPUH), -1
+	return u
 }
 
 // Usage is what was metered; gang figures are left to the caller.
