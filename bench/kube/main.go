@@ -31,6 +31,7 @@ type options struct {
 	qps                       float64
 	drain                     bool
 	replicas                  int
+	dra                       bool
 }
 
 func main() {
@@ -50,9 +51,14 @@ func main() {
 	flag.Float64Var(&o.qps, "qps", 1000, "each scheduler's own client: requests per second (burst twice that)")
 	flag.BoolVar(&o.drain, "drain", false, "create every pod before starting the scheduler, and time from its first binding to its last")
 	flag.IntVar(&o.replicas, "replicas", 0, "keep the trace's fractional pods fractional: they ask for time-sliced replicas (this many a GPU, rounded up) of nodes that offer them, in proportion to the GPU they ask for (0: they ask for a whole GPU)")
+	flag.BoolVar(&o.dra, "dra", false, "keep the trace's fractional pods fractional by DRA consumable capacity: each claims its share of one GPU's memory (a ResourceClaim for one device asking part of its \"memory\" capacity) on nodes whose GPUs a DRA driver publishes for several allocations, in proportion to the GPU they ask for (instead of -replicas)")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
 	flag.Parse()
 	o.schedulers = strings.Split(schedulers, ",")
+	if o.dra && o.replicas > 0 {
+		fmt.Fprintln(os.Stderr, "kube-bench: -dra and -replicas are two ways to keep fractional pods fractional: choose one")
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "kube-bench:", err)
 		os.Exit(1)
@@ -75,14 +81,23 @@ func run(o options) error {
 		return err
 	}
 	defer c.Stop()
+	if o.dra {
+		if err := createGPUClass(ctx, c); err != nil {
+			return err
+		}
+	}
 	if err := addNodes(ctx, c, o, work.sharedNodes); err != nil {
 		return err
 	}
 	fmt.Printf("# %d nodes x %d GPUs; %d pods (%d GPUs) from %s and %d pod groups (%d pods, %d GPUs)\n",
 		o.nodes, o.gpusPerNode, work.singles, work.podGPUs, o.trace, len(work.groups), work.groupPods, work.groupGPUs)
-	if o.replicas > 0 {
+	switch {
+	case o.replicas > 0:
 		fmt.Printf("# %d fractional pods ask for %.1f GPUs as replicas (%d a GPU) of %d nodes' time-sliced GPUs\n",
 			work.shares, float64(work.shareMilli)/1000, o.replicas, work.sharedNodes)
+	case o.dra:
+		fmt.Printf("# %d fractional pods claim %.1f GPUs of memory of %d nodes' DRA GPUs shared by consumable capacity\n",
+			work.shares, float64(work.shareMilli)/1000, work.sharedNodes)
 	}
 	var results []result
 	for _, name := range o.schedulers {
@@ -116,7 +131,7 @@ func printTable(w io.Writer, rs []result) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scheduler\tshares bound\tGPU asked\tGPU in replicas\trounding lost\tshared GPUs occupied\tpacking lost\t")
+	fmt.Fprintln(tw, "scheduler\tshares bound\tGPU asked\tGPU given\trounding lost\tshared GPUs occupied\tpacking lost\t")
 	for _, r := range rs {
 		given := float64(r.ShareMilliGiven) / 1000
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t\n", r.Scheduler, r.SharesBound, float64(r.ShareMilliAsked)/1000, given,

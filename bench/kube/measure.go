@@ -39,7 +39,9 @@ type result struct {
 	// occupy: on each node with time-sliced GPUs, its replicas in use
 	// packed onto the fewest GPUs (which GPU each replica is, the device
 	// plugin decides; this counts the best it can do, for every scheduler
-	// alike). GPUsFree and GPUsStranded count those GPUs as used.
+	// alike). With -dra: the GPU memory their claims were allocated, and
+	// the devices with any of it allocated, as the claims say. GPUsFree and
+	// GPUsStranded count those GPUs as used.
 	SharesBound        int   `json:"sharesBound,omitempty"`
 	ShareMilliAsked    int64 `json:"shareMilliAsked,omitempty"`
 	ShareMilliGiven    int64 `json:"shareMilliGiven,omitempty"`
@@ -239,7 +241,7 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 	replicas := map[string]int64{} // time-sliced replicas in use, by node
 	asked := map[string]int64{}    // pod name -> thousandths of a GPU asked, for fractional pods
 	for _, ps := range w.pods {
-		if ps.replicas > 0 {
+		if ps.milli > 0 {
 			asked[ps.name] = ps.milli
 		}
 	}
@@ -255,6 +257,10 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 		replicas[p.Spec.NodeName] += shared.Value()
 		r.PodsBound++
 		r.GPUsBound += q.Value()
+		if w.dra && asked[p.Name] > 0 {
+			r.SharesBound++
+			r.ShareMilliAsked += asked[p.Name]
+		}
 		if shared.Value() > 0 {
 			r.SharesBound++
 			r.ShareMilliAsked += asked[p.Name]
@@ -265,9 +271,23 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 		}
 	}
 	for node, k := range replicas {
+		if k == 0 {
+			continue
+		}
 		occupied := (k + int64(o.replicas) - 1) / int64(o.replicas)
 		used[node] += occupied
 		r.SharedGPUsOccupied += occupied
+	}
+	if w.dra {
+		occupied, given, err := measureClaims(ctx, c, ns)
+		if err != nil {
+			return result{}, err
+		}
+		for node, k := range occupied {
+			used[node] += k
+			r.SharedGPUsOccupied += k
+		}
+		r.ShareMilliGiven = given
 	}
 	for _, u := range used {
 		if u > 0 {
@@ -304,7 +324,7 @@ func cleanup(ctx context.Context, c *kubetest.Cluster, ns string) error {
 			return err
 		}
 		if len(pods.Items) == 0 {
-			return nil
+			return deleteClaims(ctx, c, ns)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

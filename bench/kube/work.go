@@ -16,8 +16,8 @@ import (
 )
 
 // podSpec is one pod to create: GPUs (or, with -replicas, time-sliced
-// replicas of one GPU and the thousandths of a GPU the trace asked for),
-// CPU and memory, and its group.
+// replicas of one GPU, with -dra a claim, and the thousandths of a GPU the
+// trace asked for), CPU and memory, and its group.
 type podSpec struct {
 	name      string
 	gpus      int64
@@ -44,6 +44,7 @@ type workload struct {
 	shares      int
 	shareMilli  int64
 	sharedNodes int
+	dra         bool // the fractional pods claim memory of DRA GPUs (dra.go)
 }
 
 // loadWork takes the first GPU pods of the openb trace: o.pods of them,
@@ -59,7 +60,7 @@ func loadWork(o options) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &workload{}
+	w := &workload{dra: o.dra}
 	groups := makeGroups(o)
 	budget := int(o.fill * float64(o.nodes*o.gpusPerNode))
 	for _, g := range groups {
@@ -75,7 +76,7 @@ func loadWork(o options) (*workload, error) {
 		}
 		ps := podSpec{name: fmt.Sprintf("pod-%04d", len(singles)), gpus: int64(p.NumGPU),
 			cpuMilli: min(p.CPUMilli, 16000), memoryMiB: min(p.MemoryMiB, 64*1024)}
-		if o.replicas > 0 && p.IsShare() {
+		if (o.replicas > 0 || o.dra) && p.IsShare() {
 			ps.gpus, ps.milli = 0, p.GPUMilli
 			ps.replicas = (p.GPUMilli*int64(o.replicas) + 999) / 1000
 			w.shares++
@@ -135,12 +136,20 @@ func addNodes(ctx context.Context, c *kubetest.Cluster, o options, shared int) e
 			CPU: "128", Memory: "1Ti",
 			Labels: map[string]string{"corral.sh/rack": fmt.Sprintf("rack-%02d", i%o.racks), "bench": "gpu"},
 		}
-		if isShared(i, o.nodes, shared) {
+		switch {
+		case isShared(i, o.nodes, shared) && o.dra:
+			n.GPUs, n.Product, n.GPUMemMiB = 0, "", 0 // only the DRA driver publishes them
+		case isShared(i, o.nodes, shared):
 			n.Labels[kube.LabelCount], n.Labels[kube.LabelReplicas] = fmt.Sprint(o.gpusPerNode), fmt.Sprint(o.replicas)
 			n.Resources = map[string]string{string(kube.ResourceShared): fmt.Sprint(o.gpusPerNode * o.replicas), string(kubetest.ResourceGPU): "0"}
 		}
-		_, err := c.AddNode(ctx, n)
-		return err
+		if _, err := c.AddNode(ctx, n); err != nil {
+			return err
+		}
+		if isShared(i, o.nodes, shared) && o.dra {
+			return publishSharedGPUs(ctx, c, n.Name, o.gpusPerNode)
+		}
+		return nil
 	})
 }
 
@@ -167,14 +176,22 @@ func createWork(ctx context.Context, c *kubetest.Cluster, ns, scheduler string, 
 		}
 	}
 	return parallel(len(w.pods), func(i int) error {
-		_, err := c.Client.CoreV1().Pods(ns).Create(ctx, benchPod(w.pods[i], scheduler), metav1.CreateOptions{})
+		if w.dra && w.pods[i].milli > 0 {
+			if err := createFractionClaim(ctx, c, ns, w.pods[i]); err != nil {
+				return err
+			}
+		}
+		_, err := c.Client.CoreV1().Pods(ns).Create(ctx, benchPod(w.pods[i], scheduler, w.dra), metav1.CreateOptions{})
 		return err
 	})
 }
 
-func benchPod(p podSpec, scheduler string) *corev1.Pod {
+func benchPod(p podSpec, scheduler string, dra bool) *corev1.Pod {
 	gpus := corev1.ResourceList{kubetest.ResourceGPU: *resource.NewQuantity(p.gpus, resource.DecimalSI)}
-	if p.replicas > 0 {
+	switch {
+	case dra && p.milli > 0:
+		gpus = corev1.ResourceList{}
+	case p.replicas > 0:
 		gpus = corev1.ResourceList{kube.ResourceShared: *resource.NewQuantity(p.replicas, resource.DecimalSI)}
 	}
 	req := gpus.DeepCopy()
@@ -189,6 +206,11 @@ func benchPod(p podSpec, scheduler string) *corev1.Pod {
 	}
 	if p.group != "" {
 		pod.Labels[kube.LabelPodGroup] = p.group
+	}
+	if dra && p.milli > 0 {
+		claim := p.name
+		pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &claim}}
+		pod.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
 	}
 	return pod
 }

@@ -102,6 +102,10 @@ type Node struct {
 	// means no time-slicing. Memory-fraction sharing works on any non-MIG
 	// GPU whose node has TimeSlices > 1.
 	TimeSlices int
+	// Fractional lets tasks share each non-MIG GPU by fractions (GPUMilli
+	// or GPUMemoryMiB) without time-sliced shares: GPUs a DRA driver
+	// publishes for several allocations with consumable capacity.
+	Fractional bool
 	Health     Health
 	// Spare marks a hot spare: kept free for replacing a failed node of a
 	// running gang in the same domain, lent only to short preemptible work.

@@ -13,6 +13,22 @@ import (
 // (the tasks run there); its kind of GPU does. Nothing changes when the
 // tasks do not fit the node's free resources.
 func (s *State) Adopt(j *job.Job, node string) (*Placement, error) {
+	return s.adopt(j, node, -1)
+}
+
+// AdoptShareOn is Adopt for a job of one shared task (a fraction of one
+// GPU) known to run on GPU gpu of the node (the device a DRA driver
+// allocated it), which it is recorded on; an error, and nothing changed,
+// when that GPU does not have the room.
+func (s *State) AdoptShareOn(j *job.Job, node string, gpu int) (*Placement, error) {
+	if len(j.Groups) != 1 || j.Groups[0].Count != 1 || j.Groups[0].Task.Kind() != job.Shared {
+		return nil, fmt.Errorf("adopt %s on GPU %d: only a job of one shared task is adopted on a GPU", j.Name, gpu)
+	}
+	return s.adopt(j, node, gpu)
+}
+
+// adopt is Adopt with the shares on shareGPU when it is not -1.
+func (s *State) adopt(j *job.Job, node string, shareGPU int) (*Placement, error) {
 	if s.jobs[j.Name] != nil {
 		return nil, fmt.Errorf("adopt %s: a job with this name is already placed", j.Name)
 	}
@@ -32,7 +48,11 @@ func (s *State) Adopt(j *job.Job, node string) (*Placement, error) {
 			s.rollback()
 			return nil, fmt.Errorf("adopt %s: node %s holds %d of its %d tasks of group %q", j.Name, node, got, count, j.Groups[r.group].Name)
 		}
-		tasks = append(tasks, s.assign(n, r, count)...)
+		if shareGPU >= 0 && !s.shareRoom(n, shareGPU, r.milli[s.nodes[n].class]) {
+			s.rollback()
+			return nil, fmt.Errorf("adopt %s: GPU %d of node %s has not the room for its share", j.Name, shareGPU, node)
+		}
+		tasks = append(tasks, s.assignOn(n, r, count, shareGPU)...)
 	}
 	s.commit()
 	s.observe(j)
@@ -70,4 +90,14 @@ func (s *State) adoptable(n int, r *request) int {
 		limit = min(limit, int(ns.mem/m))
 	}
 	return limit
+}
+
+// shareRoom reports whether GPU g of node n can take a share of m
+// thousandths: it exists, is shared or free, and has that much left.
+func (s *State) shareRoom(n, g, m int) bool {
+	if g >= len(s.nodes[n].gpus) {
+		return false
+	}
+	st := &s.nodes[n].gpus[g]
+	return !st.whole && 1000-st.milli >= m && (st.milli > 0 || s.freeWhole(n, g))
 }

@@ -45,7 +45,8 @@ func InstanceMilli(model, profile string) int64 {
 // LeastMilli is what j surely holds once placed, wherever it lands: whole
 // GPUs and thousandths as asked; a MIG instance its least part of a GPU
 // among the models that have its profile (gpu.LeastProfileMilli); time
-// slices their part of a GPU of the most slices the fleet offers. Once
+// slices their part of a GPU of the most slices the fleet offers, memory
+// its part of the largest GPU that may be shared. Once
 // placed it holds no less (PlacedMilli).
 func (s *State) LeastMilli(j *job.Job) int64 {
 	var total int64
@@ -57,6 +58,8 @@ func (s *State) LeastMilli(j *job.Job) int64 {
 			per = gpu.LeastProfileMilli(d.MIG)
 		case d.Shares > 0 && s.maxSlices > 0:
 			per = int64(d.Shares) * 1000 / int64(s.maxSlices)
+		case d.GPUMemoryMiB > 0 && s.maxShareMemMiB > 0:
+			per = (d.GPUMemoryMiB*1000 + s.maxShareMemMiB - 1) / s.maxShareMemMiB
 		}
 		total += int64(g.Count) * per
 	}

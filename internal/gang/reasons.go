@@ -14,9 +14,12 @@ const (
 	ReasonNoMIG     = Reason("GPUs are not in MIG mode")
 	ReasonProfile   = Reason("MIG profile not offered by this GPU model")
 	ReasonNoSharing = Reason("GPUs are not shared (no time-slicing)")
-	ReasonGPUsBusy  = Reason("not enough free GPU capacity")
-	ReasonCPU       = Reason("not enough free CPU")
-	ReasonMemory    = Reason("not enough free memory")
-	ReasonSpread    = Reason("spread limit reached in this domain")
-	ReasonTaint     = Reason("node has a taint the job does not tolerate")
+	// ReasonNoTimeSlices: time-sliced shares asked of GPUs shared only
+	// by fractions.
+	ReasonNoTimeSlices = Reason("GPUs are shared by fractions, not time slices")
+	ReasonGPUsBusy     = Reason("not enough free GPU capacity")
+	ReasonCPU          = Reason("not enough free CPU")
+	ReasonMemory       = Reason("not enough free memory")
+	ReasonSpread       = Reason("spread limit reached in this domain")
+	ReasonTaint        = Reason("node has a taint the job does not tolerate")
 )

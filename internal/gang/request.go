@@ -119,7 +119,7 @@ func (r *request) fitsClass(c class, allowed map[*gpu.Model]bool) bool {
 		_, err := c.model.ProfileIndex(r.d.MIG)
 		return err == nil
 	case job.Shared:
-		return c.shared
+		return c.shared && (r.d.Shares == 0 || c.slices > 1) // shares need time slices
 	}
 	return false
 }
@@ -223,6 +223,8 @@ func (s *State) classReason(n int, r *request) Reason {
 		return ReasonProfile
 	case r.kind == job.Shared && !c.shared:
 		return ReasonNoSharing
+	case r.kind == job.Shared:
+		return ReasonNoTimeSlices
 	}
 	return ReasonModel
 }

@@ -17,8 +17,10 @@ import (
 type State struct {
 	fleet  *fleet.Fleet
 	byName map[string]int // node name -> index; the fleet's names do not change
-	// maxSlices is the most time-sliced shares a node's GPU offers.
-	maxSlices int
+	// maxSlices is the most time-sliced shares a node's GPU offers;
+	// maxShareMemMiB the most memory of a GPU that may be shared.
+	maxSlices      int
+	maxShareMemMiB int64
 	// version counts the changes kept: placements, releases, resizes (not
 	// health, nor what a what-if or a failed placement undoes).
 	version uint64
@@ -43,8 +45,8 @@ type State struct {
 type class struct {
 	model  *gpu.Model // nil for CPU-only nodes
 	mig    fleet.MIGMode
-	shared bool   // time-sliced: fractional requests allowed
-	slices int    // time slices per GPU
+	shared bool   // time-sliced or fractional: fractional requests allowed
+	slices int    // time slices per GPU (0 or 1 on a fractional node: none)
 	taints string // the node's taints, sorted, joined by ","
 }
 
@@ -108,6 +110,9 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 		if s.nodes[i], err = newNodeState(&f.Nodes[i], c, id); err != nil {
 			return nil, err
 		}
+		if c.shared && c.model != nil {
+			s.maxShareMemMiB = max(s.maxShareMemMiB, c.model.MemoryMiB)
+		}
 	}
 	s.index = newIndex(s)
 	s.packer = newPacker(f, s.classes, s.nodes)
@@ -121,7 +126,7 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 func classFor(n *fleet.Node) (class, error) {
 	taints := slices.Clone(n.Taints)
 	slices.Sort(taints)
-	c := class{mig: n.MIG, shared: n.TimeSlices > 1, slices: n.TimeSlices, taints: strings.Join(taints, ",")}
+	c := class{mig: n.MIG, shared: n.TimeSlices > 1 || n.Fractional, slices: n.TimeSlices, taints: strings.Join(taints, ",")}
 	if n.GPUs > 0 {
 		m, err := gpu.Lookup(n.GPUModel)
 		if err != nil {

@@ -333,6 +333,9 @@ func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 		if d.Shares > 0 && !slices.Contains(j.Tolerations, sharedOnly) {
 			j.Tolerations = append(j.Tolerations, sharedOnly)
 		}
+		if p.Annotations[annotationDRA] == "true" && !slices.Contains(j.Tolerations, draOnly) {
+			j.Tolerations = append(j.Tolerations, draOnly) // its GPUs come by DRA (dra.go)
+		}
 		// Pods the filter plugins allow different nodes are groups of
 		// their own, each kept to its nodes.
 		allowed := snap.filter.tolerations(p)

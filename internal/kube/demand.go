@@ -31,6 +31,8 @@ func demand(p *corev1.Pod) (job.Demand, error) {
 		MemoryMiB: (quantity(req, corev1.ResourceMemory, false) + mib - 1) / mib,
 		GPUs:      int(quantity(req, ResourceGPU, false)),
 		Shares:    int(quantity(req, ResourceShared, false)),
+		// A fraction of one GPU's memory a DRA claim asks (dra.go).
+		GPUMemoryMiB: quantity(req, resourceDRAGPUMemory, false),
 	}
 	var migs []string
 	for name, q := range req {
@@ -51,7 +53,7 @@ func demand(p *corev1.Pod) (job.Demand, error) {
 		d.MIG = migs[0]
 	}
 	kinds := 0
-	for _, on := range []bool{d.GPUs > 0, d.Shares > 0, d.MIG != ""} {
+	for _, on := range []bool{d.GPUs > 0, d.Shares > 0, d.MIG != "", d.GPUMemoryMiB > 0} {
 		if on {
 			kinds++
 		}

@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,15 @@ import (
 // core would take every possible partition for an existing instance.
 // Which devices a pod gets is the DynamicResources plugin's to choose, on
 // the node the core picked.
+//
+// GPUs published for several allocations at once with consumable
+// capacity (KEP-5075: allowMultipleAllocations, a "memory" capacity) are
+// GPUs shared by fractions to the core (fleet.Node.Fractional), and a
+// claim for one such GPU asking part of its memory (capacity.requests
+// memory) a task asking that fraction of one GPU (job.Demand.GPUMemoryMiB):
+// the core packs the fractions as it packs them everywhere, not rounded
+// up to replicas. Once the claim is allocated, the core records the share
+// on the device the allocator gave it (gang.State.AdoptShareOn).
 
 // DriverNVIDIA is the name of NVIDIA's DRA driver for GPUs.
 const DriverNVIDIA = "gpu.nvidia.com"
@@ -42,7 +52,16 @@ type draGPU struct {
 	memMiB  int64
 	mig     map[string]int
 	parents map[string]bool
+	// shared counts the GPUs that allow several allocations (consumable
+	// capacity); index is each GPU's place among the node's GPUs, by
+	// device name.
+	shared int
+	index  map[string]int
 }
+
+// fractional reports whether every GPU of the node is shared by
+// fractions.
+func (g draGPU) fractional() bool { return g.count > 0 && g.shared == g.count }
 
 // draListers read the DRA objects the filter plugins' informers hold.
 type draListers struct {
@@ -75,7 +94,7 @@ func (d draListers) nodeGPUs() map[string]draGPU {
 			if t != nil && *t != "gpu" {
 				continue
 			}
-			g.count++
+			g.addGPU(dev)
 			if p := dev.Attributes["productName"].StringValue; p != nil {
 				g.product = strings.ReplaceAll(*p, " ", "-") // as GPU feature discovery labels it
 			}
@@ -85,7 +104,36 @@ func (d draListers) nodeGPUs() map[string]draGPU {
 		}
 		out[*s.Spec.NodeName] = g
 	}
+	for node, g := range out {
+		g.numberGPUs()
+		out[node] = g
+	}
 	return out
+}
+
+// addGPU counts one whole GPU.
+func (g *draGPU) addGPU(dev resourcev1.Device) {
+	g.count++
+	if dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations {
+		g.shared++
+	}
+	if g.index == nil {
+		g.index = map[string]int{}
+	}
+	g.index[dev.Name] = 0
+}
+
+// numberGPUs gives each GPU its place among the node's GPUs, by device
+// name, as the core numbers a node's GPUs.
+func (g *draGPU) numberGPUs() {
+	names := make([]string, 0, len(g.index))
+	for n := range g.index {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		g.index[n] = i
+	}
 }
 
 // addMIG counts one MIG device of a static layout.
@@ -119,6 +167,7 @@ func asGPUNodes(nodes []*corev1.Node, gpus map[string]draGPU) []*corev1.Node {
 			continue
 		}
 		c := n.DeepCopy()
+		c.Labels = withLabels(c.Labels, map[string]string{labelDRAOnly: "true"})
 		if len(g.mig) > 0 {
 			// A node of MIG instances is described as the device plugin's
 			// mixed strategy describes it; its whole DRA GPUs, if any,
@@ -132,6 +181,9 @@ func asGPUNodes(nodes []*corev1.Node, gpus map[string]draGPU) []*corev1.Node {
 		}
 		c.Status.Allocatable[ResourceGPU] = *resource.NewQuantity(int64(g.count), resource.DecimalSI)
 		c.Labels = withLabels(c.Labels, map[string]string{LabelProduct: g.product, LabelCount: fmt.Sprint(g.count)})
+		if g.fractional() {
+			c.Labels[labelFractional] = "true"
+		}
 		if g.memMiB > 0 && c.Labels[LabelMemory] == "" {
 			c.Labels[LabelMemory] = fmt.Sprint(g.memMiB)
 		}
@@ -154,13 +206,22 @@ func withLabels(have, add map[string]string) map[string]string {
 }
 
 // asGPUPods returns pods with those whose claims ask for NVIDIA GPUs
-// described as asking that many nvidia.com/gpu (copies; the rest as they
-// are).
-func (d draListers) asGPUPods(pods []*corev1.Pod) []*corev1.Pod {
+// marked (annotationDRA) and described as asking that many
+// nvidia.com/gpu, a MIG instance as
+// nvidia.com/mig-<profile>, a fraction of one GPU's memory as
+// resourceDRAGPUMemory (with, once allocated, the GPU's place on its node,
+// gpus says, in annotationDRAGPU): copies; the rest as they are.
+func (d draListers) asGPUPods(pods []*corev1.Pod, gpus map[string]draGPU) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i, p := range pods {
 		name, n := ResourceGPU, d.claimedGPUs(p)
-		if n == 0 {
+		frac, fracOK := d.claimedFraction(p)
+		switch {
+		case fracOK:
+			name, n = resourceDRAGPUMemory, frac.memMiB
+		case n == 0 && d.gpusByDRA(p):
+			name = "" // nvidia.com/gpu a DeviceClass stands for (KEP-5004): counted as it is
+		case n == 0:
 			profile, ok := d.claimedMIG(p)
 			if !ok {
 				continue
@@ -171,16 +232,85 @@ func (d draListers) asGPUPods(pods []*corev1.Pod) []*corev1.Pod {
 			out = append([]*corev1.Pod(nil), pods...)
 		}
 		c := p.DeepCopy()
+		c.Annotations = withLabels(c.Annotations, map[string]string{annotationDRA: "true"})
+		if name == "" {
+			out[i] = c
+			continue
+		}
 		if c.Spec.Containers[0].Resources.Requests == nil {
 			c.Spec.Containers[0].Resources.Requests = corev1.ResourceList{}
 		}
 		c.Spec.Containers[0].Resources.Requests[name] = *resource.NewQuantity(n, resource.DecimalSI)
+		if idx, ok := gpus[p.Spec.NodeName].index[frac.device]; fracOK && frac.device != "" && ok {
+			c.Annotations = withLabels(c.Annotations, map[string]string{annotationDRAGPU: fmt.Sprint(idx)})
+		}
 		out[i] = c
 	}
 	if out == nil {
 		return pods
 	}
 	return out
+}
+
+// gpusByDRA reports whether pod asks for nvidia.com/gpu and a DeviceClass
+// stands for it (KEP-5004), so that the DynamicResources plugin allocates
+// them, on nodes of the device plugin or of the DRA driver.
+func (d draListers) gpusByDRA(pod *corev1.Pod) bool {
+	if d.classFor == nil || d.classFor(ResourceGPU) == "" {
+		return false
+	}
+	q := podRequests(pod)[ResourceGPU]
+	return q.Value() > 0
+}
+
+// fraction is a claim for part of one NVIDIA GPU's memory, and the device
+// it was allocated ("" until it is).
+type fraction struct {
+	memMiB int64
+	device string
+}
+
+// claimedFraction is the fraction of one NVIDIA GPU pod's claims ask
+// for: a single request for one device of a class that selects the
+// driver's GPUs, asking part of its "memory" capacity (KEP-5075). false
+// for anything else.
+func (d draListers) claimedFraction(pod *corev1.Pod) (fraction, bool) {
+	var out fraction
+	found := 0
+	for _, name := range upstream.ClaimNames(pod) {
+		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
+		if err != nil {
+			continue
+		}
+		for _, r := range c.Spec.Devices.Requests {
+			e := r.Exactly
+			if e == nil || e.Capacity == nil || !d.gpuClass(e.DeviceClassName) {
+				continue
+			}
+			mem, ok := e.Capacity.Requests["memory"]
+			if !ok || e.AllocationMode == resourcev1.DeviceAllocationModeAll || e.Count > 1 {
+				return fraction{}, false
+			}
+			found++
+			out.memMiB = (mem.Value() + mib - 1) / mib
+			out.device = allocatedDevice(c, r.Name)
+		}
+	}
+	return out, found == 1
+}
+
+// allocatedDevice is the NVIDIA device claim c was allocated for its
+// request, "" until it is.
+func allocatedDevice(c *resourcev1.ResourceClaim, request string) string {
+	if c.Status.Allocation == nil {
+		return ""
+	}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.Request == request && r.Driver == DriverNVIDIA {
+			return r.Device
+		}
+	}
+	return ""
 }
 
 // claimedGPUs is how many whole NVIDIA GPUs pod's claims ask for: the
@@ -198,6 +328,9 @@ func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
 		for _, r := range c.Spec.Devices.Requests {
 			if r.Exactly == nil || r.Exactly.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.gpuClass(r.Exactly.DeviceClassName) {
 				continue
+			}
+			if r.Exactly.Capacity != nil {
+				continue // part of a GPU (claimedFraction), not GPUs
 			}
 			n += max(r.Exactly.Count, 1)
 		}

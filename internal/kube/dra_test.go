@@ -439,3 +439,34 @@ func TestDRANVIDIAMIGCountsAsMIG(t *testing.T) {
 	}
 	e.waitUnschedulable(waiting[0], "over quota")
 }
+
+// A pod asking for the device plugin's GPUs never goes to a node whose
+// GPUs only NVIDIA's DRA driver publishes (the filter plugins are not
+// shown nvidia.com/gpu, so the core must keep it off): of two such pods,
+// one takes the device plugin's GPU, the other waits beside two free DRA
+// GPUs.
+func TestDRAOnlyNodesTakeNoDevicePluginPods(t *testing.T) {
+	e := newEnv(t)
+	e.nodeSpec(kubetest.Node{Name: "nvdra-only"})
+	e.nvidiaSlice("nvdra-only", h100Devices(2))
+	e.nvidiaClass("gpu")
+	e.node("plugin-1", 1, nil)
+	e.start(e.config())
+	e.create(pod("p1", 1))
+	e.create(pod("p2", 1))
+	e.eventually(func() error {
+		got := e.nodesOf()
+		if n := got["p1"] + got["p2"]; n != "plugin-1" {
+			return fmt.Errorf("pods on %v, want one on plugin-1 and one waiting", got)
+		}
+		return nil
+	})
+	waiting := "p2"
+	if e.nodesOf()["p2"] == "plugin-1" {
+		waiting = "p1"
+	}
+	e.waitUnschedulable(waiting, "taint")
+	if got := e.nodesOf(); got[waiting] != "" {
+		t.Fatalf("%s bound to %s, a node of DRA GPUs only", waiting, got[waiting])
+	}
+}

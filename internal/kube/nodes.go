@@ -30,6 +30,26 @@ const (
 	sharedOnly = "corral.sh/time-sliced-only"
 )
 
+// corral's own names for what it reads of DRA claims and slices (dra.go),
+// on its copies of nodes and pods; no object in the cluster carries them.
+const (
+	// labelFractional marks a node whose GPUs are shared by fractions.
+	labelFractional = "corral.sh/gpu.fractional"
+	// labelDRAOnly marks a node whose GPUs only a DRA driver publishes;
+	// the core keeps off it (taint draOnly) the pods that ask for the
+	// device plugin's GPUs, which the filter plugins are not shown
+	// (upstream.withoutCoreResources). Pods asking through DRA carry
+	// annotationDRA and tolerate it.
+	labelDRAOnly  = "corral.sh/gpu.dra-only"
+	draOnly       = "corral.sh/dra-only"
+	annotationDRA = "corral.sh/dra"
+	// resourceDRAGPUMemory is the MiB of one GPU's memory a pod claims.
+	resourceDRAGPUMemory = corev1.ResourceName("corral.sh/dra-gpu-memory-mib")
+	// annotationDRAGPU is the place on its node of the GPU a pod's share
+	// was allocated.
+	annotationDRAGPU = "corral.sh/dra-gpu-index"
+)
+
 const mib = 1 << 20
 
 // buildFleet turns the nodes into a fleet, in name order, each node with
@@ -83,6 +103,9 @@ func describeNode(n *corev1.Node, cfg *Config) (fn fleet.Node, note string, err 
 		Spare:     cfg.Health.spare(n),
 		Taints:    nodeTaints(n),
 	}
+	if n.Labels[labelDRAOnly] == "true" {
+		fn.Taints = append(fn.Taints, draOnly)
+	}
 	for _, l := range cfg.Levels {
 		d := n.Labels[l.Label]
 		if d == "" {
@@ -134,6 +157,7 @@ func describeCount(fn *fleet.Node, n *corev1.Node, model *gpu.Model, whole, shar
 		}
 	default:
 		fn.GPUs = whole
+		fn.Fractional = n.Labels[labelFractional] == "true"
 	}
 	return nil
 }

@@ -299,7 +299,8 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	// plugin allocates what a DeviceClass stands for there (KEP-5004).
 	asTheyAre := nodes
 	if s.dra.slices != nil { // NVIDIA's DRA GPUs are GPUs to the core (dra.go)
-		nodes, pods = asGPUNodes(nodes, s.dra.nodeGPUs()), s.dra.asGPUPods(pods)
+		gpus := s.dra.nodeGPUs()
+		nodes, pods = asGPUNodes(nodes, gpus), s.dra.asGPUPods(pods, gpus)
 	}
 	mem := s.recall(pods)
 	queues := s.queueSpecs()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -181,12 +182,21 @@ func withNode(p *corev1.Pod, node string) *corev1.Pod {
 
 func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
+// pinPod records p on node; a share a DRA driver allocated on the GPU it
+// allocated (annotationDRAGPU), when that GPU has the room in corral's
+// view.
 func pinPod(st *gang.State, node string, p *corev1.Pod) (*gang.Placement, error) {
 	d, err := demand(p)
 	if err != nil {
 		return nil, err
 	}
-	return st.Adopt(&job.Job{Name: boundJobName(p), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}, node)
+	j := &job.Job{Name: boundJobName(p), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
+	if g, err := strconv.Atoi(p.Annotations[annotationDRAGPU]); err == nil {
+		if pl, err := st.AdoptShareOn(j, node, g); err == nil {
+			return pl, nil
+		}
+	}
+	return st.Adopt(j, node)
 }
 
 func boundJobName(p *corev1.Pod) string { return "bound " + string(p.UID) }

@@ -7,9 +7,12 @@ import (
 )
 
 // coreResource reports whether corral's core counts the resource itself:
-// CPU, memory and NVIDIA's GPU resources (whole, shared and MIG).
+// CPU, memory, NVIDIA's GPU resources (whole, shared and MIG) and the
+// names corral gives on its copies of pods to what their DRA claims ask
+// (corral.sh/...).
 func coreResource(name corev1.ResourceName) bool {
-	return name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), "nvidia.com/")
+	return name == corev1.ResourceCPU || name == corev1.ResourceMemory ||
+		strings.HasPrefix(string(name), "nvidia.com/") || strings.HasPrefix(string(name), "corral.sh/")
 }
 
 // withoutCoreResources is pod with the requests and limits corral's core
