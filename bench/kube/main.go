@@ -99,6 +99,9 @@ func run(o options) error {
 		fmt.Printf("# %d fractional pods claim %.1f GPUs of memory of %d nodes' DRA GPUs shared by consumable capacity\n",
 			work.shares, float64(work.shareMilli)/1000, work.sharedNodes)
 	}
+	if o.dra || o.replicas > 0 {
+		fmt.Printf("# their thousandths packed offline, first fit decreasing, fill %d GPUs\n", work.packedOffline())
+	}
 	var results []result
 	for _, name := range o.schedulers {
 		r, err := runOne(ctx, c, dir, name, work, o)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,6 +108,31 @@ func loadWork(o options) (*workload, error) {
 	w.pods = append(w.pods, singles[next:]...)
 	w.singles = len(singles)
 	return w, nil
+}
+
+// packedOffline is how many GPUs the fractional pods' shares fill when
+// packed knowing them all, largest first, each onto the first GPU with
+// room (first fit decreasing): near the fewest any placement could use,
+// what the GPUs they occupy compare with.
+func (w *workload) packedOffline() int {
+	var millis []int64
+	for _, p := range w.pods {
+		if p.milli > 0 {
+			millis = append(millis, p.milli)
+		}
+	}
+	slices.Sort(millis)
+	slices.Reverse(millis)
+	var gpus []int64 // thousandths used
+	for _, m := range millis {
+		i := slices.IndexFunc(gpus, func(used int64) bool { return used+m <= 1000 })
+		if i < 0 {
+			gpus = append(gpus, 0)
+			i = len(gpus) - 1
+		}
+		gpus[i] += m
+	}
+	return len(gpus)
 }
 
 // makeGroups shapes the pod groups: o.groupPods pods of o.groupGPUs GPUs

@@ -276,27 +276,34 @@ type fraction struct {
 // for anything else.
 func (d draListers) claimedFraction(pod *corev1.Pod) (fraction, bool) {
 	var out fraction
-	found := 0
+	found, ok := 0, true
+	d.exactRequests(pod, func(c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest) {
+		if e.Capacity == nil || !d.gpuClass(e.DeviceClassName) {
+			return
+		}
+		mem, asks := e.Capacity.Requests["memory"]
+		ok = ok && asks && e.AllocationMode != resourcev1.DeviceAllocationModeAll && e.Count <= 1
+		found++
+		out.memMiB = (mem.Value() + mib - 1) / mib
+		out.device = allocatedDevice(c, request)
+	})
+	return out, ok && found == 1
+}
+
+// exactRequests calls fn with each exact device request of the claims
+// pod uses that exist, and its claim.
+func (d draListers) exactRequests(pod *corev1.Pod, fn func(c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest)) {
 	for _, name := range upstream.ClaimNames(pod) {
 		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
 		if err != nil {
 			continue
 		}
 		for _, r := range c.Spec.Devices.Requests {
-			e := r.Exactly
-			if e == nil || e.Capacity == nil || !d.gpuClass(e.DeviceClassName) {
-				continue
+			if r.Exactly != nil {
+				fn(c, r.Name, r.Exactly)
 			}
-			mem, ok := e.Capacity.Requests["memory"]
-			if !ok || e.AllocationMode == resourcev1.DeviceAllocationModeAll || e.Count > 1 {
-				return fraction{}, false
-			}
-			found++
-			out.memMiB = (mem.Value() + mib - 1) / mib
-			out.device = allocatedDevice(c, r.Name)
 		}
 	}
-	return out, found == 1
 }
 
 // allocatedDevice is the NVIDIA device claim c was allocated for its
@@ -320,21 +327,12 @@ func allocatedDevice(c *resourcev1.ResourceClaim, request string) string {
 // DeviceClasses stand for.
 func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
 	n := d.extendedGPUs(pod)
-	for _, name := range upstream.ClaimNames(pod) {
-		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
-		if err != nil {
-			continue
+	d.exactRequests(pod, func(_ *resourcev1.ResourceClaim, _ string, e *resourcev1.ExactDeviceRequest) {
+		// A request with capacity asks part of a GPU (claimedFraction).
+		if e.AllocationMode != resourcev1.DeviceAllocationModeAll && e.Capacity == nil && d.gpuClass(e.DeviceClassName) {
+			n += max(e.Count, 1)
 		}
-		for _, r := range c.Spec.Devices.Requests {
-			if r.Exactly == nil || r.Exactly.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.gpuClass(r.Exactly.DeviceClassName) {
-				continue
-			}
-			if r.Exactly.Capacity != nil {
-				continue // part of a GPU (claimedFraction), not GPUs
-			}
-			n += max(r.Exactly.Count, 1)
-		}
-	}
+	})
 	return n
 }
 
@@ -369,27 +367,20 @@ func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
 // checks it).
 func (d draListers) claimedMIG(pod *corev1.Pod) (string, bool) {
 	profile, found := "", 0
-	for _, name := range upstream.ClaimNames(pod) {
-		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
-		if err != nil {
-			continue
+	d.exactRequests(pod, func(_ *resourcev1.ResourceClaim, _ string, e *resourcev1.ExactDeviceRequest) {
+		if e.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.migClass(e.DeviceClassName) {
+			return
 		}
-		for _, r := range c.Spec.Devices.Requests {
-			e := r.Exactly
-			if e == nil || e.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.migClass(e.DeviceClassName) {
+		found += int(max(e.Count, 1))
+		for _, sel := range e.Selectors {
+			if sel.CEL == nil {
 				continue
 			}
-			found += int(max(e.Count, 1))
-			for _, sel := range e.Selectors {
-				if sel.CEL == nil {
-					continue
-				}
-				if m := profileSelector.FindStringSubmatch(sel.CEL.Expression); m != nil {
-					profile = m[1]
-				}
+			if m := profileSelector.FindStringSubmatch(sel.CEL.Expression); m != nil {
+				profile = m[1]
 			}
 		}
-	}
+	})
 	return profile, found == 1 && profile != ""
 }
 

@@ -70,20 +70,20 @@ func TestDRAFractionsOfSharedGPUs(t *testing.T) {
 	q := e.createQueue("frac", 2)
 	e.start(e.config())
 	asks := map[string]string{"f1": "48Gi", "f2": "40Gi", "f3": "32Gi", "f4": "40Gi", "f5": "8Gi"}
-	for _, n := range []string{"f1", "f2", "f3", "f4"} {
+	create := func(n string) {
 		e.fractionClaim(n, class, asks[n], -1)
 		p := claimPod(n, n)
 		p.Labels[LabelQueue] = q
 		e.create(p)
 	}
+	for _, n := range []string{"f1", "f2", "f3", "f4"} {
+		create(n)
+	}
 	e.waitBound("f1", "f2", "f3", "f4")
 	for _, n := range []string{"f1", "f2", "f3", "f4"} {
 		e.consumed(n, node, asks[n])
 	}
-	e.fractionClaim("f5", class, asks["f5"], -1)
-	p := claimPod("f5", "f5")
-	p.Labels[LabelQueue] = q
-	e.create(p)
+	create("f5")
 	e.waitUnschedulable("f5", "over quota")
 }
 
