@@ -254,16 +254,14 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 		req := p.Spec.Containers[0].Resources.Requests
 		q, shared := req[kubetest.ResourceGPU], req[kube.ResourceShared]
 		used[p.Spec.NodeName] += q.Value()
-		replicas[p.Spec.NodeName] += shared.Value()
 		r.PodsBound++
 		r.GPUsBound += q.Value()
-		if w.dra && asked[p.Name] > 0 {
+		if asked[p.Name] > 0 {
 			r.SharesBound++
 			r.ShareMilliAsked += asked[p.Name]
 		}
 		if shared.Value() > 0 {
-			r.SharesBound++
-			r.ShareMilliAsked += asked[p.Name]
+			replicas[p.Spec.NodeName] += shared.Value()
 			r.ShareMilliGiven += shared.Value() * 1000 / int64(o.replicas)
 		}
 		if g := p.Labels[kube.LabelPodGroup]; g != "" {
@@ -271,9 +269,6 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 		}
 	}
 	for node, k := range replicas {
-		if k == 0 {
-			continue
-		}
 		occupied := (k + int64(o.replicas) - 1) / int64(o.replicas)
 		used[node] += occupied
 		r.SharedGPUsOccupied += occupied

@@ -48,7 +48,7 @@ func (s *State) adopt(j *job.Job, node string, shareGPU int) (*Placement, error)
 			s.rollback()
 			return nil, fmt.Errorf("adopt %s: node %s holds %d of its %d tasks of group %q", j.Name, node, got, count, j.Groups[r.group].Name)
 		}
-		if shareGPU >= 0 && !s.shareRoom(n, shareGPU, r.milli[s.nodes[n].class]) {
+		if shareGPU >= 0 && (shareGPU >= len(s.nodes[n].gpus) || !s.shareRoom(n, shareGPU, r.milli[s.nodes[n].class])) {
 			s.rollback()
 			return nil, fmt.Errorf("adopt %s: GPU %d of node %s has not the room for its share", j.Name, shareGPU, node)
 		}
@@ -90,14 +90,4 @@ func (s *State) adoptable(n int, r *request) int {
 		limit = min(limit, int(ns.mem/m))
 	}
 	return limit
-}
-
-// shareRoom reports whether GPU g of node n can take a share of m
-// thousandths: it exists, is shared or free, and has that much left.
-func (s *State) shareRoom(n, g, m int) bool {
-	if g >= len(s.nodes[n].gpus) {
-		return false
-	}
-	st := &s.nodes[n].gpus[g]
-	return !st.whole && 1000-st.milli >= m && (st.milli > 0 || s.freeWhole(n, g))
 }

@@ -61,16 +61,23 @@ func (a shareKey) less(b shareKey) bool {
 	return a.room < b.room
 }
 
+// shareRoom reports whether GPU g of node n can take a share of m
+// thousandths: it is shared, or free as a whole, and has that much left.
+func (s *State) shareRoom(n, g, m int) bool {
+	st := &s.nodes[n].gpus[g]
+	return !st.whole && 1000-st.milli >= m && (st.milli > 0 || s.freeWhole(n, g))
+}
+
 // bestShareGPU returns node n's GPU that a shared task of size m fits on
 // with the least key, or -1.
 func (s *State) bestShareGPU(n, m int) (int, shareKey) {
 	best, bestKey := -1, shareKey{}
 	for g := range s.nodes[n].gpus {
-		st := &s.nodes[n].gpus[g]
-		room := 1000 - st.milli
-		if st.whole || room < m || (st.milli == 0 && !s.freeWhole(n, g)) {
+		if !s.shareRoom(n, g, m) {
 			continue
 		}
+		st := &s.nodes[n].gpus[g]
+		room := 1000 - st.milli
 		k := shareKey{fresh: st.milli == 0, room: room}
 		if !s.shareBestFit {
 			k.growth = s.shares.frag(room-m, m) - s.shares.frag(room, m)

@@ -3,7 +3,7 @@ package kube
 import (
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,10 +53,15 @@ type draGPU struct {
 	mig     map[string]int
 	parents map[string]bool
 	// shared counts the GPUs that allow several allocations (consumable
-	// capacity); index is each GPU's place among the node's GPUs, by
-	// device name.
+	// capacity); names are the GPUs' device names, sorted once counted.
 	shared int
-	index  map[string]int
+	names  []string
+}
+
+// gpuIndex is the place among the node's GPUs of the named device, as the
+// core numbers a node's GPUs (by device name); false for none of them.
+func (g draGPU) gpuIndex(device string) (int, bool) {
+	return slices.BinarySearch(g.names, device)
 }
 
 // fractional reports whether every GPU of the node is shared by
@@ -76,11 +81,11 @@ type draListers struct {
 // nodeGPUs counts each node's GPUs in NVIDIA's ResourceSlices.
 func (d draListers) nodeGPUs() map[string]draGPU {
 	out := map[string]draGPU{}
-	slices, err := d.slices.List(labels.Everything())
+	list, err := d.slices.List(labels.Everything())
 	if err != nil {
 		return out
 	}
-	for _, s := range slices {
+	for _, s := range list {
 		if s.Spec.Driver != DriverNVIDIA || s.Spec.NodeName == nil {
 			continue
 		}
@@ -104,9 +109,8 @@ func (d draListers) nodeGPUs() map[string]draGPU {
 		}
 		out[*s.Spec.NodeName] = g
 	}
-	for node, g := range out {
-		g.numberGPUs()
-		out[node] = g
+	for _, g := range out {
+		slices.Sort(g.names)
 	}
 	return out
 }
@@ -117,23 +121,7 @@ func (g *draGPU) addGPU(dev resourcev1.Device) {
 	if dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations {
 		g.shared++
 	}
-	if g.index == nil {
-		g.index = map[string]int{}
-	}
-	g.index[dev.Name] = 0
-}
-
-// numberGPUs gives each GPU its place among the node's GPUs, by device
-// name, as the core numbers a node's GPUs.
-func (g *draGPU) numberGPUs() {
-	names := make([]string, 0, len(g.index))
-	for n := range g.index {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for i, n := range names {
-		g.index[n] = i
-	}
+	g.names = append(g.names, dev.Name)
 }
 
 // addMIG counts one MIG device of a static layout.
@@ -214,19 +202,19 @@ func withLabels(have, add map[string]string) map[string]string {
 func (d draListers) asGPUPods(pods []*corev1.Pod, gpus map[string]draGPU) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i, p := range pods {
-		name, n := ResourceGPU, d.claimedGPUs(p)
-		frac, fracOK := d.claimedFraction(p)
-		switch {
+		cl := d.claimsOf(p)
+		frac, fracOK := cl.asFraction()
+		name, n := ResourceGPU, cl.gpus
+		switch profile, migOK := cl.asMIG(); {
 		case fracOK:
 			name, n = resourceDRAGPUMemory, frac.memMiB
-		case n == 0 && d.gpusByDRA(p):
+		case n > 0:
+		case d.gpusByDRA(p):
 			name = "" // nvidia.com/gpu a DeviceClass stands for (KEP-5004): counted as it is
-		case n == 0:
-			profile, ok := d.claimedMIG(p)
-			if !ok {
-				continue
-			}
+		case migOK:
 			name, n = corev1.ResourceName(resourceMIGPrefix+profile), 1
+		default:
+			continue
 		}
 		if out == nil {
 			out = append([]*corev1.Pod(nil), pods...)
@@ -241,8 +229,8 @@ func (d draListers) asGPUPods(pods []*corev1.Pod, gpus map[string]draGPU) []*cor
 			c.Spec.Containers[0].Resources.Requests = corev1.ResourceList{}
 		}
 		c.Spec.Containers[0].Resources.Requests[name] = *resource.NewQuantity(n, resource.DecimalSI)
-		if idx, ok := gpus[p.Spec.NodeName].index[frac.device]; fracOK && frac.device != "" && ok {
-			c.Annotations = withLabels(c.Annotations, map[string]string{annotationDRAGPU: fmt.Sprint(idx)})
+		if idx, ok := gpus[p.Spec.NodeName].gpuIndex(frac.device); fracOK && ok {
+			c.Annotations[annotationDRAGPU] = fmt.Sprint(idx)
 		}
 		out[i] = c
 	}
@@ -270,37 +258,77 @@ type fraction struct {
 	device string
 }
 
-// claimedFraction is the fraction of one NVIDIA GPU pod's claims ask
-// for: a single request for one device of a class that selects the
-// driver's GPUs, asking part of its "memory" capacity (KEP-5075). false
-// for anything else.
-func (d draListers) claimedFraction(pod *corev1.Pod) (fraction, bool) {
-	var out fraction
-	found, ok := 0, true
-	d.exactRequests(pod, func(c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest) {
-		if e.Capacity == nil || !d.gpuClass(e.DeviceClassName) {
-			return
-		}
-		mem, asks := e.Capacity.Requests["memory"]
-		ok = ok && asks && e.AllocationMode != resourcev1.DeviceAllocationModeAll && e.Count <= 1
-		found++
-		out.memMiB = (mem.Value() + mib - 1) / mib
-		out.device = allocatedDevice(c, request)
-	})
-	return out, ok && found == 1
+// claimed is what a pod's claims ask of NVIDIA's devices, read in one
+// walk over their exact requests (claimsOf).
+type claimed struct {
+	// gpus are whole GPUs: the exact counts of requests whose DeviceClass
+	// selects the driver's GPUs, with no capacity asked. A claim shared
+	// with other pods is counted for each. A pod not yet given the claim
+	// of its extended resources (KEP-5004) asks for what their
+	// DeviceClasses stand for.
+	gpus int64
+	// migs are the MIG devices asked of a class that selects the driver's
+	// MIG devices; profile the one a selector names (`profile ==
+	// "1g.10gb"`, as NVIDIA's examples write it).
+	migs    int
+	profile string
+	// fractions count requests of the driver's GPUs asking capacity;
+	// fraction is the last; fractionsOK that each asks part of one
+	// device's "memory" (KEP-5075).
+	fractions   int
+	fraction    fraction
+	fractionsOK bool
 }
 
-// exactRequests calls fn with each exact device request of the claims
-// pod uses that exist, and its claim.
-func (d draListers) exactRequests(pod *corev1.Pod, fn func(c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest)) {
+// asFraction is the fraction of one GPU the claims ask for: a single
+// request for part of one device's memory; false for anything else.
+func (c claimed) asFraction() (fraction, bool) {
+	return c.fraction, c.fractions == 1 && c.fractionsOK
+}
+
+// asMIG is the profile of the one MIG instance the claims ask for: a
+// single device of a profile a selector names; false for anything else,
+// which the core then does not count (the DynamicResources plugin still
+// checks it).
+func (c claimed) asMIG() (string, bool) { return c.profile, c.migs == 1 && c.profile != "" }
+
+// claimsOf reads what pod's claims ask of NVIDIA's devices.
+func (d draListers) claimsOf(pod *corev1.Pod) claimed {
+	out := claimed{gpus: d.extendedGPUs(pod), fractionsOK: true}
 	for _, name := range upstream.ClaimNames(pod) {
 		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
 		if err != nil {
 			continue
 		}
 		for _, r := range c.Spec.Devices.Requests {
-			if r.Exactly != nil {
-				fn(c, r.Name, r.Exactly)
+			if e := r.Exactly; e != nil {
+				out.add(d, c, r.Name, e)
+			}
+		}
+	}
+	return out
+}
+
+// add counts one exact request of claim c.
+func (out *claimed) add(d draListers, c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest) {
+	all := e.AllocationMode == resourcev1.DeviceAllocationModeAll
+	switch gpu := d.gpuClass(e.DeviceClassName); {
+	case gpu && e.Capacity != nil:
+		mem, asks := e.Capacity.Requests["memory"]
+		out.fractions++
+		out.fractionsOK = out.fractionsOK && asks && !all && e.Count <= 1
+		out.fraction = fraction{memMiB: (mem.Value() + mib - 1) / mib, device: allocatedDevice(c, request)}
+	case all:
+	case gpu:
+		out.gpus += max(e.Count, 1)
+	case d.migClass(e.DeviceClassName):
+		out.migs += int(max(e.Count, 1))
+		for _, sel := range e.Selectors {
+			if sel.CEL == nil {
+				continue
+			}
+			if m := profileSelector.FindStringSubmatch(sel.CEL.Expression); m != nil {
+				out.profile = m[1]
 			}
 		}
 	}
@@ -320,26 +348,10 @@ func allocatedDevice(c *resourcev1.ResourceClaim, request string) string {
 	return ""
 }
 
-// claimedGPUs is how many whole NVIDIA GPUs pod's claims ask for: the
-// exact counts of requests whose DeviceClass selects the driver's GPUs.
-// A claim shared with other pods is counted for each. A pod not yet given
-// the claim of its extended resources (KEP-5004) asks for what their
-// DeviceClasses stand for.
-func (d draListers) claimedGPUs(pod *corev1.Pod) int64 {
-	n := d.extendedGPUs(pod)
-	d.exactRequests(pod, func(_ *resourcev1.ResourceClaim, _ string, e *resourcev1.ExactDeviceRequest) {
-		// A request with capacity asks part of a GPU (claimedFraction).
-		if e.AllocationMode != resourcev1.DeviceAllocationModeAll && e.Capacity == nil && d.gpuClass(e.DeviceClassName) {
-			n += max(e.Count, 1)
-		}
-	})
-	return n
-}
-
 // extendedGPUs is how many NVIDIA GPUs pod asks for as extended resources
 // a DeviceClass of the driver's GPUs stands for (its extendedResourceName,
 // or deviceclass.resource.kubernetes.io/<class>), until the
-// DynamicResources plugin has made their claim (which claimedGPUs then
+// DynamicResources plugin has made their claim (which claimsOf then
 // counts).
 func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
 	if pod.Status.ExtendedResourceClaimStatus != nil {
@@ -357,31 +369,6 @@ func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
 		}
 	}
 	return n
-}
-
-// claimedMIG is the profile of the one NVIDIA MIG instance pod's claims
-// ask for: a single request for one device of a class that selects the
-// driver's MIG devices, with a selector naming the profile (`profile ==
-// "1g.10gb"`, as NVIDIA's examples write it). false for anything else,
-// which the core then does not count (the DynamicResources plugin still
-// checks it).
-func (d draListers) claimedMIG(pod *corev1.Pod) (string, bool) {
-	profile, found := "", 0
-	d.exactRequests(pod, func(_ *resourcev1.ResourceClaim, _ string, e *resourcev1.ExactDeviceRequest) {
-		if e.AllocationMode == resourcev1.DeviceAllocationModeAll || !d.migClass(e.DeviceClassName) {
-			return
-		}
-		found += int(max(e.Count, 1))
-		for _, sel := range e.Selectors {
-			if sel.CEL == nil {
-				continue
-			}
-			if m := profileSelector.FindStringSubmatch(sel.CEL.Expression); m != nil {
-				profile = m[1]
-			}
-		}
-	})
-	return profile, found == 1 && profile != ""
 }
 
 // profileSelector finds the MIG profile a CEL selector asks for.
