@@ -111,7 +111,10 @@ func (r *reporter) submit(rejects []rejection) {
 			case hasCondition(p, rep.reason, rep.message):
 				written[p.UID] = rep.key()
 			case r.written[p.UID] == rep.key():
-				written[p.UID] = rep.key() // written, the cache not yet showing it
+				written[p.UID] = rep.key() // written, the cache not yet showing it, or queued still
+				if queued, ok := r.want[p.UID]; ok {
+					want[p.UID] = queued
+				}
 			default:
 				want[p.UID], written[p.UID] = rep, rep.key()
 			}
