@@ -210,3 +210,21 @@ func (b *Book) Usage(queue string) Amounts {
 	}
 	return b.queues[i].used.Clone()
 }
+
+// Respec is a Book for specs at b's time, with nothing admitted, in which
+// every queue b also has keeps its decayed usage: what changing the queues
+// (a tenant created, a quota changed) leaves of fair-share history. A
+// queue new to specs starts with none; a queue specs lacks is forgotten.
+func (b *Book) Respec(specs []Spec) (*Book, error) {
+	nb, err := NewBook(specs, b.halfLife)
+	if err != nil {
+		return nil, err
+	}
+	nb.now = b.now
+	for i, n := range nb.queues {
+		if j, ok := b.index[n.spec.Name]; ok {
+			nb.queues[i].decayed = b.queues[j].decayed
+		}
+	}
+	return nb, nil
+}

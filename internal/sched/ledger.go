@@ -11,8 +11,9 @@ import (
 
 // Ledger is a face's quota book kept across cycles, so that fair share
 // remembers past use (decayed with the Book's half-life). Each cycle the
-// face hands it the queues and the running units; it is rebuilt,
-// forgetting that history, when the queues change.
+// face hands it the queues and the running units. When the queues change
+// (a tenant is created, a quota changes) the book is rebuilt for them and
+// every queue that stays keeps its fair-share history (queue.Book.Respec).
 type Ledger struct {
 	book    *queue.Book
 	built   string    // the queue specs the book was built from
@@ -31,11 +32,10 @@ type charge struct {
 // the cycle's Snapshot. Units that no longer run give their charge back.
 func (l *Ledger) Sync(specs []queue.Spec, running []Running, now time.Time) (*queue.Book, error) {
 	if key := fmt.Sprint(specs); l.book == nil || key != l.built {
-		book, err := queue.NewBook(specs, 0)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: %w", err)
+		if err := l.rebuild(specs, now); err != nil {
+			return nil, err
 		}
-		l.book, l.built, l.epoch, l.charged = book, key, now, map[string]charge{}
+		l.built = key
 	}
 	if t := now.Sub(l.epoch); t >= l.book.Now() {
 		_ = l.book.Advance(t) // cannot fail: time moves forward
@@ -60,6 +60,27 @@ func (l *Ledger) Sync(specs []queue.Spec, running []Running, now time.Time) (*qu
 		}
 	}
 	return l.book, nil
+}
+
+// rebuild makes the book anew for specs, with nothing admitted (Sync
+// admits the running units again), keeping the fair-share history and
+// time of the queues that stay.
+func (l *Ledger) rebuild(specs []queue.Spec, now time.Time) error {
+	if l.book == nil {
+		book, err := queue.NewBook(specs, 0)
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		l.book, l.epoch = book, now
+	} else {
+		book, err := l.book.Respec(specs)
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		l.book = book
+	}
+	l.charged = map[string]charge{}
+	return nil
 }
 
 // Started records the charges the cycle admitted for the units it started

@@ -1,0 +1,57 @@
+package sched
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/queue"
+)
+
+// Fair share is history: a queue's decayed usage stays what it was when
+// the queues change around it, whether a tenant is created, a quota is
+// changed or a tenant goes away.
+func TestLedgerKeepsFairShareWhenQueuesChange(t *testing.T) {
+	a, b := quota("a", 4), quota("b", 4)
+	for _, tc := range []struct {
+		name  string
+		after []queue.Spec
+	}{
+		{"a tenant is created", []queue.Spec{a, b, quota("c", 4)}},
+		{"b's quota changes", []queue.Spec{a, quota("b", 2)}},
+		{"b goes away", []queue.Spec{a}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l Ledger
+			running := []Running{{Name: "job-a", Queue: "a", Need: queue.GPUs(gpu, 2)}}
+			if _, err := l.Sync([]queue.Spec{a, b}, running, t0); err != nil {
+				t.Fatal(err)
+			}
+			book, err := l.Sync([]queue.Spec{a, b}, running, t0.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := book.DecayedUsage("a")
+			if before <= 0 {
+				t.Fatalf("a's decayed usage after an hour on 2 GPUs is %v, want > 0", before)
+			}
+			book, err = l.Sync(tc.after, running, t0.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := book.DecayedUsage("a"); math.Abs(got-before) > 1e-9 {
+				t.Errorf("a's decayed usage %v after the queues changed, want %v as before", got, before)
+			}
+			if got := book.Usage("a")[gpu]; got != 2*queue.Milli {
+				t.Errorf("a uses %d milli-GPUs after the change, want its running job's 2000", got)
+			}
+			book, err = l.Sync(tc.after, running, t0.Add(2*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := book.DecayedUsage("a"); got <= before {
+				t.Errorf("a's decayed usage %v an hour later, want it above %v", got, before)
+			}
+		})
+	}
+}
