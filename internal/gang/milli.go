@@ -1,6 +1,7 @@
 package gang
 
 import (
+	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 )
@@ -44,7 +45,8 @@ func InstanceMilli(model, profile string) int64 {
 
 // LeastMilli is what j surely holds once placed, wherever it lands: whole
 // GPUs and thousandths as asked; a MIG instance its least part of a GPU
-// among the models that have its profile (gpu.LeastProfileMilli); time
+// among the fleet's MIG models that have its profile (among the catalog's,
+// gpu.LeastProfileMilli, when the fleet has none); time
 // slices their part of a GPU of the most slices the fleet offers, memory
 // its part of the largest GPU that may be shared. Once
 // placed it holds no less (PlacedMilli).
@@ -55,7 +57,7 @@ func (s *State) LeastMilli(j *job.Job) int64 {
 		per := int64(d.GPUs)*1000 + int64(d.GPUMilli)
 		switch {
 		case d.MIG != "":
-			per = gpu.LeastProfileMilli(d.MIG)
+			per = s.leastProfileMilli(d.MIG)
 		case d.Shares > 0 && s.maxSlices > 0:
 			per = int64(d.Shares) * 1000 / int64(s.maxSlices)
 		case d.GPUMemoryMiB > 0 && s.maxShareMemMiB > 0:
@@ -64,4 +66,23 @@ func (s *State) LeastMilli(j *job.Job) int64 {
 		total += int64(g.Count) * per
 	}
 	return total
+}
+
+// leastProfileMilli is the least part of a GPU an instance of profile
+// takes on the fleet's MIG models that have it, or over the catalog's
+// models when none of the fleet's has it.
+func (s *State) leastProfileMilli(profile string) int64 {
+	var least int64
+	for _, c := range s.classes {
+		if c.model == nil || c.mig == fleet.MIGNone {
+			continue
+		}
+		if m, err := c.model.ProfileMilli(profile); err == nil && (least == 0 || m < least) {
+			least = m
+		}
+	}
+	if least == 0 {
+		return gpu.LeastProfileMilli(profile)
+	}
+	return least
 }

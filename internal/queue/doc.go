@@ -6,7 +6,7 @@
 // caller's question to internal/gang.
 //
 // Quota is in milli-GPUs per Flavor (GPU model x capacity type), so MIG and
-// shared tasks count their fraction (JobMilli). A Book, built from Specs,
+// shared tasks count their fraction (internal/sched.Charger charges them). A Book, built from Specs,
 // is the ledger: Admit checks and records usage (within a queue's nominal
 // quota, or borrowing its cohort peers' unused nominal quota within lending
 // and borrowing limits), Release gives it back. Loans are a deterministic

@@ -63,7 +63,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 		if r.drained {
 			continue // its GPU failed: it is not in the core's state
 		}
-		snap.Running = append(snap.Running, runningOf(&r.job, need(r.job.Spec, s.model)))
+		snap.Running = append(snap.Running, runningOf(&r.job, s.need(&r.job)))
 	}
 	slices.SortFunc(snap.Running, func(a, b sched.Running) int { return strings.Compare(a.Name, b.Name) })
 	book, err := s.ledger.Sync(s.queueSpecs(), snap.Running, snap.Now)
@@ -78,7 +78,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 	}
 	for _, j := range s.waiting {
 		snap.Pending = append(snap.Pending, sched.Unit{
-			Job: gangJob(&j), Queue: j.Tenant, Need: need(j.Spec, s.model), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
+			Job: gangJob(&j), Queue: j.Tenant, Need: s.need(&j), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
 			Since: j.Submitted, NoBorrowUntil: j.NoBorrowUntil,
 		})
 	}

@@ -178,7 +178,7 @@ func lost(results []executor.Result) bool {
 
 // record is the accounting of one attempt of j.
 func (s *Server) record(j *store.Job, results []executor.Result, culprit int) store.Record {
-	gpus := float64(milli(j.Spec, s.model)) / 1000
+	gpus := float64(s.need(j)[gpuFlavor]) / 1000
 	start, end := j.Started, j.Ended
 	for _, r := range results {
 		if !r.Started.IsZero() && r.Started.After(start) {

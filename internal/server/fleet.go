@@ -94,23 +94,3 @@ func gangJob(j *store.Job) *job.Job {
 		CheckpointEvery: s.CheckpointEvery,
 	}
 }
-
-// milli is how many thousandths of a GPU the job holds while it runs; it
-// is what tenant quotas count.
-func milli(s store.Spec, model *gpu.Model) int {
-	per := 0
-	switch {
-	case s.GPUs > 0:
-		per = 1000 * s.GPUs
-	case s.MIG != "":
-		per = 1000 / 7
-		if model != nil && model.MIG {
-			if m, err := model.ProfileMilli(s.MIG); err == nil {
-				per = int(m)
-			}
-		}
-	case s.GPUMilli > 0:
-		per = s.GPUMilli
-	}
-	return per * max(s.Tasks, 1)
-}

@@ -41,7 +41,7 @@ func (s *Server) GPUs() api.GPUList {
 				case t.Milli > 0:
 					share = float64(t.Milli) / 1000
 				case t.MIG != "":
-					share = float64(milli(store.Spec{MIG: t.MIG, Tasks: 1}, s.model)) / 1000
+					share = float64(s.need(&store.Job{Spec: store.Spec{MIG: t.MIG, Tasks: 1}})[gpuFlavor]) / 1000
 				}
 				out.GPUs[i].Used += share
 				out.GPUs[i].Jobs = append(out.GPUs[i].Jobs, api.Use{Job: j.Name(), Tenant: j.Tenant, Rank: t.Rank, MIG: t.MIG, Share: share})

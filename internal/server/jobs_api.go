@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
-	"github.com/corral-sched/corral/internal/gpu"
-	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
 )
@@ -35,8 +33,8 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, errorCode(err, http.StatusUnprocessableEntity), err.Error())
 		return
 	}
-	if msg := overQuotaForever(spec, who, s.model); msg != "" {
-		writeError(w, http.StatusUnprocessableEntity, msg)
+	if err := s.neverAdmitted(spec, who); err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
 	if s.cfg.RunAs == RunAsServerOneTenant {
@@ -54,6 +52,14 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 	}
 	s.enqueue(j.ID)
 	writeJSON(w, http.StatusCreated, view(&j))
+}
+
+// neverAdmitted says why no quota the submitting tenant could ever hold
+// or borrow admits a job of spec, or nil.
+func (s *Server) neverAdmitted(spec store.Spec, who store.Tenant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refuseForever(&store.Job{Tenant: who.Name, Spec: spec}, who)
 }
 
 // httpError is an error with the status code it answers with.
@@ -424,19 +430,4 @@ func request(s store.Spec) api.JobRequest {
 		}
 	}
 	return r
-}
-
-// overQuotaForever says why a job asks for more than its tenant's caps
-// allow at all (GPUs, CPU or memory), or "".
-func overQuotaForever(spec store.Spec, who store.Tenant, model *gpu.Model) string {
-	n := need(spec, model)
-	switch {
-	case who.QuotaMilli > 0 && n[gpuFlavor] > int64(who.QuotaMilli):
-		return fmt.Sprintf("the job holds %s GPUs; tenant %s may hold at most %s", gpuString(int(n[gpuFlavor])), who.Name, gpuString(who.QuotaMilli))
-	case who.QuotaCPUMilli > 0 && n[queue.CPU] > who.QuotaCPUMilli:
-		return fmt.Sprintf("the job asks for %s CPUs; tenant %s may hold at most %s CPUs", gpuString(int(n[queue.CPU])), who.Name, gpuString(int(who.QuotaCPUMilli)))
-	case who.QuotaMemoryMiB > 0 && n[queue.Memory] > who.QuotaMemoryMiB:
-		return fmt.Sprintf("the job asks for %d MiB of memory; tenant %s may hold at most %d MiB", n[queue.Memory], who.Name, who.QuotaMemoryMiB)
-	}
-	return ""
 }

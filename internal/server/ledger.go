@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -18,19 +18,13 @@ var gpuFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
 // unlimited is the nominal quota of a tenant without a cap, in milli-GPUs.
 const unlimited = int64(1) << 40
 
-// need is what a job charges its tenant's queue while it runs: its GPUs,
-// and the CPU and memory its tasks ask for.
-func need(spec store.Spec, model *gpu.Model) queue.Amounts {
-	tasks := int64(max(spec.Tasks, 1))
-	n := queue.Amounts{gpuFlavor: int64(milli(spec, model))}
-	if spec.CPUMilli > 0 {
-		n[queue.CPU] = spec.CPUMilli * tasks
-	}
-	if spec.MemoryMiB > 0 {
-		n[queue.Memory] = spec.MemoryMiB * tasks
-	}
-	return n
-}
+// charger is how the server's quotas count work: the core's one charge,
+// GPUs in gpuFlavor, and the CPU and memory tenants' caps limit.
+var charger = sched.Charger{GPU: gpuFlavor, Resources: true}
+
+// need is what a job charges its tenant's queue while it runs (the core's
+// charge): its GPUs, and the CPU and memory its tasks ask for.
+func (s *Server) need(j *store.Job) queue.Amounts { return charger.Need(s.state, gangJob(j)) }
 
 // queueSpecs is one queue per tenant that has a record, runs or waits. A
 // tenant without a GPU cap has no GPU limit, and fair share measures its
@@ -40,7 +34,7 @@ func (s *Server) queueSpecs() []queue.Spec {
 	names := map[string]bool{}
 	for _, r := range s.runs {
 		if !r.drained {
-			use[r.job.Tenant] = use[r.job.Tenant].Add(need(r.job.Spec, s.model))
+			use[r.job.Tenant] = use[r.job.Tenant].Add(s.need(&r.job))
 		}
 	}
 	for t := range s.tenants {
@@ -52,6 +46,12 @@ func (s *Server) queueSpecs() []queue.Spec {
 	for _, j := range s.waiting {
 		names[j.Tenant] = true
 	}
+	return s.specsOf(names, use)
+}
+
+// specsOf is the queue of each named tenant, given what their running
+// jobs use.
+func (s *Server) specsOf(names map[string]bool, use map[string]queue.Amounts) []queue.Spec {
 	var specs []queue.Spec
 	for _, t := range slices.Sorted(maps.Keys(names)) {
 		specs = append(specs, s.queueSpec(t, use[t]))
@@ -89,4 +89,25 @@ func gpuString(m int) string {
 		return fmt.Sprint(m / 1000)
 	}
 	return strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/1000), "0")
+}
+
+// refuseForever says why no quota who could ever hold or borrow admits
+// j, the core's one check (sched.Ceiling) over every tenant's caps as
+// the store has them now; nil when some state of the box's quotas admits
+// it. The caller holds s.mu.
+func (s *Server) refuseForever(j *store.Job, who store.Tenant) error {
+	s.loadTenants()
+	s.tenants[who.Name] = who
+	names := map[string]bool{}
+	for t := range s.tenants {
+		names[t] = true
+	}
+	ceiling, err := sched.NewCeiling(s.specsOf(names, nil))
+	if err != nil {
+		return fmt.Errorf("tenant quotas: %w", err)
+	}
+	if err := ceiling.Refuse(who.Name, s.need(j)); err != nil {
+		return fmt.Errorf("tenant %w", err)
+	}
+	return nil
 }

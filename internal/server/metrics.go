@@ -86,7 +86,7 @@ func (s *Server) refreshMetrics() {
 	s.metrics.setQueue(s.waiting)
 	total := 0
 	for _, r := range s.runs {
-		total += milli(r.job.Spec, s.model)
+		total += int(s.need(&r.job)[gpuFlavor])
 	}
 	s.metrics.allocated.Set(float64(total) / 1000)
 	s.metrics.jobs.WithLabelValues(string(store.Running)).Set(float64(len(s.runs)))

@@ -28,7 +28,7 @@ func TestQuotaCountsCPUAndMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &client.Client{Server: h.url, Token: tok.Token}
-	if _, err := c.Submit(ctx, api.JobRequest{CPU: 1.5, Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "may hold at most 1 CPUs") {
+	if _, err := c.Submit(ctx, api.JobRequest{CPU: 1.5, Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "can never hold more than 1 CPUs") {
 		t.Fatalf("1.5 CPUs under a 1-CPU cap: %v, want a refusal", err)
 	}
 	if _, err := c.Submit(ctx, api.JobRequest{CPU: 0.5, MemoryMiB: 2048, Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "1024 MiB") {

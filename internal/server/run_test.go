@@ -184,7 +184,7 @@ func TestTimeLimitStopsJob(t *testing.T) {
 func TestQuotaKeepsTenantWithinItsGPUs(t *testing.T) {
 	h := newHarness(t, 4)
 	c := h.tenant("small", 1)
-	if _, err := c.Submit(context.Background(), api.JobRequest{GPUs: 2, Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "at most 1") {
+	if _, err := c.Submit(context.Background(), api.JobRequest{GPUs: 2, Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "can never hold more than 1 GPU;") {
 		t.Fatalf("a job larger than the quota: %v, want a refusal", err)
 	}
 	first := h.submit(c, api.JobRequest{GPUs: 1, Command: []string{"sleep", "30"}})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/executor"
-	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -98,14 +98,25 @@ func TestFailingRankAndExit(t *testing.T) {
 	}
 }
 
-func TestMilliCountsFractions(t *testing.T) {
-	h100, err := gpu.Lookup("H100-80GB")
+// The server charges tenants by the core's one charge: MIG instances by
+// their profile's part of the box's GPU, shares as asked.
+func TestNeedCountsFractions(t *testing.T) {
+	gpus := fakeGPUs(8)
+	for i := range gpus {
+		gpus[i].MIG = true
+	}
+	f, _, err := buildFleet(gpus, 1, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := gang.New(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{state: st}
 	for _, tc := range []struct {
 		spec store.Spec
-		want int
+		want int64
 	}{
 		{store.Spec{GPUs: 2, Tasks: 4}, 8000},
 		{store.Spec{GPUMilli: 250, Tasks: 1}, 250},
@@ -113,8 +124,8 @@ func TestMilliCountsFractions(t *testing.T) {
 		{store.Spec{MIG: "3g.40gb", Tasks: 2}, 2 * 428},
 		{store.Spec{Tasks: 3}, 0},
 	} {
-		if got := milli(tc.spec, h100); got != tc.want {
-			t.Errorf("milli(%+v) = %d, want %d", tc.spec, got, tc.want)
+		if got := s.need(&store.Job{Spec: tc.spec})[gpuFlavor]; got != tc.want {
+			t.Errorf("need(%+v) = %d milli-GPUs, want %d", tc.spec, got, tc.want)
 		}
 	}
 }

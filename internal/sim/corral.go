@@ -76,7 +76,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 		if onlyNew && !fresh && !s.heads[p.a.Job.Name] {
 			continue // it did not fit before, and nothing has ended since
 		}
-		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: need(p.a), Arrival: int64(i),
+		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: s.need(p.a), Arrival: int64(i),
 			Claimed: s.claimed[p.a.Job.Name], Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
 		if unchanged {
 			u.Kept = s.kept[p.a.Job.Name]
@@ -117,7 +117,7 @@ func (s *Sim) coreRunning(name string) sched.Running {
 		Preemptible: j.Preemptible, Preemptions: s.records[s.byName[name]].Preemptions,
 		GPUs: r.gpus, CheckpointEvery: j.CheckpointEvery}
 	if r.admitted {
-		out.Queue, out.Need = tenantOf(r.a), need(r.a)
+		out.Queue, out.Need = tenantOf(r.a), s.need(r.a)
 	}
 	if j.Runtime > 0 {
 		out.End = epoch.Add(r.start + j.Runtime)

@@ -100,7 +100,7 @@ func (s *Sim) whyWaiting(p *pendingJob, j *job.Job, quota bool) {
 		return
 	}
 	if quota && !p.admitted {
-		if err := s.book.CanAdmit(tenantOf(p.a), need(p.a)); err != nil {
+		if err := s.book.CanAdmit(tenantOf(p.a), s.need(p.a)); err != nil {
 			s.note(name, "waits: tenant %s's quota, with what its cohort lends, has no room for %.2f GPUs", tenantOf(p.a), demandGPUs(p.a))
 			return
 		}

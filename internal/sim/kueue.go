@@ -147,7 +147,7 @@ func (st *kueueState) admit(s *Sim) {
 	for {
 		var heads []*pendingJob
 		for t, q := range queues {
-			for len(q) > 0 && tooBig[t] > 0 && need(q[0].a)[quotaFlavor] >= tooBig[t] {
+			for len(q) > 0 && tooBig[t] > 0 && s.need(q[0].a)[quotaFlavor] >= tooBig[t] {
 				q = q[1:] // quota only fills within a cycle: it cannot fit
 			}
 			if len(q) > 0 {
@@ -162,7 +162,7 @@ func (st *kueueState) admit(s *Sim) {
 		st.sortHeads(s, heads)
 		for _, p := range heads {
 			if !s.admit(p) && !st.preempt(s, p) {
-				t, n := tenantOf(p.a), need(p.a)[quotaFlavor]
+				t, n := tenantOf(p.a), s.need(p.a)[quotaFlavor]
 				if tooBig[t] == 0 || n < tooBig[t] {
 					tooBig[t] = n
 				}
@@ -229,10 +229,10 @@ func (st *kueueState) preempt(s *Sim, p *pendingJob) bool {
 		return false
 	}
 	st.noPreempt.note(p.a.Job.Name, s.version)
-	t, want := tenantOf(p.a), need(p.a)[quotaFlavor]
+	t, want := tenantOf(p.a), s.need(p.a)[quotaFlavor]
 	room, freed := s.book.Headroom(t, quotaFlavor), int64(0)
 	for i, v := range st.candidates(s, p) {
-		freed += need(s.running[v].a)[quotaFlavor]
+		freed += s.need(s.running[v].a)[quotaFlavor]
 		if room+freed < want {
 			continue
 		}

@@ -66,7 +66,7 @@ func (s *Sim) reclaimPatience() time.Duration { return sched.Patience(s.opt.Recl
 func (s *Sim) withinNominal(p *pendingJob) bool {
 	t := tenantOf(p.a)
 	spec, _ := s.book.Spec(t)
-	return s.book.Usage(t)[quotaFlavor]+need(p.a)[quotaFlavor] <= spec.Nominal[quotaFlavor]
+	return s.book.Usage(t)[quotaFlavor]+s.need(p.a)[quotaFlavor] <= spec.Nominal[quotaFlavor]
 }
 
 // restartCost is what stopping a job costs beyond its lost work: loading

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -27,21 +26,15 @@ type Refusal struct {
 // RefusedOverQuota labels the refusals in reports.
 const RefusedOverQuota = "refused: over quota forever"
 
-// neverAdmitted says why a's tenant's quota can never admit it, or "" when
-// it can when the cohort lends it all it may. ceiling is a book of the same
-// quotas in which nothing is ever admitted: its room is the most there
-// ever is.
-func neverAdmitted(ceiling *queue.Book, a *workload.Arrival) string {
-	err := ceiling.CanAdmit(tenantOf(a), need(a))
-	if err == nil {
-		return ""
+// neverAdmitted says why a's tenant's quota can never admit it, with
+// everything its cohort could lend, or "" when some state of the quotas
+// does: the core's one check (sched.Ceiling), as the faces refuse at
+// submit.
+func (s *Sim) neverAdmitted(a *workload.Arrival) string {
+	if err := s.ceiling.Refuse(tenantOf(a), s.need(a)); err != nil {
+		return "tenant " + err.Error()
 	}
-	var qe *queue.QuotaError
-	if !errors.As(err, &qe) {
-		return err.Error()
-	}
-	return fmt.Sprintf("tenant %s's quota, with everything its cohort could lend, is %s GPUs; the job needs %s",
-		tenantOf(a), gpuString(qe.Room), gpuString(qe.Need))
+	return ""
 }
 
 // refuse records a job refused at arrival; it never waits.

@@ -40,7 +40,7 @@ func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
 		if len(res.Refused) != 1 || res.Refused[0].Name != "big" || s.Refused != 1 || s.RefusedGPUH != 24 {
 			t.Fatalf("%s: refused %+v, summary %d (%g GPU-h), want big (24 GPU-h)", name, res.Refused, s.Refused, s.RefusedGPUH)
 		}
-		if why := res.Refused[0].Reason; !strings.Contains(why, "tenant x's quota, with everything its cohort could lend, is 16.000 GPUs; the job needs 24.000") {
+		if why := res.Refused[0].Reason; !strings.Contains(why, "tenant x can never hold more than 16 GPUs: its own 6.153 GPUs and 9.847 GPUs its cohort fleet could lend; the job needs 24 GPUs") {
 			t.Errorf("%s: reason %q", name, why)
 		}
 		finished, undone := 3, 0.0
@@ -61,7 +61,7 @@ func TestJobOverQuotaForeverIsRefusedAtArrival(t *testing.T) {
 				t.Errorf("%s: the refused job has a record: %+v", name, j)
 			}
 		}
-		if story := strings.Join(res.Explain, "\n"); !strings.Contains(story, RefusedOverQuota+": tenant x's quota") {
+		if story := strings.Join(res.Explain, "\n"); !strings.Contains(story, RefusedOverQuota+": tenant x can never hold more than 16 GPUs") {
 			t.Errorf("%s: story of big:\n%s", name, story)
 		}
 	}

@@ -35,7 +35,7 @@ type Sim struct {
 	byName        map[string]int              // job name -> index into records
 	handledFaults []faultrec.Record           // faults handled, in order
 	book          *queue.Book                 // tenants' quotas and fair share
-	ceiling       *queue.Book                 // the same quotas, never used: the most each tenant could get
+	ceiling       *sched.Ceiling              // the most each tenant could ever get
 	refused       []Refusal                   // jobs refused at arrival: over quota forever
 	version       int                         // counts finishes and starts that may move a reservation
 	byEnd         []endEntry                  // running jobs by estimated end
@@ -169,11 +169,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 	if err != nil {
 		return nil, err
 	}
-	book, entitled, err := newBook(w, fc.GPUs())
-	if err != nil {
-		return nil, err
-	}
-	ceiling, _, err := newBook(w, fc.GPUs())
+	book, ceiling, entitled, err := newBook(w, fc.GPUs())
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +236,7 @@ func (s *Sim) step(p Policy) {
 }
 
 func (s *Sim) arrive(a *workload.Arrival) {
-	if why := neverAdmitted(s.ceiling, a); why != "" {
+	if why := s.neverAdmitted(a); why != "" {
 		s.refuse(a, why) // as at submit: no policy ever sees it
 		return
 	}
@@ -305,7 +301,7 @@ func (s *Sim) stop(name string) *runningJob {
 	}
 	s.acct.used -= r.gpus
 	if r.admitted {
-		if err := s.book.Release(tenantOf(r.a), need(r.a)); err != nil {
+		if err := s.book.Release(tenantOf(r.a), s.need(r.a)); err != nil {
 			panic(fmt.Sprintf("sim: %v", err))
 		}
 	}
@@ -436,7 +432,7 @@ func copyFleet(f *fleet.Fleet) *fleet.Fleet {
 // admit takes a job's quota, borrowing from the cohort if it must, and
 // reports whether there was room.
 func (s *Sim) admit(p *pendingJob) bool {
-	if _, err := s.book.Admit(tenantOf(p.a), need(p.a)); err != nil {
+	if _, err := s.book.Admit(tenantOf(p.a), s.need(p.a)); err != nil {
 		return false
 	}
 	p.admitted = true
@@ -445,7 +441,7 @@ func (s *Sim) admit(p *pendingJob) bool {
 
 // unadmit gives back the quota of a job that did not start after all.
 func (s *Sim) unadmit(p *pendingJob) {
-	if err := s.book.Release(tenantOf(p.a), need(p.a)); err != nil {
+	if err := s.book.Release(tenantOf(p.a), s.need(p.a)); err != nil {
 		panic(fmt.Sprintf("sim: %v", err))
 	}
 	p.admitted = false

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -26,8 +27,9 @@ func tenantOf(a *workload.Arrival) string {
 
 // newBook gives every tenant of the workload a queue whose nominal quota
 // is its share of the workload's GPU-hours times the fleet's GPUs, all in
-// one cohort that lends whatever is unused.
-func newBook(w workload.Workload, gpus int) (*queue.Book, map[string]float64, error) {
+// one cohort that lends whatever is unused; with it the ceiling of those
+// quotas, by which the core refuses what they never admit.
+func newBook(w workload.Workload, gpus int) (*queue.Book, *sched.Ceiling, map[string]float64, error) {
 	work := map[string]float64{}
 	total := 0.0
 	for i := range w.Arrivals {
@@ -61,20 +63,19 @@ func newBook(w workload.Workload, gpus int) (*queue.Book, map[string]float64, er
 	}
 	book, err := queue.NewBook(specs, fairShareHalfLife)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tenant queues: %w", err)
+		return nil, nil, nil, fmt.Errorf("tenant queues: %w", err)
 	}
-	return book, entitled, nil
+	ceiling, err := sched.NewCeiling(specs)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("tenant queues: %w", err)
+	}
+	return book, ceiling, entitled, nil
 }
 
-// need is the quota a job uses.
-//
-// An elastic job of one task shape is charged for its minimum size: the
-// tasks it runs beyond that are opportunistic, and it gives them back
-// first when another job needs the room.
-func need(a *workload.Arrival) queue.Amounts {
-	gpus := demandGPUs(a)
-	if j := a.Job; j.Elastic && len(j.Groups) == 1 {
-		gpus = taskGPUs(j.Groups[0].Task) * float64(j.MinTasks())
-	}
-	return queue.Amounts{quotaFlavor: int64(gpus * queue.Milli)}
-}
+// charger is how the simulator's quotas count work: the core's one
+// charge, in quotaFlavor.
+var charger = sched.Charger{GPU: quotaFlavor}
+
+// need is the quota a job uses: the core's charge (an elastic job of one
+// task shape is charged for its minimum size).
+func (s *Sim) need(a *workload.Arrival) queue.Amounts { return charger.Need(s.state, a.Job) }

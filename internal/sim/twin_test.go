@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/twin"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -47,7 +48,7 @@ func (f *simFace) Tenant(t twin.Tenant) error {
 	if f.s.book, err = queue.NewBook(f.specs, 0); err != nil {
 		return err
 	}
-	f.s.ceiling, err = queue.NewBook(f.specs, 0)
+	f.s.ceiling, err = sched.NewCeiling(f.specs)
 	return err
 }
 

@@ -83,7 +83,7 @@ func (s *Sim) queueCycle(alloc, share map[string]float64, room func(*pendingJob)
 		}
 		p := jobs[t][0]
 		jobs[t] = jobs[t][1:]
-		if alloc[t]+minGPUs(p.a) > share[t]*room(p)+1e-9 {
+		if alloc[t]+s.minGPUs(p.a) > share[t]*room(p)+1e-9 {
 			continue // not allocatable beyond its queue's share
 		}
 		key := shapeKey(p.a.Job)
@@ -102,8 +102,8 @@ func (s *Sim) queueCycle(alloc, share map[string]float64, room func(*pendingJob)
 
 // minGPUs is what a job needs to start: its minimum tasks' GPUs (the
 // quota it is charged).
-func minGPUs(a *workload.Arrival) float64 {
-	return float64(need(a)[quotaFlavor]) / queue.Milli
+func (s *Sim) minGPUs(a *workload.Arrival) float64 {
+	return float64(s.need(a)[quotaFlavor]) / queue.Milli
 }
 
 // tryPlaceJob places p whole (at least its minimum tasks) and starts it.

@@ -102,7 +102,7 @@ func QueueSpec(t Tenant, gpus int, flavor queue.Flavor) queue.Spec {
 
 func (c *Core) Submit(j Job) error {
 	c.arrival++
-	u := sched.Unit{Job: CoreJob(j), Queue: j.Tenant, Need: Need(j, c.model), Arrival: c.arrival}
+	u := sched.Unit{Job: CoreJob(j), Queue: j.Tenant, Need: sched.Charger{GPU: GPUFlavor}.Need(c.state, CoreJob(j)), Arrival: c.arrival}
 	c.submitted[j.Name] = u
 	c.pending = append(c.pending, u)
 	return nil
@@ -208,24 +208,6 @@ func (c *Core) apply(d sched.Decisions) error {
 func CoreJob(j Job) *job.Job {
 	return &job.Job{Name: j.Name, Tenant: j.Tenant, Priority: j.Priority,
 		Groups: []job.Group{{Name: "task", Count: max(j.Tasks, 1), Task: job.Demand{GPUs: j.GPUs, GPUMilli: j.Share, MIG: j.MIG}}}}
-}
-
-// Need is what a twin job charges its tenant, in thousandths of a GPU:
-// its whole GPUs, its shares, or its MIG instances' part of the GPU's
-// compute, as the server counts quota.
-func Need(j Job, model *gpu.Model) queue.Amounts {
-	per := int64(j.GPUs) * queue.Milli
-	switch {
-	case j.Share > 0:
-		per = int64(j.Share)
-	case j.MIG != "":
-		m, err := model.ProfileMilli(j.MIG)
-		if err != nil {
-			panic(fmt.Sprintf("twin: %s: %v", j.Name, err)) // scripts are the tests' own
-		}
-		per = m
-	}
-	return queue.Amounts{GPUFlavor: per * int64(max(j.Tasks, 1))}
 }
 
 var _ Face = (*Core)(nil)

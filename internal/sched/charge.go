@@ -1,0 +1,85 @@
+package sched
+
+import (
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/queue"
+)
+
+// Charger is how quotas count work, the one rule every face and the
+// simulator charge by: GPUs in thousandths (gang.State.LeastMilli before a
+// unit is placed, gang.State.PlacedMilli once it is), so that a MIG
+// instance, a time slice or a memory fraction counts the same everywhere.
+type Charger struct {
+	// GPU is the flavor GPUs are charged to.
+	GPU queue.Flavor
+	// Resources: the CPU and memory tasks ask for count too (queue.CPU
+	// and queue.Memory), for faces whose quotas cap them.
+	Resources bool
+}
+
+// Need is what j charges its queue, known before it is placed: its GPUs
+// wherever it lands (gang.State.LeastMilli) and, with Resources, the CPU
+// and memory its tasks ask for. An elastic job of one task shape is
+// charged for its minimum size: the tasks it runs beyond that are
+// opportunistic, and it gives them back first when others need the room.
+func (c Charger) Need(st *gang.State, j *job.Job) queue.Amounts {
+	j = chargedSize(j)
+	n := queue.Amounts{}
+	if m := st.LeastMilli(j); m > 0 {
+		n[c.GPU] = m
+	}
+	if c.Resources {
+		for _, g := range j.Groups {
+			add(n, queue.CPU, g.Task.CPUMilli*int64(g.Count))
+			add(n, queue.Memory, g.Task.MemoryMiB*int64(g.Count))
+		}
+	}
+	return n
+}
+
+// Placed is what a unit placed as p charges its queue: what its GPUs
+// give it (gang.State.PlacedMilli: a share or a MIG instance counts what
+// its node's GPU gives) and, with Resources, the CPU and memory placed.
+// An elastic job of one task shape is charged for its minimum size, as in
+// Need.
+func (c Charger) Placed(st *gang.State, p *gang.Placement, j *job.Job) queue.Amounts {
+	n := queue.Amounts{}
+	tasks, charged := len(p.Tasks), chargedSize(j).Tasks()
+	scale := func(v int64) int64 {
+		if tasks == 0 || charged >= tasks {
+			return v
+		}
+		return v * int64(charged) / int64(tasks)
+	}
+	if m := scale(st.PlacedMilli(p)); m > 0 {
+		n[c.GPU] = m
+	}
+	if c.Resources {
+		var cpu, mem int64
+		for _, t := range p.Tasks {
+			cpu, mem = cpu+t.CPUMilli, mem+t.MemoryMiB
+		}
+		add(n, queue.CPU, scale(cpu))
+		add(n, queue.Memory, scale(mem))
+	}
+	return n
+}
+
+// chargedSize is j at the size it is charged for: an elastic job of one
+// task shape at its minimum, any other job as it is.
+func chargedSize(j *job.Job) *job.Job {
+	if !j.Elastic || len(j.Groups) != 1 || j.MinTasks() >= j.Tasks() {
+		return j
+	}
+	small := *j
+	small.Groups = []job.Group{j.Groups[0]}
+	small.Groups[0].Count = j.MinTasks()
+	return &small
+}
+
+func add(a queue.Amounts, f queue.Flavor, v int64) {
+	if v > 0 {
+		a[f] += v
+	}
+}
