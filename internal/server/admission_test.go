@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-sched/corral/internal/server/client"
 	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
 	"github.com/corral-sched/corral/internal/store"
 )
 
