@@ -13,13 +13,14 @@ import (
 
 // cycle is the working state of one Cycle call.
 type cycle struct {
-	snap     *Snapshot
-	out      Decisions
-	heads    []*head             // units holding reservations, in order
-	reserved int                 // heads that wait for room (not for victims)
-	failed   map[string]bool     // shapes that found no room this cycle
-	stopping map[string]bool     // running units stopping or chosen to stop
-	running  map[string]*Running // by name, built by runningUnit
+	snap      *Snapshot
+	out       Decisions
+	heads     []*head             // units holding reservations, in order
+	reserved  int                 // heads that wait for room (not for victims)
+	estimated int                 // waiting units given an estimate without a reservation
+	failed    map[string]bool     // shapes that found no room this cycle
+	stopping  map[string]bool     // running units stopping or chosen to stop
+	running   map[string]*Running // by name, built by runningUnit
 	// victimsOf lists, per unit, the running units stopping for it, by name.
 	victimsOf map[string][]string
 	// quotaHeld names, per queue, the unit whose quota is being freed: no
@@ -239,7 +240,7 @@ func (c *cycle) wait(u *Unit, code Code, reason string) {
 	w := Wait{Unit: u.Job.Name, Code: code, Reason: reason}
 	for _, h := range c.heads {
 		if h.unit == u {
-			w.Estimate = h.resv.At
+			w.Estimate, w.Held = h.resv.At, true
 		}
 	}
 	c.out.Waiting = append(c.out.Waiting, w)

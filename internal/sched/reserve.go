@@ -22,6 +22,7 @@ func (c *cycle) waitForRoom(u *Unit, why string) {
 			return
 		}
 		c.wait(u, CodeCapacity, why)
+		c.estimate(u)
 		return
 	}
 	r, ok := c.reservation(u)
@@ -32,6 +33,21 @@ func (c *cycle) waitForRoom(u *Unit, why string) {
 	c.reserved++
 	c.reserve(u, r)
 	c.wait(u, CodeCapacity, why+"; "+describe(r))
+}
+
+// estimate gives u, which waits for room without a reservation, an
+// estimated start while Config.Estimates allows one more: when enough of
+// the running units, by estimated end, will have ended for it to fit, if
+// nothing ahead of it takes that room (Wait.Held is false). It holds
+// nothing and changes no decision.
+func (c *cycle) estimate(u *Unit) {
+	if c.estimated >= c.snap.Config.Estimates {
+		return
+	}
+	c.estimated++
+	if r, ok := c.reservation(u); ok {
+		c.out.Waiting[len(c.out.Waiting)-1].Estimate = r.At
+	}
 }
 
 // wholeGPUs counts the whole GPUs u asks for: a unit that asks for more

@@ -123,6 +123,11 @@ type Config struct {
 	// Reservations is how many waiting units hold a reservation that later
 	// units may not delay; 0 means 1.
 	Reservations int
+	// Estimates is how many more units waiting for room are told when
+	// they could start, without a reservation (Wait.Estimate, Held false):
+	// a face that explains waits asks for them; 0: none. They change no
+	// decision.
+	Estimates int
 	// Charge, when set, is what a started unit is admitted for, from its
 	// placement (a share or a MIG slice counts what the node gives it);
 	// Unit.Need is then only the check before placing. Nil: Unit.Need.
@@ -243,8 +248,12 @@ type Wait struct {
 	Unit   string
 	Code   Code
 	Reason string
-	// Estimate is when it is expected to start, zero when unknown.
+	// Estimate is when it is expected to start, zero when unknown. Held
+	// says the unit holds a reservation for it, which later units may not
+	// delay; an estimate not held (Config.Estimates) assumes that nothing
+	// ahead of the unit takes the room it needs.
 	Estimate time.Time
+	Held     bool
 	// Quota is the ledger's refusal, for CodeQuota.
 	Quota *queue.QuotaError
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -39,5 +40,44 @@ func TestServerAdmitsWhatTheCohortLends(t *testing.T) {
 	want := "tenant alice can never hold more than 7 GPUs: its own 2 GPUs and 5 GPUs its cohort lab could lend; the job needs 8 GPUs"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("8 GPUs: %v, want refused with %q", err, want)
+	}
+}
+
+// aheadOf reads how many waiting jobs explain says come before a job.
+var aheadOf = regexp.MustCompile(`(\d+) waiting jobs`)
+
+// Explain tells the cycle's own order: a tenant that has used the box
+// comes after one that has not (fair share), whatever their submission
+// order, and the jobs start in the order explain gave.
+func TestExplainOrderIsTheStartOrder(t *testing.T) {
+	h := newHarness(t, 8)
+	heavy, light := h.tenant("heavy", 0), h.tenant("light", 0)
+	ctx := context.Background()
+	hog := h.submit(heavy, api.JobRequest{GPUs: 8, Command: []string{"sleep", "60"}})
+	h.waitState(heavy, hog.ID, store.Running, 20*time.Second)
+	time.Sleep(time.Second) // heavy's fair-share use grows
+	first := h.submit(heavy, api.JobRequest{GPUs: 8, Time: "1h", Command: []string{"sleep", "60"}})
+	second := h.submit(light, api.JobRequest{GPUs: 8, Time: "1h", Command: []string{"sleep", "60"}})
+	h.waitCycle()
+	for _, tc := range []struct {
+		c     *client.Client
+		id    string
+		ahead bool
+	}{{light, second.ID, false}, {heavy, first.ID, true}} {
+		ex, err := tc.c.Explain(ctx, tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := aheadOf.FindStringSubmatch(strings.Join(ex.Reasons, "\n"))
+		if (said != nil && said[1] == "1") != tc.ahead || (said != nil && said[1] != "1") {
+			t.Errorf("%s: explain %+v; want one job before it: %v", tc.id, ex, tc.ahead)
+		}
+	}
+	if _, err := heavy.Cancel(ctx, hog.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitState(light, second.ID, store.Running, 20*time.Second)
+	if j, err := heavy.Job(ctx, first.ID); err != nil || j.State != string(store.Pending) {
+		t.Fatalf("heavy's job %+v (%v), want it still pending behind light's", j, err)
 	}
 }

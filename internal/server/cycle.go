@@ -43,12 +43,34 @@ func (s *Server) cycle() {
 	d := sched.Cycle(snap)
 	s.applyStarts(d.Starts, snap.Now, begin)
 	s.applyPreempts(d.Preempts)
-	for _, w := range d.Waiting {
+	for i, w := range d.Waiting {
 		if id, err := store.ParseID(w.Unit); err == nil {
-			s.reasons[id] = waitReason(w)
+			s.waits[id] = lastWait{Wait: w, ahead: i}
 		}
 	}
 }
+
+// lastWait is what the last cycle said of a waiting job: the core's Wait
+// (why, and when it could start) and how many waiting jobs the cycle
+// considered before it, in the cycle's own order.
+type lastWait struct {
+	sched.Wait
+	ahead int
+}
+
+// reason is the text the queue and explain show for the wait; "" when
+// the job has not been considered yet.
+func (w lastWait) reason() string {
+	if w.Unit == "" {
+		return ""
+	}
+	return waitReason(w.Wait)
+}
+
+// estimatesAsked is how many waiting jobs the cycle tells when they
+// could start beyond the one holding the reservation: enough for every
+// queue a person reads on one box.
+const estimatesAsked = 100
 
 // snapshot is what the shared cycle reads: the core state, the quota
 // ledger, the running jobs (any may be preempted by higher priority) and
@@ -57,7 +79,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{
 		Now:    s.now(),
 		State:  s.state,
-		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth, ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
+		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth, Estimates: estimatesAsked, ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
 	}
 	for _, r := range s.runs {
 		if r.drained {
@@ -195,32 +217,6 @@ func (s *Server) stopRuns(runs []*run, why string) {
 		s.log.Info("stop job", "job", r.job.Name(), "why", why, "grace", r.job.Spec.Grace)
 		r.stop()
 	}
-}
-
-// estimate is when j could start if running jobs end at their time
-// limits: the expected end of the first running job whose release makes
-// room, or zero when that is unknown.
-func (s *Server) estimate(j *store.Job) time.Time {
-	type end struct {
-		name string
-		at   time.Time
-	}
-	var ends []end
-	for _, r := range s.runs {
-		if r.job.Spec.TimeLimit > 0 {
-			ends = append(ends, end{r.job.Name(), r.job.Started.Add(r.job.Spec.TimeLimit)})
-		}
-	}
-	slices.SortFunc(ends, func(a, b end) int { return a.at.Compare(b.at) })
-	gj := gangJob(j)
-	var release []string
-	for _, e := range ends {
-		release = append(release, e.name)
-		if s.state.WhatIf(release, gj) {
-			return e.at
-		}
-	}
-	return time.Time{}
 }
 
 // placementGPUs translates a core decision into physical GPUs.

@@ -250,7 +250,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, who store.Te
 		v := view(&jobs[i])
 		v.Request.Env = nil // the list leaves the environments out; GET /v1/jobs/{id} has them
 		if jobs[i].State.Waiting() && v.Reason == "" {
-			v.Reason = s.reasons[jobs[i].ID]
+			v.Reason = s.waits[jobs[i].ID].reason()
 		}
 		out.Jobs = append(out.Jobs, v)
 	}
@@ -340,7 +340,7 @@ func (s *Server) Cancel(id uint64) (store.Job, error) {
 // queue: what Cancel and CancelMany both do. The caller holds s.mu.
 func (s *Server) forgetWaiting(id uint64) {
 	delete(s.waiting, id)
-	delete(s.reasons, id)
+	delete(s.waits, id)
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request, who store.Tenant) {
@@ -366,7 +366,8 @@ func (s *Server) Explain(j store.Job) api.Explain {
 		}
 		return out
 	}
-	out.Summary = s.reasons[j.ID]
+	last := s.waits[j.ID]
+	out.Summary = last.reason()
 	if out.Summary == "" {
 		out.Summary = "not considered yet; the next scheduling cycle will"
 	}
@@ -374,24 +375,16 @@ func (s *Server) Explain(j store.Job) api.Explain {
 		out.Reasons = append(out.Reasons, "last run: "+w.Reason)
 	}
 	out.Reasons = append(out.Reasons, s.state.Explain(gangJob(&w))...)
-	if ahead := s.ahead(&w); ahead > 0 {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%d waiting jobs are ahead of it (higher priority or older)", ahead))
+	if last.ahead > 0 {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%d waiting jobs come before it in the scheduler's order (tenants by fair share, then priority, then age)", last.ahead))
 	}
-	if at := s.estimate(&w); !at.IsZero() {
+	if at := last.Estimate; !at.IsZero() {
 		out.EstimatedStart = &at
-	}
-	return out
-}
-
-// ahead counts the waiting jobs considered before j.
-func (s *Server) ahead(j *store.Job) int {
-	n := 0
-	for _, o := range s.waiting {
-		if o.Spec.Priority > j.Spec.Priority || (o.Spec.Priority == j.Spec.Priority && o.ID < j.ID) {
-			n++
+		if !last.Held && last.ahead > 0 {
+			out.Reasons = append(out.Reasons, "the estimated start assumes the jobs before it take none of the room it needs")
 		}
 	}
-	return n
+	return out
 }
 
 // view is a job as the API shows it.

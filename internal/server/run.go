@@ -129,7 +129,7 @@ func (s *Server) start(j store.Job, p *gang.Placement, at time.Time) error {
 		return fmt.Errorf("persist start of %s: %w", j.Name(), err)
 	}
 	delete(s.waiting, j.ID)
-	delete(s.reasons, j.ID)
+	delete(s.waits, j.ID)
 	r := &run{job: j}
 	s.runs[j.ID] = r
 	u, err := s.jobUser(j.Tenant)

@@ -84,7 +84,7 @@ type Server struct {
 	phys    []int                // gang GPU index -> physical GPU index
 	waiting map[uint64]store.Job // pending and preempted jobs
 	runs    map[uint64]*run      // running jobs
-	reasons map[uint64]string    // why each waiting job did not start in the last cycle
+	waits   map[uint64]lastWait  // what the last cycle said of each waiting job
 	claims  map[uint64]bool      // waiting jobs that running work was stopped for
 	ledger  sched.Ledger         // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
@@ -143,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
 		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
-		reasons: map[uint64]string{}, claims: map[uint64]bool{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
+		waits: map[uint64]lastWait{}, claims: map[uint64]bool{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
 		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
 	}
