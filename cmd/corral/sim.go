@@ -405,11 +405,7 @@ func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
 		if !evenlyPicked(i, share) {
 			continue
 		}
-		node := fleet.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, GPUModel: n.Model}
-		if n.GPUs > 0 {
-			node.TimeSlices = 10
-		}
-		f.Nodes = append(f.Nodes, node)
+		f.Nodes = append(f.Nodes, fleet.FromTrace(n))
 	}
 	return f
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/model"
 )
 
 // Synthetic describes a large uniform fleet for benchmarks: Nodes identical
@@ -330,4 +331,12 @@ func cloneIslands(islands [][]int) [][]int {
 		out[i] = flat[start:len(flat):len(flat)]
 	}
 	return out
+}
+
+// FromTrace is a node of a trace's node list (the openb form) as a fleet
+// declares it, without topology: a GPU node shares its GPUs by fractions,
+// as the trace's pods ask for thousandths of a GPU (Node.Fractional).
+// The simulator and the packing benchmark's live path both convert so.
+func FromTrace(n model.Node) Node {
+	return Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, GPUModel: n.Model, Fractional: n.GPUs > 0}
 }

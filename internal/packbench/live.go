@@ -30,23 +30,13 @@ type live struct {
 func newLive(nodes []model.Node, order []int) (*live, error) {
 	f := &fleet.Fleet{Nodes: make([]fleet.Node, len(order))}
 	for i, n := range order {
-		f.Nodes[i] = fleetNode(nodes[n])
+		f.Nodes[i] = fleet.FromTrace(nodes[n])
 	}
 	st, err := gang.New(f)
 	if err != nil {
 		return nil, fmt.Errorf("live fleet: %w", err)
 	}
 	return &live{state: st, order: order}, nil
-}
-
-// fleetNode is a benchmark node as a fleet declares it: GPU nodes
-// time-slice their GPUs, since the openb workloads share GPUs by milli.
-func fleetNode(n model.Node) fleet.Node {
-	fn := fleet.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, GPUModel: n.Model}
-	if n.GPUs > 0 {
-		fn.TimeSlices = 2
-	}
-	return fn
 }
 
 // placeLive places pod through the live path and mirrors its decision on
