@@ -89,13 +89,23 @@ func TestGangOfSharesLandsAsSingles(t *testing.T) {
 }
 
 // Random gangs of shared tasks placed and released never overfill a GPU,
-// and a release gives back exactly what its placement took.
+// and a release gives back exactly what its placement took, under the
+// packing policy and spreading (whose single shares take fastShare).
 func TestGangsOfSharedTasksRandom(t *testing.T) {
+	for _, spread := range []bool{false, true} {
+		t.Run(fmt.Sprint("spread=", spread), func(t *testing.T) { randomShareGangs(t, spread) })
+	}
+}
+
+func randomShareGangs(t *testing.T, spread bool) {
 	f := grid(t, []string{"rack"}, []int{2}, 2, 4, "H100-80GB")
 	for i := range f.Nodes {
 		f.Nodes[i].Fractional = true
 	}
-	s := newState(t, f)
+	s, err := NewWithOptions(f, Options{Spread: spread})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var live []string
 	for i := range 400 {
