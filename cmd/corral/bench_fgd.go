@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,10 +97,43 @@ func runBenchFGD(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	cells := packbench.Aggregate(runs)
+	fmt.Fprintln(stdout, clusterLine(specs))
 	if err := report.WriteFGDTable(stdout, cells, bounds); err != nil {
 		return err
 	}
+	if slices.ContainsFunc(specs, func(s packbench.Spec) bool { return s.Policy == packbench.LivePolicy }) {
+		fmt.Fprintf(stdout, "\n%s is the policy corral server and corral kube-scheduler run (gang.State.Place, learning the mix as pods arrive).\n", packbench.LivePolicy)
+	}
 	return o.writeFiles(stdout, runs, cells, bounds)
+}
+
+// clusterLine says what is packed: the cluster's nodes and GPUs by
+// model, and the pods of each trace (tuned to 1.3x the GPUs with clones).
+func clusterLine(specs []packbench.Spec) string {
+	if len(specs) == 0 {
+		return ""
+	}
+	gpus, byModel := 0, map[string]int{}
+	for _, n := range specs[0].Nodes {
+		gpus += n.GPUs
+		if n.GPUs > 0 {
+			byModel[n.Model] += n.GPUs
+		}
+	}
+	var models []string
+	for _, m := range slices.Sorted(maps.Keys(byModel)) {
+		models = append(models, fmt.Sprintf("%d %s", byModel[m], m))
+	}
+	pods := map[string]int{}
+	for _, s := range specs {
+		pods[s.Trace] = len(s.Pods)
+	}
+	var traces []string
+	for _, t := range slices.Sorted(maps.Keys(pods)) {
+		traces = append(traces, fmt.Sprintf("%s %d pods", t, pods[t]))
+	}
+	return fmt.Sprintf("cluster: %d nodes, %d GPUs (%s); workload: %s, cloned until they ask 1.3x the GPUs\n",
+		len(specs[0].Nodes), gpus, strings.Join(models, ", "), strings.Join(traces, "; "))
 }
 
 // specs loads the inputs and lists every (trace, policy, seed) run.
