@@ -75,6 +75,7 @@ type serverFlags struct {
 	singleUser, cgroups    bool
 	fresh                  bool
 	reclaimPatience        time.Duration
+	limits                 serverLimits
 }
 
 func runServer(args []string, stdout, stderr io.Writer) error {
@@ -101,6 +102,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.singleUser, "single-user", false, "not root: run every tenant's jobs as the server's own user (without it, one tenant's jobs at a time); --dev implies it")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.BoolVar(&f.cgroups, "cgroups", true, "give each task a cgroup: killed whole, memory and CPU limits, only its GPUs' devices (false: none)")
+	f.limits.register(fs)
 	if err := parseFlags(fs, serverUsage, args); err != nil {
 		return err
 	}
@@ -150,6 +152,7 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	defer st.Close()
 	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger,
 		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups, ReclaimPatience: patienceSetting(f.reclaimPatience)}
+	f.limits.apply(&cfg)
 	if f.gpus == "" {
 		cfg.Health = gpuHealth
 	}
@@ -423,6 +426,8 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	unixUser := fs.String("unix-user", "", "the Unix `user` the tenant's jobs run as (a server run by root)")
 	uid := fs.Uint("uid", 0, "the Unix uid the tenant's jobs run as, instead of --unix-user")
 	gid := fs.Uint("gid", 0, "the Unix gid the tenant's jobs run as (default: the user's group)")
+	var lim tenantLimits
+	lim.register(fs)
 	// Flags may come before and after the verb and the name; -h needs no
 	// token.
 	pos, err := parseInterleaved(fs, tenantUsage, args)
@@ -461,12 +466,13 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	case verb == "create" && len(rest) == 1:
 		req := api.TenantRequest{Name: rest[0], QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
 			Cohort: *cohort, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
+		lim.create(&req)
 		if _, err := c.CreateTenant(ctx, req); err != nil {
 			return err
 		}
 		return printToken(ctx, c, rest[0], stdout)
 	case verb == "set" && len(rest) == 1:
-		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid)
+		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid, lim)
 		if err != nil {
 			return err
 		}
@@ -501,9 +507,10 @@ func quotaMemMiB(s string) (int64, error) {
 }
 
 // tenantUpdate is what set changes: the flags given, and only those.
-func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
+func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, uid, gid uint, lim tenantLimits) (api.TenantUpdate, error) {
 	var u api.TenantUpdate
 	fs.Visit(func(f *flag.Flag) {
+		lim.update(f.Name, &u)
 		switch f.Name {
 		case "quota":
 			u.QuotaGPUs = &caps.gpus
@@ -524,7 +531,7 @@ func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, ui
 		}
 	})
 	if u == (api.TenantUpdate{}) {
-		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --cohort, --unix-user, --uid or --gid")
+		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --cohort, --unix-user, --uid, --gid or " + lim.names())
 	}
 	return u, nil
 }

@@ -192,7 +192,7 @@ func (s *Server) stopRuns(runs []*run, why string) {
 		s.log.Error("persist stop", "why", why, "err", err)
 	}
 	for _, r := range runs {
-		s.log.Info("stop job", "job", r.job.Name(), "why", why, "grace", r.job.Spec.Grace)
+		s.log.Info("stop job", "job", r.job.Name(), "why", why, "grace", r.grace)
 		r.stop()
 	}
 }

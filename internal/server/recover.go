@@ -35,7 +35,7 @@ func (s *Server) recover() error {
 
 // adopt re-attaches to the tasks of a running job.
 func (s *Server) adopt(j store.Job) {
-	r := &run{job: j}
+	r := &run{job: j, grace: s.graceOf(&j)}
 	s.runs[j.ID] = r
 	var lostErr error
 	for i := range j.Tasks {

@@ -19,15 +19,16 @@ import (
 type run struct {
 	job      store.Job
 	tasks    []*executor.Task
-	drained  bool // its GPU failed: it is not in the core's state
+	drained  bool          // its GPU failed: it is not in the core's state
+	grace    time.Duration // its grace period within the admin's cap (graceOf)
 	stopOnce sync.Once
 }
 
-// stop stops every task with the job's grace period.
+// stop stops every task with the job's grace period, within the cap.
 func (r *run) stop() {
 	r.stopOnce.Do(func() {
 		for _, t := range r.tasks {
-			t.Stop(r.job.Spec.Grace)
+			t.Stop(r.grace)
 		}
 	})
 }
@@ -55,7 +56,7 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		Devices:     t.Devices,
 		Dir:         s.taskDir(j),
 		TimeLimit:   j.Spec.TimeLimit,
-		Grace:       j.Spec.Grace,
+		Grace:       s.graceOf(j),
 		Cgroups:     s.iso.cgroups,
 		CPUMilli:    j.Spec.CPUMilli,
 		MemoryBytes: j.Spec.MemoryMiB << 20,
@@ -130,7 +131,7 @@ func (s *Server) start(j store.Job, p *gang.Placement, at time.Time) error {
 	}
 	delete(s.waiting, j.ID)
 	delete(s.reasons, j.ID)
-	r := &run{job: j}
+	r := &run{job: j, grace: s.graceOf(&j)}
 	s.runs[j.ID] = r
 	u, err := s.jobUser(j.Tenant)
 	if err == nil {

@@ -63,6 +63,11 @@ type Config struct {
 	Cgroups bool
 	// DevDir holds the GPUs' device files (default /dev).
 	DevDir string
+	// MaxGrace caps the grace period of every job (SIGTERM to SIGKILL
+	// on a cancel, a preemption or the time limit), as Slurm's
+	// KillWait: a tenant's MaxGrace overrides it for that tenant. 0 is
+	// DefaultMaxGrace.
+	MaxGrace time.Duration
 }
 
 // DefaultDepth is the default of Config.Depth.
@@ -128,6 +133,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxGrace <= 0 {
+		cfg.MaxGrace = DefaultMaxGrace
 	}
 	if cfg.TimeSlices == 0 {
 		cfg.TimeSlices = DefaultTimeSlices

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
@@ -23,8 +24,24 @@ func (s *Server) handleTenants(w http.ResponseWriter, _ *http.Request, _ store.T
 }
 
 func tenantView(t store.Tenant) api.Tenant {
-	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, QuotaCPUs: float64(t.QuotaCPUMilli) / 1000,
+	v := api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, QuotaCPUs: float64(t.QuotaCPUMilli) / 1000,
 		QuotaMemoryMiB: t.QuotaMemoryMiB, Cohort: t.Cohort, Admin: t.Admin, Created: t.Created, UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
+	if t.MaxGrace > 0 {
+		v.MaxGrace = t.MaxGrace.String()
+	}
+	return v
+}
+
+// parseMaxGrace reads a tenant's grace cap: "" or "0s" for the server's.
+func parseMaxGrace(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("max_grace %q: want a duration such as 30s, or 0s for the server's cap", s)
+	}
+	return d, nil
 }
 
 // checkQuota says what is wrong with a GPU quota, if anything.
@@ -88,8 +105,14 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	grace, err := parseMaxGrace(req.MaxGrace)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
-		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
+		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID,
+		MaxGrace: grace}
 	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -146,6 +169,10 @@ func checkUpdate(u api.TenantUpdate) error {
 	if u.QuotaMemoryMiB != nil {
 		errs = append(errs, checkResourceQuotas(0, *u.QuotaMemoryMiB))
 	}
+	if u.MaxGrace != nil {
+		_, err := parseMaxGrace(*u.MaxGrace)
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -170,6 +197,9 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	}
 	if u.GID != nil {
 		t.GID = *u.GID
+	}
+	if u.MaxGrace != nil {
+		t.MaxGrace, _ = parseMaxGrace(*u.MaxGrace) // checked by checkUpdate
 	}
 }
 

@@ -90,6 +90,10 @@ type Spec struct {
 	Requeue bool `json:"requeue,omitempty"`
 	// Image: run the command in a container of this image.
 	Image string `json:"image,omitempty"`
+	// Adjusted says, in words, what the server set or lowered in the
+	// request at submit to keep it within the admin's limits (a grace
+	// above the cap, a memory or CPU limit the job did not ask for).
+	Adjusted []string `json:"adjusted,omitempty"`
 }
 
 // GPUsPerTask is the number of GPUs (whole, or the one a slice lives on)
@@ -199,6 +203,9 @@ type Tenant struct {
 	UnixUser string `json:"unix_user,omitempty"`
 	UID      uint32 `json:"uid,omitempty"`
 	GID      uint32 `json:"gid,omitempty"`
+	// MaxGrace caps the grace period (SIGTERM to SIGKILL) of the
+	// tenant's jobs; 0 takes the server's cap.
+	MaxGrace time.Duration `json:"max_grace,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

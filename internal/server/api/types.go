@@ -56,6 +56,9 @@ type Job struct {
 	// RUNNING, COMPLETED, FAILED, CANCELLED, PREEMPTED, TIMEOUT (State
 	// failed) or NODE_FAIL (a lost task or a failed GPU).
 	SlurmState string `json:"slurm_state"`
+	// Adjusted says what the server set or lowered in the request to
+	// keep it within the admin's limits, in words.
+	Adjusted []string `json:"adjusted,omitempty"`
 }
 
 // JobList is the answer to a list.
@@ -152,6 +155,8 @@ type Tenant struct {
 	UnixUser       string    `json:"unix_user,omitempty"`
 	UID            uint32    `json:"uid,omitempty"`
 	GID            uint32    `json:"gid,omitempty"`
+	// MaxGrace caps its jobs' grace periods; "" takes the server's cap.
+	MaxGrace string `json:"max_grace,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -170,6 +175,9 @@ type TenantRequest struct {
 	UnixUser string `json:"unix_user,omitempty"`
 	UID      uint32 `json:"uid,omitempty"`
 	GID      uint32 `json:"gid,omitempty"`
+	// MaxGrace caps its jobs' grace periods (a Go duration, "30s");
+	// "" takes the server's cap (--max-grace).
+	MaxGrace string `json:"max_grace,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
@@ -182,6 +190,7 @@ type TenantUpdate struct {
 	UnixUser       *string  `json:"unix_user,omitempty"`
 	UID            *uint32  `json:"uid,omitempty"`
 	GID            *uint32  `json:"gid,omitempty"`
+	MaxGrace       *string  `json:"max_grace,omitempty"` // "" or "0s": the server's cap
 }
 
 // TenantList is the answer to tenants.

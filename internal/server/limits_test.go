@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// limitsHarness is a root server that runs jobs as their tenants' Unix
+// users in cgroups, as a shared box does, with edit's limits.
+func limitsHarness(t *testing.T, gpus int, edit func(*Config)) *harness {
+	t.Helper()
+	requireRoot(t)
+	h := isoHarness(t, gpus, func(c *Config) {
+		c.RunAs, c.Cgroups = RunAsTenant, true
+		os.Chmod(filepath.Dir(c.StateDir), 0o711) // the test's temp dir: users pass through it
+		os.Chmod(filepath.Dir(filepath.Dir(c.StateDir)), 0o711)
+		edit(c)
+	})
+	if h.srv.iso.cgroups == nil {
+		t.Skipf("no cgroups here: %v", h.srv.iso.problems)
+	}
+	return h
+}
+
+// ignoresTERM is a job that SIGTERM cannot end: only a SIGKILL does.
+var ignoresTERM = sh(`trap '' TERM; sleep 600`)
+
+// A grace period asked above the admin's cap is lowered to it, and the
+// view says so; a job that ignores SIGTERM then ends within the cap
+// after its time limit, after a cancel and after a preemption.
+func TestGraceIsCappedByTheAdmin(t *testing.T) {
+	const capped = 2 * time.Second
+	const slack = 4 * time.Second
+	h := limitsHarness(t, 1, func(c *Config) { c.MaxGrace = capped })
+	c := h.userTenant("mallory", unixUser(t))
+	ctx := context.Background()
+
+	timed := h.submit(c, api.JobRequest{Time: "0:00:05", Grace: "1000000h", Command: ignoresTERM})
+	if timed.Request.Grace != capped.String() || len(timed.Adjusted) == 0 || !strings.Contains(timed.Adjusted[0], "1000000h") {
+		t.Errorf("grace 1000000h under a cap of %v: the job shows grace %q, adjusted %q", capped, timed.Request.Grace, timed.Adjusted)
+	}
+	run := h.waitState(c, timed.ID, store.Running, 20*time.Second)
+	end := h.wait(c, timed.ID, 5*time.Second+capped+slack, "ended", func(j api.Job) bool { return j.State != "running" })
+	if end.SlurmState != store.OutcomeTimeout {
+		t.Errorf("job at its time limit ended %s (%s), want TIMEOUT", end.SlurmState, end.Reason)
+	}
+	if took := end.Ended.Sub(*run.Started); took > 5*time.Second+capped+slack {
+		t.Errorf("the job ran %v with a time limit of 5s and a grace cap of %v", took, capped)
+	}
+
+	cancelled := h.submit(c, api.JobRequest{Grace: "1000000h", Command: ignoresTERM})
+	h.waitState(c, cancelled.ID, store.Running, 20*time.Second)
+	if _, err := c.Cancel(ctx, cancelled.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(c, cancelled.ID, capped+slack, "cancelled", func(j api.Job) bool { return j.State == string(store.Cancelled) })
+}
+
+// A tenant's own cap, set by the admin, overrides the server's.
+func TestTenantGraceCap(t *testing.T) {
+	h := newHarness(t, 1)
+	ctx := context.Background()
+	c := h.tenant("team", 0)
+	one := "1s"
+	if _, err := h.admin.UpdateTenant(ctx, "team", api.TenantUpdate{MaxGrace: &one}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ asked, want string }{{"500ms", "500ms"}, {"1m", "1s"}, {"", "1s"}} {
+		j := h.submit(c, api.JobRequest{Grace: tc.asked, Command: []string{"true"}})
+		if j.Request.Grace != tc.want {
+			t.Errorf("grace %q under the tenant's cap of 1s: got %q, want %q", tc.asked, j.Request.Grace, tc.want)
+		}
+	}
+	bad := "-1s"
+	if _, err := h.admin.UpdateTenant(ctx, "team", api.TenantUpdate{MaxGrace: &bad}); err == nil {
+		t.Error("a negative grace cap was accepted")
+	}
+}
