@@ -152,7 +152,9 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	defer st.Close()
 	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger,
 		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups, ReclaimPatience: patienceSetting(f.reclaimPatience)}
-	f.limits.apply(&cfg)
+	if err := f.limits.apply(&cfg); err != nil {
+		return err
+	}
 	if f.gpus == "" {
 		cfg.Health = gpuHealth
 	}
@@ -449,6 +451,9 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if _, err := lim.memMiB(); err != nil {
+		return err
+	}
 	c, err := cf.client()
 	if err != nil {
 		return err
@@ -466,7 +471,9 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	case verb == "create" && len(rest) == 1:
 		req := api.TenantRequest{Name: rest[0], QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
 			Cohort: *cohort, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
-		lim.create(&req)
+		if err := lim.create(&req); err != nil {
+			return err
+		}
 		if _, err := c.CreateTenant(ctx, req); err != nil {
 			return err
 		}

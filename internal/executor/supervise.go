@@ -280,6 +280,7 @@ func (s *supervisor) finish() {
 		s.result.Error = fmt.Sprintf("waiting for the task: %v", err)
 	}
 	reapDescendants(30 * time.Second)
+	s.result.OOMKilled = oomKilled(s.cgroup, s.result.Signal == "SIGKILL")
 	if err := removeCgroup(s.cgroup, 30*time.Second); err != nil && s.result.Error == "" {
 		s.result.Error = err.Error()
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 // job may take to exit after SIGTERM before its whole cgroup is killed.
 const DefaultMaxGrace = 30 * time.Second
 
+// DefaultPidsMax is the default of Config.PidsMax.
+const DefaultPidsMax = 4096
+
 // specFor is specOf, then the request brought within the limits the
 // admin set for the server and for who: what was lowered or set is said
 // in the spec's Adjusted.
@@ -21,6 +25,7 @@ func (s *Server) specFor(req api.JobRequest, who store.Tenant) (store.Spec, erro
 		return spec, err
 	}
 	s.capGrace(&spec, who)
+	s.chargeDefaults(&spec, who)
 	return spec, nil
 }
 
@@ -46,4 +51,68 @@ func (s *Server) capGrace(spec *store.Spec, who store.Tenant) {
 // holds s.mu, or runs before Run.
 func (s *Server) graceOf(j *store.Job) time.Duration {
 	return min(j.Spec.Grace, s.graceCap(s.tenants[j.Tenant]))
+}
+
+// defaults are the memory (MiB) and CPU (thousandths) a task of spec
+// gets when it declares none: the tenant's default per GPU, else the
+// server's, times the GPUs a task uses (a share or slice its fraction,
+// a CPU-only task one GPU's worth); at most the machine's, and at most
+// the tenant's quota spread over the job's tasks.
+func (s *Server) defaults(spec store.Spec, t store.Tenant) (memMiB, cpuMilli int64) {
+	node := s.full.Nodes[0]
+	gpus := max(int64(len(s.gpus)), 1)
+	memPer := cmp.Or(t.DefMemPerGPUMiB, s.cfg.DefMemPerGPUMiB, node.MemoryMiB/gpus)
+	cpuPer := cmp.Or(t.DefCPUPerGPUMilli, s.cfg.DefCPUPerGPUMilli, node.CPUMilli/gpus)
+	one := spec
+	one.Tasks = 1
+	units := int64(cmp.Or(milli(one, s.model), 1000)) // thousandths of a GPU per task
+	tasks := int64(max(spec.Tasks, 1))
+	memMiB = within(max(memPer*units/1000, 1), node.MemoryMiB/tasks, t.QuotaMemoryMiB/tasks)
+	cpuMilli = within(max(cpuPer*units/1000, 10), node.CPUMilli/tasks, t.QuotaCPUMilli/tasks)
+	return memMiB, cpuMilli
+}
+
+// within is v lowered to each positive cap.
+func within(v int64, caps ...int64) int64 {
+	for _, c := range caps {
+		if c > 0 && v > c {
+			v = c
+		}
+	}
+	return v
+}
+
+// chargeDefaults gives a job that declares no memory or CPU the
+// defaults as its request when its tenant has a quota of that resource,
+// so that the tenant's jobs together stay within it; other tenants'
+// jobs get the defaults as their cgroups' limits at launch (taskLimits)
+// without being charged them.
+func (s *Server) chargeDefaults(spec *store.Spec, who store.Tenant) {
+	mem, cpu := s.defaults(*spec, who)
+	if spec.MemoryMiB == 0 {
+		charged := ""
+		if who.QuotaMemoryMiB > 0 {
+			spec.MemoryMiB, charged = mem, ", charged to the tenant's memory quota"
+		}
+		spec.Adjusted = append(spec.Adjusted, fmt.Sprintf("no memory asked for: each task is limited to %s, the default%s", mibString(mem), charged))
+	}
+	if spec.CPUMilli == 0 {
+		charged := ""
+		if who.QuotaCPUMilli > 0 {
+			spec.CPUMilli, charged = cpu, ", charged to the tenant's CPU quota"
+		}
+		spec.Adjusted = append(spec.Adjusted, fmt.Sprintf("no CPUs asked for: each task is limited to %s CPUs, the default%s", gpuString(int(cpu)), charged))
+	}
+}
+
+// taskLimits are the memory (bytes), CPU (thousandths) and processes a
+// task of j may use, its cgroup's limits: what it asked for, else the
+// defaults. The caller holds s.mu, or runs before Run.
+func (s *Server) taskLimits(j *store.Job) (memBytes, cpuMilli, pids int64) {
+	mem, cpu := j.Spec.MemoryMiB, j.Spec.CPUMilli
+	if mem == 0 || cpu == 0 {
+		dm, dc := s.defaults(j.Spec, s.tenants[j.Tenant])
+		mem, cpu = cmp.Or(mem, dm), cmp.Or(cpu, dc)
+	}
+	return mem << 20, cpu, max(s.cfg.PidsMax, 0)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -81,5 +82,61 @@ func TestTenantGraceCap(t *testing.T) {
 	bad := "-1s"
 	if _, err := h.admin.UpdateTenant(ctx, "team", api.TenantUpdate{MaxGrace: &bad}); err == nil {
 		t.Error("a negative grace cap was accepted")
+	}
+}
+
+// memTenant creates a tenant run as a new Unix user with the given
+// memory (MiB) and CPU quotas, and returns its client.
+func (h *harness) memTenant(name string, memMiB int64, cpus float64) *client.Client {
+	h.t.Helper()
+	ctx := context.Background()
+	u := unixUser(h.t)
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: name, UnixUser: u.Name, QuotaMemoryMiB: memMiB, QuotaCPUs: cpus}); err != nil {
+		h.t.Fatal(err)
+	}
+	tok, err := h.admin.IssueToken(ctx, name)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &client.Client{Server: h.url, Token: tok.Token}
+}
+
+// A job that declares no memory is charged the default within its
+// tenant's memory quota and cannot touch more: the kernel's OOM killer
+// ends it at its cgroup's limit, and it ends OUT_OF_MEMORY. Its CPU is
+// capped the same way by the tenant's CPU quota.
+func TestJobWithoutMemCannotExceedTheTenantsMemory(t *testing.T) {
+	h := limitsHarness(t, 1, func(*Config) {})
+	if !h.srv.iso.cgroups.Has("memory") || !h.srv.iso.cgroups.Has("cpu") {
+		t.Skipf("no memory or cpu controller here: %v", h.srv.iso.problems)
+	}
+	c := h.memTenant("greedy", 64, 0.5)
+	// dd fills a 256 MiB buffer from /dev/zero: 256 MiB resident.
+	j := h.submit(c, api.JobRequest{Command: sh(`q=$(grep ':cpu[,:]' /proc/self/cgroup | cut -d: -f3); cat /sys/fs/cgroup/cpu$q/cpu.cfs_quota_us
+dd if=/dev/zero of=/dev/null bs=256M count=1 && echo survived`)})
+	if j.Request.MemoryMiB != 64 || j.Request.CPU != 0.5 {
+		t.Errorf("a job without --mem or -c of a tenant with 64 MiB and 0.5 CPUs: charged %d MiB, %v CPUs", j.Request.MemoryMiB, j.Request.CPU)
+	}
+	end := h.wait(c, j.ID, 30*time.Second, "ended", func(j api.Job) bool { return store.State(j.State).Final() })
+	out := h.logs(c, j.ID, 0)
+	if end.SlurmState != store.OutcomeOutOfMemory || end.State != string(store.Failed) || strings.Contains(out, "survived") {
+		t.Errorf("the job touched 256 MiB with a quota of 64 MiB: %s (%s), output %q", end.SlurmState, end.Reason, out)
+	}
+	if !strings.HasPrefix(out, "50000\n") {
+		t.Errorf("the job's CFS quota is %q, want 50000 (0.5 CPUs of a 100000us period)", out)
+	}
+}
+
+// A task cannot have more processes than the server's pids limit.
+func TestTaskProcessesAreCapped(t *testing.T) {
+	h := limitsHarness(t, 1, func(c *Config) { c.PidsMax = 16 })
+	if !h.srv.iso.cgroups.Has("pids") {
+		t.Skipf("no pids controller here: %v", h.srv.iso.problems)
+	}
+	c := h.userTenant("forker", unixUser(t))
+	j := h.submit(c, api.JobRequest{Command: sh(`i=0; while [ $i -lt 40 ]; do sleep 2 & i=$((i+1)); done; wait; echo all-forked`)})
+	end := h.wait(c, j.ID, 30*time.Second, "ended", func(j api.Job) bool { return store.State(j.State).Final() })
+	if out := h.logs(c, j.ID, 0); end.State == string(store.Succeeded) || strings.Contains(out, "all-forked") {
+		t.Errorf("a task of a server with a pids limit of 16 forked 40 processes: %s, %q", end.State, out)
 	}
 }

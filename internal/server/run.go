@@ -48,6 +48,7 @@ func (s *Server) taskDir(j *store.Job) string {
 // taskSpec is what the executor runs for rank i of j.
 func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 	t := j.Tasks[i]
+	mem, cpu, pids := s.taskLimits(j)
 	spec := executor.Spec{
 		ID:          j.Name() + "-" + strconv.Itoa(i),
 		Command:     j.Spec.Command,
@@ -58,8 +59,9 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		TimeLimit:   j.Spec.TimeLimit,
 		Grace:       s.graceOf(j),
 		Cgroups:     s.iso.cgroups,
-		CPUMilli:    j.Spec.CPUMilli,
-		MemoryBytes: j.Spec.MemoryMiB << 20,
+		CPUMilli:    cpu,
+		MemoryBytes: mem,
+		PidsMax:     pids,
 		DeviceFiles: s.deviceFiles(t),
 	}
 	if t.MIG != "" {

@@ -68,6 +68,17 @@ type Config struct {
 	// KillWait: a tenant's MaxGrace overrides it for that tenant. 0 is
 	// DefaultMaxGrace.
 	MaxGrace time.Duration
+	// DefMemPerGPUMiB and DefCPUPerGPUMilli are the memory and CPU a
+	// task that declares none gets per GPU it uses (a share or MIG
+	// slice its fraction, a CPU-only task one GPU's worth), as Slurm's
+	// DefMemPerGPU and DefCpuPerGPU: its cgroup's limits, and what it is
+	// charged when its tenant has a memory or CPU quota. 0 is the
+	// machine's memory or CPUs divided by its GPUs.
+	DefMemPerGPUMiB   int64
+	DefCPUPerGPUMilli int64
+	// PidsMax caps the processes and threads of each task (pids.max);
+	// 0 is DefaultPidsMax, negative none.
+	PidsMax int64
 }
 
 // DefaultDepth is the default of Config.Depth.
@@ -136,6 +147,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxGrace <= 0 {
 		cfg.MaxGrace = DefaultMaxGrace
+	}
+	if cfg.PidsMax == 0 {
+		cfg.PidsMax = DefaultPidsMax
 	}
 	if cfg.TimeSlices == 0 {
 		cfg.TimeSlices = DefaultTimeSlices

@@ -29,6 +29,7 @@ func tenantView(t store.Tenant) api.Tenant {
 	if t.MaxGrace > 0 {
 		v.MaxGrace = t.MaxGrace.String()
 	}
+	v.DefMemPerGPUMiB, v.DefCPUsPerGPU = t.DefMemPerGPUMiB, float64(t.DefCPUPerGPUMilli)/1000
 	return v
 }
 
@@ -59,6 +60,17 @@ func checkResourceQuotas(cpus float64, memMiB int64) error {
 		return fmt.Errorf("quota_cpus %v: want 0 (no cap) or more", cpus)
 	case memMiB < 0:
 		return fmt.Errorf("quota_memory_mib %d: want 0 (no cap) or more", memMiB)
+	}
+	return nil
+}
+
+// checkDefaults says what is wrong with a tenant's defaults per GPU.
+func checkDefaults(cpus float64, memMiB int64) error {
+	switch {
+	case cpus < 0 || cpus > 1e7:
+		return fmt.Errorf("def_cpus_per_gpu %v: want 0 (the server's) or more", cpus)
+	case memMiB < 0:
+		return fmt.Errorf("def_mem_per_gpu_mib %d: want 0 (the server's) or more", memMiB)
 	}
 	return nil
 }
@@ -101,7 +113,8 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("name %q: use letters, digits, '.', '_' and '-'", req.Name))
 		return
 	}
-	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB)); err != nil {
+	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB),
+		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -112,7 +125,7 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 	}
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
 		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID,
-		MaxGrace: grace}
+		MaxGrace: grace, DefMemPerGPUMiB: req.DefMemPerGPUMiB, DefCPUPerGPUMilli: int64(req.DefCPUsPerGPU * 1000)}
 	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -173,6 +186,12 @@ func checkUpdate(u api.TenantUpdate) error {
 		_, err := parseMaxGrace(*u.MaxGrace)
 		errs = append(errs, err)
 	}
+	if u.DefCPUsPerGPU != nil {
+		errs = append(errs, checkDefaults(*u.DefCPUsPerGPU, 0))
+	}
+	if u.DefMemPerGPUMiB != nil {
+		errs = append(errs, checkDefaults(0, *u.DefMemPerGPUMiB))
+	}
 	return errors.Join(errs...)
 }
 
@@ -200,6 +219,12 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	}
 	if u.MaxGrace != nil {
 		t.MaxGrace, _ = parseMaxGrace(*u.MaxGrace) // checked by checkUpdate
+	}
+	if u.DefCPUsPerGPU != nil {
+		t.DefCPUPerGPUMilli = int64(*u.DefCPUsPerGPU * 1000)
+	}
+	if u.DefMemPerGPUMiB != nil {
+		t.DefMemPerGPUMiB = *u.DefMemPerGPUMiB
 	}
 }
 

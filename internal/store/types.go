@@ -38,6 +38,9 @@ const (
 	OutcomeTimeout   = "TIMEOUT"
 	OutcomePreempted = "PREEMPTED"
 	OutcomeNodeFail  = "NODE_FAIL" // its supervisor was lost or its GPU failed
+	// OutcomeOutOfMemory: the kernel's OOM killer killed a process of
+	// a task at its cgroup's memory limit.
+	OutcomeOutOfMemory = "OUT_OF_MEMORY"
 )
 
 // SlurmState is the state squeue or sacct would show for a job in state
@@ -206,6 +209,11 @@ type Tenant struct {
 	// MaxGrace caps the grace period (SIGTERM to SIGKILL) of the
 	// tenant's jobs; 0 takes the server's cap.
 	MaxGrace time.Duration `json:"max_grace,omitempty"`
+	// DefMemPerGPUMiB and DefCPUPerGPUMilli are the memory and CPU a
+	// task that declares none gets per GPU it uses; 0 takes the
+	// server's defaults.
+	DefMemPerGPUMiB   int64 `json:"def_mem_per_gpu_mib,omitempty"`
+	DefCPUPerGPUMilli int64 `json:"def_cpu_per_gpu_milli,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

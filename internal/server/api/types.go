@@ -54,7 +54,8 @@ type Job struct {
 	ExitCode  *int       `json:"exit_code,omitempty"`
 	// SlurmState is the state as squeue and sacct name it: PENDING,
 	// RUNNING, COMPLETED, FAILED, CANCELLED, PREEMPTED, TIMEOUT (State
-	// failed) or NODE_FAIL (a lost task or a failed GPU).
+	// failed), NODE_FAIL (a lost task or a failed GPU) or OUT_OF_MEMORY
+	// (failed: the kernel's OOM killer killed it at its memory limit).
 	SlurmState string `json:"slurm_state"`
 	// Adjusted says what the server set or lowered in the request to
 	// keep it within the admin's limits, in words.
@@ -157,6 +158,10 @@ type Tenant struct {
 	GID            uint32    `json:"gid,omitempty"`
 	// MaxGrace caps its jobs' grace periods; "" takes the server's cap.
 	MaxGrace string `json:"max_grace,omitempty"`
+	// DefMemPerGPUMiB and DefCPUsPerGPU are what a task that declares
+	// no memory or CPU gets per GPU; 0 takes the server's defaults.
+	DefMemPerGPUMiB int64   `json:"def_mem_per_gpu_mib,omitempty"`
+	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -178,19 +183,25 @@ type TenantRequest struct {
 	// MaxGrace caps its jobs' grace periods (a Go duration, "30s");
 	// "" takes the server's cap (--max-grace).
 	MaxGrace string `json:"max_grace,omitempty"`
+	// DefMemPerGPUMiB and DefCPUsPerGPU are what a task that declares
+	// no memory or CPU gets per GPU; 0 takes the server's defaults.
+	DefMemPerGPUMiB int64   `json:"def_mem_per_gpu_mib,omitempty"`
+	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
 // empty unix_user or a zero uid or gid unsets it.
 type TenantUpdate struct {
-	QuotaGPUs      *float64 `json:"quota_gpus,omitempty"`
-	QuotaCPUs      *float64 `json:"quota_cpus,omitempty"`
-	QuotaMemoryMiB *int64   `json:"quota_memory_mib,omitempty"`
-	Cohort         *string  `json:"cohort,omitempty"` // "" leaves the cohort
-	UnixUser       *string  `json:"unix_user,omitempty"`
-	UID            *uint32  `json:"uid,omitempty"`
-	GID            *uint32  `json:"gid,omitempty"`
-	MaxGrace       *string  `json:"max_grace,omitempty"` // "" or "0s": the server's cap
+	QuotaGPUs       *float64 `json:"quota_gpus,omitempty"`
+	QuotaCPUs       *float64 `json:"quota_cpus,omitempty"`
+	QuotaMemoryMiB  *int64   `json:"quota_memory_mib,omitempty"`
+	Cohort          *string  `json:"cohort,omitempty"` // "" leaves the cohort
+	UnixUser        *string  `json:"unix_user,omitempty"`
+	UID             *uint32  `json:"uid,omitempty"`
+	GID             *uint32  `json:"gid,omitempty"`
+	MaxGrace        *string  `json:"max_grace,omitempty"`           // "" or "0s": the server's cap
+	DefMemPerGPUMiB *int64   `json:"def_mem_per_gpu_mib,omitempty"` // 0: the server's
+	DefCPUsPerGPU   *float64 `json:"def_cpus_per_gpu,omitempty"`    // 0: the server's
 }
 
 // TenantList is the answer to tenants.
