@@ -57,7 +57,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{
 		Now:    s.now(),
 		State:  s.state,
-		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth, ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
+		Config: sched.Config{Preemption: true, PriorityWithinQueue: true, FairShare: true, Attempts: s.cfg.Depth, ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
 	}
 	for _, r := range s.runs {
 		if r.drained {

@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/corral-sched/corral/internal/server/api"
@@ -23,6 +24,11 @@ func (s *Server) specFor(req api.JobRequest, who store.Tenant) (store.Spec, erro
 	spec, err := s.specOf(req)
 	if err != nil {
 		return spec, err
+	}
+	if spec.Priority > who.MaxPriority {
+		return spec, &httpError{http.StatusForbidden, fmt.Errorf("priority %d: tenant %s may ask for at most %d, which an admin sets "+
+			"('corral server tenant set %s --max-priority N'); priority orders the tenant's own jobs and never stops another tenant's",
+			spec.Priority, who.Name, who.MaxPriority, who.Name)}
 	}
 	s.capGrace(&spec, who)
 	s.chargeDefaults(&spec, who)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,45 @@ func TestGraceIsCappedByTheAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wait(c, cancelled.ID, capped+slack, "cancelled", func(j api.Job) bool { return j.State == string(store.Cancelled) })
+
+	h.allowPriority("mallory", 5)
+	low := h.submit(c, api.JobRequest{GPUs: 1, Grace: "1000000h", Command: ignoresTERM})
+	h.waitState(c, low.ID, store.Running, 20*time.Second)
+	high := h.submit(c, api.JobRequest{GPUs: 1, Priority: 5, Command: []string{"true"}})
+	h.waitState(c, high.ID, store.Succeeded, capped+slack)
+}
+
+// A tenant's priority is bounded by the admin, and decides preemption
+// among its own jobs only: a tenant without a quota, allowed priority
+// 1000, does not preempt another tenant's work inside that tenant's
+// quota; a priority above the bound is refused, saying why.
+func TestSelfSetPriorityNeverPreemptsAnotherTenantsQuota(t *testing.T) {
+	h := newHarness(t, 2)
+	ctx := context.Background()
+	alice, bob := h.tenant("alice", 2), h.tenant("bob", 0)
+	var held []api.Job
+	for range 2 {
+		held = append(held, h.submit(alice, api.JobRequest{GPUs: 1, Command: []string{"sleep", "60"}}))
+	}
+	for _, j := range held {
+		h.waitState(alice, j.ID, store.Running, 20*time.Second)
+	}
+	if _, err := bob.Submit(ctx, api.JobRequest{GPUs: 1, Priority: 1000, Command: []string{"true"}}); !isStatus(err, http.StatusForbidden) || !strings.Contains(err.Error(), "at most 0") {
+		t.Errorf("priority 1000 from a tenant bounded at 0: %v, want 403 saying the bound", err)
+	}
+	h.allowPriority("bob", 1000)
+	urgent := h.submit(bob, api.JobRequest{GPUs: 1, Priority: 1000, Command: []string{"true"}})
+	for range 10 {
+		h.waitCycle()
+	}
+	for _, j := range held {
+		if got := h.job(j.ID); got.State != store.Running || got.Stopping != "" || got.Attempts != 1 {
+			t.Errorf("alice's job %s inside her quota is %s (stopping %q, attempt %d) after bob's priority-1000 job", j.ID, got.State, got.Stopping, got.Attempts)
+		}
+	}
+	if got := h.job(urgent.ID); got.State != store.Pending {
+		t.Errorf("bob's job is %s, want pending", got.State)
+	}
 }
 
 // A tenant's own cap, set by the admin, overrides the server's.

@@ -30,6 +30,7 @@ func tenantView(t store.Tenant) api.Tenant {
 		v.MaxGrace = t.MaxGrace.String()
 	}
 	v.DefMemPerGPUMiB, v.DefCPUsPerGPU = t.DefMemPerGPUMiB, float64(t.DefCPUPerGPUMilli)/1000
+	v.MaxPriority = t.MaxPriority
 	return v
 }
 
@@ -125,7 +126,8 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 	}
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
 		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID,
-		MaxGrace: grace, DefMemPerGPUMiB: req.DefMemPerGPUMiB, DefCPUPerGPUMilli: int64(req.DefCPUsPerGPU * 1000)}
+		MaxGrace: grace, DefMemPerGPUMiB: req.DefMemPerGPUMiB, DefCPUPerGPUMilli: int64(req.DefCPUsPerGPU * 1000),
+		MaxPriority: req.MaxPriority}
 	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -225,6 +227,9 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	}
 	if u.DefMemPerGPUMiB != nil {
 		t.DefMemPerGPUMiB = *u.DefMemPerGPUMiB
+	}
+	if u.MaxPriority != nil {
+		t.MaxPriority = *u.MaxPriority
 	}
 }
 

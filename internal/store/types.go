@@ -214,6 +214,9 @@ type Tenant struct {
 	// server's defaults.
 	DefMemPerGPUMiB   int64 `json:"def_mem_per_gpu_mib,omitempty"`
 	DefCPUPerGPUMilli int64 `json:"def_cpu_per_gpu_milli,omitempty"`
+	// MaxPriority is the highest priority its jobs may ask for (0 by
+	// default); priority orders its own jobs, and stops only its own.
+	MaxPriority int `json:"max_priority,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

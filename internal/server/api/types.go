@@ -162,6 +162,8 @@ type Tenant struct {
 	// no memory or CPU gets per GPU; 0 takes the server's defaults.
 	DefMemPerGPUMiB int64   `json:"def_mem_per_gpu_mib,omitempty"`
 	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
+	// MaxPriority is the highest priority its jobs may ask for.
+	MaxPriority int `json:"max_priority,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -187,6 +189,8 @@ type TenantRequest struct {
 	// no memory or CPU gets per GPU; 0 takes the server's defaults.
 	DefMemPerGPUMiB int64   `json:"def_mem_per_gpu_mib,omitempty"`
 	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
+	// MaxPriority is the highest priority its jobs may ask for.
+	MaxPriority int `json:"max_priority,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
@@ -202,6 +206,7 @@ type TenantUpdate struct {
 	MaxGrace        *string  `json:"max_grace,omitempty"`           // "" or "0s": the server's cap
 	DefMemPerGPUMiB *int64   `json:"def_mem_per_gpu_mib,omitempty"` // 0: the server's
 	DefCPUsPerGPU   *float64 `json:"def_cpus_per_gpu,omitempty"`    // 0: the server's
+	MaxPriority     *int     `json:"max_priority,omitempty"`
 }
 
 // TenantList is the answer to tenants.
