@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -394,11 +395,20 @@ func gpuHealth() (map[int][]string, error) {
 const tenantUsage = `Usage: corral server tenant list
        corral server tenant create [--quota GPUS] [--cohort NAME] [--admin] [--unix-user USER] [--uid N] [--gid N] NAME
        corral server tenant set NAME [--quota GPUS] [--cohort NAME] [--unix-user USER] [--uid N] [--gid N]
-       corral server tenant token NAME
+       corral server tenant token NAME [--keep]
+       corral server tenant tokens NAME
+       corral server tenant delete NAME [--drain]
+       corral server tenant audit
 
 Manages the tenants of a running server (needs an admin token). create adds
 a tenant and prints its first token; set changes the flags it is given;
-token prints a new one (tokens are stored hashed and shown once); --quota
+token prints a new one and revokes the tenant's others at once (--keep
+keeps them; tokens are stored hashed and shown once); tokens lists them
+with when each was made and last used; delete removes a tenant and its
+tokens, refused while its jobs wait or run unless --drain, which cancels
+them; audit prints the log of admin actions. create and set refuse a
+tenant that would share a Unix user with another, or GPU quotas that sum
+above the machine's GPUs, unless --force. --quota
 caps the GPUs the tenant's running jobs hold (fractions count: 0.5 is half
 a GPU; 0 means no cap).
 
@@ -412,7 +422,14 @@ the cohort.
 
 A server run by root runs each job as its tenant's Unix user: --unix-user
 names the account (or --uid gives it; a uid without an account needs
---gid), --gid overrides its primary group. Root is refused. set with an
+--gid), --gid overrides its primary group. Root (--uid 0) is refused.
+
+Limits no tenant can lift: --max-grace caps the grace of its jobs (the
+server's --max-grace otherwise), --def-mem-per-gpu and --def-cpus-per-gpu
+are what a task that asks for no memory or CPU gets per GPU (charged to
+its quotas), and --max-priority is the highest --priority it may ask for
+(0 by default); priority orders its own jobs and never stops another
+tenant's. set with an
 empty --unix-user or a zero --uid or --gid unsets it.
 ` + clientHelp + `
 Flags:
@@ -430,6 +447,8 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	gid := fs.Uint("gid", 0, "the Unix gid the tenant's jobs run as (default: the user's group)")
 	var lim tenantLimits
 	lim.register(fs)
+	var life tenantLife
+	life.register(fs)
 	// Flags may come before and after the verb and the name; -h needs no
 	// token.
 	pos, err := parseInterleaved(fs, tenantUsage, args)
@@ -438,11 +457,14 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) == 0 {
 		fs.Usage()
-		return errors.New("give list, create, set or token")
+		return errors.New("give " + tenantVerbs)
 	}
 	verb, rest := pos[0], pos[1:]
-	if verb != "list" && verb != "create" && verb != "set" && verb != "token" {
-		return fmt.Errorf("%q: give list, create, set or token (see corral server tenant -h)", verb)
+	if !slices.Contains(strings.Fields(strings.NewReplacer(",", "", " or", "").Replace(tenantVerbs)), verb) {
+		return fmt.Errorf("%q: give %s (see corral server tenant -h)", verb, tenantVerbs)
+	}
+	if err := refuseRootIDs(fs, verb); err != nil {
+		return err
 	}
 	if *uid > math.MaxUint32 || *gid > math.MaxUint32 {
 		return fmt.Errorf("--uid %d, --gid %d: Unix ids are below 2^32", *uid, *gid)
@@ -474,7 +496,7 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		if err := lim.create(&req); err != nil {
 			return err
 		}
-		if _, err := c.CreateTenant(ctx, req); err != nil {
+		if _, err := c.CreateTenantForce(ctx, req, life.force); err != nil {
 			return err
 		}
 		return printToken(ctx, c, rest[0], stdout)
@@ -483,13 +505,17 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		t, err := c.UpdateTenant(ctx, rest[0], u)
+		t, err := c.UpdateTenantForce(ctx, rest[0], u, life.force)
 		if err != nil {
 			return err
 		}
 		return printTenants(stdout, []api.Tenant{t})
 	case verb == "token" && len(rest) == 1:
-		return printToken(ctx, c, rest[0], stdout)
+		return life.printToken(ctx, c, rest[0], stdout)
+	case len(rest) <= 1:
+		if done, err := life.run(ctx, c, verb, rest, stdout); done {
+			return err
+		}
 	}
 	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(rest, " "))
 }

@@ -104,7 +104,7 @@ func checkUnixUser(t store.Tenant) error {
 	return err
 }
 
-func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	var req api.TenantRequest
 	if code, err := decode(r, &req); err != nil {
 		writeError(w, code, err.Error())
@@ -132,6 +132,9 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if !s.refuseConflicts(w, r, t) {
+		return
+	}
 	if err := s.st.CreateTenant(t); err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, store.ErrExists) {
@@ -140,11 +143,18 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, code, err.Error())
 		return
 	}
+	s.audit(who, "tenant create", t.Name, tenantSummary(t))
 	writeJSON(w, http.StatusCreated, tenantView(t))
 }
 
+// tenantSummary is a tenant's settings in one line, for the audit log.
+func tenantSummary(t store.Tenant) string {
+	return fmt.Sprintf("quota_gpus=%s quota_cpus=%s quota_memory_mib=%d cohort=%q admin=%v unix_user=%q uid=%d gid=%d max_grace=%v max_priority=%d",
+		gpuString(t.QuotaMilli), gpuString(int(t.QuotaCPUMilli)), t.QuotaMemoryMiB, t.Cohort, t.Admin, t.UnixUser, t.UID, t.GID, t.MaxGrace, t.MaxPriority)
+}
+
 // handleUpdateTenant changes the quota or the Unix account of a tenant.
-func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	var req api.TenantUpdate
 	if code, err := decode(r, &req); err != nil {
 		writeError(w, code, err.Error())
@@ -153,6 +163,12 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 	if err := checkUpdate(req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if next, err := s.st.Tenant(r.PathValue("name")); err == nil {
+		applyTenantUpdate(&next, req)
+		if !s.refuseConflicts(w, r, next) {
+			return
+		}
 	}
 	t, err := s.st.UpdateTenant(r.PathValue("name"), func(t *store.Tenant) error {
 		applyTenantUpdate(t, req)
@@ -169,6 +185,7 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, code, err.Error())
 		return
 	}
+	s.audit(who, "tenant set", t.Name, tenantSummary(t))
 	writeJSON(w, http.StatusOK, tenantView(t))
 }
 
@@ -233,13 +250,16 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	}
 }
 
-func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+// handleIssueToken makes a new token for a tenant and revokes its others
+// at once, unless keep=true.
+func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	name := r.PathValue("name")
 	if !api.ValidName(name) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("tenant name %q is not valid", name))
 		return
 	}
-	tok, err := s.st.IssueToken(name)
+	keep := r.URL.Query().Get("keep") == "true"
+	tok, err := s.st.IssueToken(name, s.now(), !keep)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, store.ErrNotFound) {
@@ -248,6 +268,11 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, _ stor
 		writeError(w, code, err.Error())
 		return
 	}
+	action := "token rotate"
+	if keep {
+		action = "token add"
+	}
+	s.audit(who, action, name, "")
 	writeJSON(w, http.StatusCreated, api.Token{Tenant: name, Token: tok})
 }
 
@@ -258,5 +283,5 @@ func (s *Server) Bootstrap(admin string) (string, error) {
 	if err != nil && !errors.Is(err, store.ErrExists) {
 		return "", err
 	}
-	return s.st.IssueToken(admin)
+	return s.st.IssueToken(admin, s.now(), false)
 }

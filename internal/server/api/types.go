@@ -220,6 +220,43 @@ type Token struct {
 	Token  string `json:"token"`
 }
 
+// TokenInfo is one of a tenant's tokens as the API lists it: never the
+// token, only a short ID and when it was made and last used (to the
+// minute).
+type TokenInfo struct {
+	ID       string     `json:"id"`
+	Created  *time.Time `json:"created,omitempty"`
+	LastUsed *time.Time `json:"last_used,omitempty"`
+}
+
+// TokenList is the answer to a tenant's tokens.
+type TokenList struct {
+	Tenant string      `json:"tenant"`
+	Tokens []TokenInfo `json:"tokens"`
+}
+
+// AuditEntry is one admin action.
+type AuditEntry struct {
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	Target string    `json:"target"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// AuditLog is the answer to audit.
+type AuditLog struct {
+	Entries []AuditEntry `json:"entries"`
+}
+
+// TenantDeleted is the answer to a tenant's deletion: the jobs a drain
+// cancelled.
+type TenantDeleted struct {
+	Tenant    string   `json:"tenant"`
+	Cancelled []string `json:"cancelled,omitempty"`
+}
+
 // Record is one accounting record.
 type Record struct {
 	Job        string    `json:"job"`
