@@ -91,6 +91,10 @@ type Result struct {
 // exit record exists: the task is gone and how it ended is unknown.
 var ErrLost = errors.New("executor: task lost")
 
+// ErrNeverStarted is returned by Adopt, with ErrLost, when the task
+// left no trace in its directory: no supervisor ever started it.
+var ErrNeverStarted = errors.New("executor: task never started")
+
 // validate reports what is wrong with a spec to start, if anything.
 func (s Spec) validate() error {
 	if err := s.validateFiles(); err != nil {

@@ -131,6 +131,9 @@ func (s *Server) start(j store.Job, p *gang.Placement, at time.Time) error {
 		s.state.Release(j.Name())
 		return fmt.Errorf("persist start of %s: %w", j.Name(), err)
 	}
+	if s.startRecorded != nil {
+		s.startRecorded(j)
+	}
 	delete(s.waiting, j.ID)
 	delete(s.reasons, j.ID)
 	r := &run{job: j, grace: s.graceOf(&j)}

@@ -107,6 +107,10 @@ type Server struct {
 	bad     map[int]string // unhealthy GPUs and their problems
 	iso     isolation      // how tasks are fenced; set by New
 
+	// startRecorded, when set (by tests), is called once a start is
+	// persisted and before its tasks are launched.
+	startRecorded func(store.Job)
+
 	soleMu sync.Mutex // serializes submissions on a RunAsServerOneTenant server
 
 	inMu     sync.Mutex
