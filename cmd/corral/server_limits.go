@@ -15,10 +15,12 @@ import (
 // serverLimits are the limits the admin sets for every job of the
 // server: no tenant can lift them.
 type serverLimits struct {
-	maxGrace time.Duration
-	defMem   string
-	defCPUs  float64
-	pidsMax  int64
+	maxGrace  time.Duration
+	defMem    string
+	defCPUs   float64
+	pidsMax   int64
+	maxOutput string
+	minFree   string
 }
 
 func (l *serverLimits) register(fs *flag.FlagSet) {
@@ -27,10 +29,32 @@ func (l *serverLimits) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.defMem, "def-mem-per-gpu", "", "memory a task that asks for none gets per GPU, as --mem takes it (Slurm's DefMemPerGPU; a share its fraction, a CPU-only task one GPU's worth; empty: the machine's memory over its GPUs)")
 	fs.Float64Var(&l.defCPUs, "def-cpus-per-gpu", 0, "CPU cores a task that asks for none gets per GPU (Slurm's DefCpuPerGPU; 0: the machine's CPUs over its GPUs)")
 	fs.Int64Var(&l.pidsMax, "pids-max", server.DefaultPidsMax, "the most processes and threads one task may have at once (-1: no cap)")
+	fs.StringVar(&l.maxOutput, "max-output", "1G", "the most each task's stdout and stderr may hold, as --mem takes sizes (what it writes beyond is dropped, the log ending with a marker; 0: no cap)")
+	fs.StringVar(&l.minFree, "min-free", "64M", "the room kept free on the database's and the state directory's disks: below it, submissions are refused (HTTP 507) until space is freed (0: none)")
+}
+
+// bytesFlag reads a size flag in Slurm's units (1G, 512M); "0" is none
+// (-1).
+func bytesFlag(name, v string) (int64, error) {
+	if v == "0" || v == "" {
+		return -1, nil
+	}
+	m, err := slurmfmt.ParseMem(v)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %q: %w", name, v, err)
+	}
+	return m << 20, nil
 }
 
 func (l serverLimits) apply(cfg *server.Config) error {
 	cfg.MaxGrace, cfg.PidsMax = l.maxGrace, l.pidsMax
+	var err error
+	if cfg.MaxOutputBytes, err = bytesFlag("max-output", l.maxOutput); err != nil {
+		return err
+	}
+	if cfg.MinFreeBytes, err = bytesFlag("min-free", l.minFree); err != nil {
+		return err
+	}
 	cfg.DefCPUPerGPUMilli = int64(l.defCPUs * 1000)
 	if l.defMem != "" {
 		m, err := slurmfmt.ParseMem(l.defMem)

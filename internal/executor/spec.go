@@ -60,6 +60,11 @@ type Spec struct {
 	// PidsMax caps the processes and threads the task may have at once
 	// (pids.max); 0: no cap.
 	PidsMax int64 `json:",omitempty"`
+	// OutputMax caps each of the task's logs (stdout, stderr) in bytes:
+	// the supervisor copies the task's output through a pipe, and ends a
+	// log at the cap with TruncatedMarker. 0: no cap (the task writes
+	// its logs itself).
+	OutputMax int64 `json:",omitempty"`
 	// DeviceFiles are the device files, beyond the harmless ones
 	// (/dev/null, /dev/zero, ttys...), that a task in a cgroup may open,
 	// such as its GPUs' /dev/nvidiaN and the driver's /dev/nvidiactl;

@@ -47,9 +47,13 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, errorCode(err, http.StatusForbidden), err.Error())
 		return
 	}
+	if err := s.roomToSubmit(); err != nil {
+		writeError(w, http.StatusInsufficientStorage, err.Error())
+		return
+	}
 	j, err := s.st.Submit(who.Name, spec, s.now())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		writeError(w, diskCode(err), err.Error())
 		return
 	}
 	s.enqueue(j.ID)

@@ -62,6 +62,7 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		CPUMilli:    cpu,
 		MemoryBytes: mem,
 		PidsMax:     pids,
+		OutputMax:   max(s.cfg.MaxOutputBytes, 0),
 		DeviceFiles: s.deviceFiles(t),
 	}
 	if t.MIG != "" {

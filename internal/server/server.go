@@ -79,6 +79,15 @@ type Config struct {
 	// PidsMax caps the processes and threads of each task (pids.max);
 	// 0 is DefaultPidsMax, negative none.
 	PidsMax int64
+	// MaxOutputBytes caps each log (stdout, stderr) of each task: what
+	// it writes beyond is dropped, the log ending with a marker. 0 is
+	// DefaultMaxOutput, negative none.
+	MaxOutputBytes int64
+	// MinFreeBytes is the room the server keeps free on the filesystems
+	// of its database and state directory: below it, submissions are
+	// refused (507) until space is freed. 0 is DefaultMinFree, negative
+	// none.
+	MinFreeBytes int64
 }
 
 // DefaultDepth is the default of Config.Depth.
@@ -151,6 +160,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxGrace <= 0 {
 		cfg.MaxGrace = DefaultMaxGrace
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutput
+	}
+	if cfg.MinFreeBytes == 0 {
+		cfg.MinFreeBytes = DefaultMinFree
 	}
 	if cfg.PidsMax == 0 {
 		cfg.PidsMax = DefaultPidsMax
