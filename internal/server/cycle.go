@@ -192,6 +192,7 @@ func (s *Server) stopRuns(runs []*run, why string) {
 		s.log.Error("persist stop", "why", why, "err", err)
 	}
 	for _, r := range runs {
+		r.grace = s.graceOf(&r.job) // within the tenant's cap as it is now
 		s.log.Info("stop job", "job", r.job.Name(), "why", why, "grace", r.grace)
 		r.stop()
 	}

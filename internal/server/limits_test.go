@@ -104,6 +104,24 @@ func TestSelfSetPriorityNeverPreemptsAnotherTenantsQuota(t *testing.T) {
 	}
 }
 
+// A cap lowered while a job runs holds for the job's cancel.
+func TestLoweredGraceCapHoldsForARunningJob(t *testing.T) {
+	h := newHarness(t, 1)
+	ctx := context.Background()
+	c := h.tenant("team", 0)
+	j := h.submit(c, api.JobRequest{Grace: "20s", Command: ignoresTERM})
+	h.waitState(c, j.ID, store.Running, 20*time.Second)
+	one := "1s"
+	if _, err := h.admin.UpdateTenant(ctx, "team", api.TenantUpdate{MaxGrace: &one}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitCycle()
+	if _, err := c.Cancel(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(c, j.ID, 5*time.Second, "cancelled", func(j api.Job) bool { return j.State == string(store.Cancelled) })
+}
+
 // A tenant's own cap, set by the admin, overrides the server's.
 func TestTenantGraceCap(t *testing.T) {
 	h := newHarness(t, 1)

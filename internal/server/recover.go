@@ -13,6 +13,7 @@ import (
 // store records as running. A job whose tasks are gone ends as lost (and
 // is requeued when its spec says so) once Run starts.
 func (s *Server) recover() error {
+	s.loadTenants() // their grace caps, for the runs adopted
 	var running []store.Job
 	err := s.st.View(func(tx *store.Tx) error {
 		return tx.Jobs(func(j *store.Job) bool {

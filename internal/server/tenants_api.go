@@ -185,6 +185,9 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, who 
 		writeError(w, code, err.Error())
 		return
 	}
+	s.mu.Lock()
+	s.tenants[t.Name] = t // its caps hold from now on, for the jobs that run too
+	s.mu.Unlock()
 	s.audit(who, "tenant set", t.Name, tenantSummary(t))
 	writeJSON(w, http.StatusOK, tenantView(t))
 }
