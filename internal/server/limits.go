@@ -69,13 +69,31 @@ func (s *Server) defaults(spec store.Spec, t store.Tenant) (memMiB, cpuMilli int
 	gpus := max(int64(len(s.gpus)), 1)
 	memPer := cmp.Or(t.DefMemPerGPUMiB, s.cfg.DefMemPerGPUMiB, node.MemoryMiB/gpus)
 	cpuPer := cmp.Or(t.DefCPUPerGPUMilli, s.cfg.DefCPUPerGPUMilli, node.CPUMilli/gpus)
-	one := spec
-	one.Tasks = 1
-	units := int64(cmp.Or(milli(one, s.model), 1000)) // thousandths of a GPU per task
+	units := cmp.Or(s.taskGPUMilli(spec), 1000) // thousandths of a GPU per task
 	tasks := int64(max(spec.Tasks, 1))
 	memMiB = within(max(memPer*units/1000, 1), node.MemoryMiB/tasks, t.QuotaMemoryMiB/tasks)
 	cpuMilli = within(max(cpuPer*units/1000, 10), node.CPUMilli/tasks, t.QuotaCPUMilli/tasks)
 	return memMiB, cpuMilli
+}
+
+// taskGPUMilli is the thousandths of a GPU one task of spec uses, for
+// its defaults: whole GPUs, a share, or a MIG instance's part of its
+// GPU (a seventh where the model does not say); 0 for a CPU-only task.
+func (s *Server) taskGPUMilli(spec store.Spec) int64 {
+	switch {
+	case spec.GPUs > 0:
+		return int64(spec.GPUs) * 1000
+	case spec.GPUMilli > 0:
+		return int64(spec.GPUMilli)
+	case spec.MIG != "" && s.model != nil && s.model.MIG:
+		if m, err := s.model.ProfileMilli(spec.MIG); err == nil {
+			return int64(m)
+		}
+	}
+	if spec.MIG != "" {
+		return 1000 / 7
+	}
+	return 0
 }
 
 // within is v lowered to each positive cap.
