@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -75,6 +76,7 @@ type serverFlags struct {
 	singleUser, cgroups    bool
 	fresh                  bool
 	reclaimPatience        time.Duration
+	limits                 serverLimits
 }
 
 func runServer(args []string, stdout, stderr io.Writer) error {
@@ -101,6 +103,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.singleUser, "single-user", false, "not root: run every tenant's jobs as the server's own user (without it, one tenant's jobs at a time); --dev implies it")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.BoolVar(&f.cgroups, "cgroups", true, "give each task a cgroup: killed whole, memory and CPU limits, only its GPUs' devices (false: none)")
+	f.limits.register(fs)
 	if err := parseFlags(fs, serverUsage, args); err != nil {
 		return err
 	}
@@ -150,6 +153,9 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 	defer st.Close()
 	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger,
 		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups, ReclaimPatience: patienceSetting(f.reclaimPatience)}
+	if err := f.limits.apply(&cfg); err != nil {
+		return err
+	}
 	if f.gpus == "" {
 		cfg.Health = gpuHealth
 	}
@@ -389,11 +395,20 @@ func gpuHealth() (map[int][]string, error) {
 const tenantUsage = `Usage: corral server tenant list
        corral server tenant create [--quota GPUS] [--cohort NAME] [--admin] [--unix-user USER] [--uid N] [--gid N] NAME
        corral server tenant set NAME [--quota GPUS] [--cohort NAME] [--unix-user USER] [--uid N] [--gid N]
-       corral server tenant token NAME
+       corral server tenant token NAME [--keep]
+       corral server tenant tokens NAME
+       corral server tenant delete NAME [--drain]
+       corral server tenant audit
 
 Manages the tenants of a running server (needs an admin token). create adds
 a tenant and prints its first token; set changes the flags it is given;
-token prints a new one (tokens are stored hashed and shown once); --quota
+token prints a new one and revokes the tenant's others at once (--keep
+keeps them; tokens are stored hashed and shown once); tokens lists them
+with when each was made and last used; delete removes a tenant and its
+tokens, refused while its jobs wait or run unless --drain, which cancels
+them; audit prints the log of admin actions. create and set refuse a
+tenant that would share a Unix user with another, or GPU quotas that sum
+above the machine's GPUs, unless --force. --quota
 caps the GPUs the tenant's running jobs hold (fractions count: 0.5 is half
 a GPU; 0 means no cap).
 
@@ -407,7 +422,14 @@ the cohort.
 
 A server run by root runs each job as its tenant's Unix user: --unix-user
 names the account (or --uid gives it; a uid without an account needs
---gid), --gid overrides its primary group. Root is refused. set with an
+--gid), --gid overrides its primary group. Root (--uid 0) is refused.
+
+Limits no tenant can lift: --max-grace caps the grace of its jobs (the
+server's --max-grace otherwise), --def-mem-per-gpu and --def-cpus-per-gpu
+are what a task that asks for no memory or CPU gets per GPU (charged to
+its quotas), and --max-priority is the highest --priority it may ask for
+(0 by default); priority orders its own jobs and never stops another
+tenant's. set with an
 empty --unix-user or a zero --uid or --gid unsets it.
 ` + clientHelp + `
 Flags:
@@ -423,6 +445,10 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	unixUser := fs.String("unix-user", "", "the Unix `user` the tenant's jobs run as (a server run by root)")
 	uid := fs.Uint("uid", 0, "the Unix uid the tenant's jobs run as, instead of --unix-user")
 	gid := fs.Uint("gid", 0, "the Unix gid the tenant's jobs run as (default: the user's group)")
+	var lim tenantLimits
+	lim.register(fs)
+	var life tenantLife
+	life.register(fs)
 	// Flags may come before and after the verb and the name; -h needs no
 	// token.
 	pos, err := parseInterleaved(fs, tenantUsage, args)
@@ -431,17 +457,23 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) == 0 {
 		fs.Usage()
-		return errors.New("give list, create, set or token")
+		return errors.New("give " + tenantVerbs)
 	}
 	verb, rest := pos[0], pos[1:]
-	if verb != "list" && verb != "create" && verb != "set" && verb != "token" {
-		return fmt.Errorf("%q: give list, create, set or token (see corral server tenant -h)", verb)
+	if !slices.Contains(strings.Fields(strings.NewReplacer(",", "", " or", "").Replace(tenantVerbs)), verb) {
+		return fmt.Errorf("%q: give %s (see corral server tenant -h)", verb, tenantVerbs)
+	}
+	if err := refuseRootIDs(fs, verb); err != nil {
+		return err
 	}
 	if *uid > math.MaxUint32 || *gid > math.MaxUint32 {
 		return fmt.Errorf("--uid %d, --gid %d: Unix ids are below 2^32", *uid, *gid)
 	}
 	memMiB, err := quotaMemMiB(*quotaMem)
 	if err != nil {
+		return err
+	}
+	if _, err := lim.memMiB(); err != nil {
 		return err
 	}
 	c, err := cf.client()
@@ -461,22 +493,29 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	case verb == "create" && len(rest) == 1:
 		req := api.TenantRequest{Name: rest[0], QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
 			Cohort: *cohort, Admin: *admin, UnixUser: *unixUser, UID: uint32(*uid), GID: uint32(*gid)}
-		if _, err := c.CreateTenant(ctx, req); err != nil {
+		if err := lim.create(&req); err != nil {
+			return err
+		}
+		if _, err := c.CreateTenantForce(ctx, req, life.force); err != nil {
 			return err
 		}
 		return printToken(ctx, c, rest[0], stdout)
 	case verb == "set" && len(rest) == 1:
-		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid)
+		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid, lim)
 		if err != nil {
 			return err
 		}
-		t, err := c.UpdateTenant(ctx, rest[0], u)
+		t, err := c.UpdateTenantForce(ctx, rest[0], u, life.force)
 		if err != nil {
 			return err
 		}
 		return printTenants(stdout, []api.Tenant{t})
 	case verb == "token" && len(rest) == 1:
-		return printToken(ctx, c, rest[0], stdout)
+		return life.printToken(ctx, c, rest[0], stdout)
+	case len(rest) <= 1:
+		if done, err := life.run(ctx, c, verb, rest, stdout); done {
+			return err
+		}
 	}
 	return fmt.Errorf("corral server tenant %s %s: see corral server tenant -h", verb, strings.Join(rest, " "))
 }
@@ -501,9 +540,10 @@ func quotaMemMiB(s string) (int64, error) {
 }
 
 // tenantUpdate is what set changes: the flags given, and only those.
-func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, uid, gid uint) (api.TenantUpdate, error) {
+func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, uid, gid uint, lim tenantLimits) (api.TenantUpdate, error) {
 	var u api.TenantUpdate
 	fs.Visit(func(f *flag.Flag) {
+		lim.update(f.Name, &u)
 		switch f.Name {
 		case "quota":
 			u.QuotaGPUs = &caps.gpus
@@ -524,7 +564,7 @@ func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, ui
 		}
 	})
 	if u == (api.TenantUpdate{}) {
-		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --cohort, --unix-user, --uid or --gid")
+		return u, errors.New("set: give --quota, --quota-cpus, --quota-mem, --cohort, --unix-user, --uid, --gid or " + lim.names())
 	}
 	return u, nil
 }

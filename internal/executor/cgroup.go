@@ -30,13 +30,13 @@ type Hierarchy struct {
 	Home string // the server's own cgroup, where a supervisor returns after starting its task
 	V2   bool   // the unified hierarchy (cgroup2)
 	// Controllers are what the hierarchy enforces on the tasks: memory,
-	// cpu, devices and freezer on v1; on v2, memory and cpu when they
-	// could be enabled for the tasks' cgroups.
+	// cpu, pids, devices and freezer on v1; on v2, memory, cpu and pids
+	// when they could be enabled for the tasks' cgroups.
 	Controllers []string `json:",omitempty"`
 }
 
 // usedControllers are the v1 controllers tasks get cgroups in.
-var usedControllers = []string{"memory", "cpu", "devices", "freezer"}
+var usedControllers = []string{"memory", "cpu", "pids", "devices", "freezer"}
 
 // Has reports whether a hierarchy enforces controller ctrl on the tasks.
 func (c *Cgroups) Has(ctrl string) bool {

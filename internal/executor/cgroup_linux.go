@@ -89,7 +89,7 @@ func (c *Cgroups) chooseDevices() {
 
 // noteMissing adds the limits that are not enforced to c.Problems.
 func (c *Cgroups) noteMissing() {
-	for _, ctrl := range []string{"memory", "cpu"} {
+	for _, ctrl := range []string{"memory", "cpu", "pids"} {
 		if !c.Has(ctrl) {
 			c.Problems = append(c.Problems, fmt.Sprintf("no %s controller for the tasks' cgroups: %s limits are not enforced", ctrl, ctrl))
 		}
@@ -248,7 +248,7 @@ func enableV2(anchor, dir string) ([]string, string) {
 	avail, _ := os.ReadFile(filepath.Join(anchor, "cgroup.controllers"))
 	var want []string
 	for _, c := range strings.Fields(string(avail)) {
-		if c == "memory" || c == "cpu" {
+		if c == "memory" || c == "cpu" || c == "pids" {
 			want = append(want, c)
 		}
 	}
@@ -360,6 +360,8 @@ func (h Hierarchy) configure(dir string, spec Spec, rules []deviceRule, devices 
 			err = setMemory(dir, h.V2, spec.MemoryBytes)
 		case "cpu":
 			err = setCPU(dir, h.V2, spec.CPUMilli)
+		case "pids":
+			err = setPids(dir, spec.PidsMax)
 		case "devices":
 			if devices == "v1" {
 				err = setDevicesV1(dir, rules)
@@ -411,6 +413,50 @@ func setCPU(dir string, v2 bool, milli int64) error {
 		return err
 	}
 	return writeCgroupFile(dir, "cpu.cfs_quota_us", quota)
+}
+
+// setPids caps the number of processes and threads in the cgroup (the
+// same file on v1 and v2).
+func setPids(dir string, most int64) error {
+	if most == 0 {
+		return nil
+	}
+	return writeCgroupFile(dir, "pids.max", strconv.FormatInt(most, 10))
+}
+
+// oomKilled reports whether the kernel's OOM killer killed a process of
+// the cgroups dirs at their memory limit: oom_kill in memory.events (v2)
+// or memory.oom_control (v1, Linux 4.13 and later); where v1 has no such
+// count, the limit was hit (memory.failcnt) and a process was killed.
+func oomKilled(dirs []string, killed bool) bool {
+	for _, d := range dirs {
+		for _, name := range []string{"memory.events", "memory.oom_control"} {
+			if n, ok := cgroupCount(filepath.Join(d, name), "oom_kill"); ok {
+				return n > 0
+			}
+		}
+		if data, err := os.ReadFile(filepath.Join(d, "memory.failcnt")); err == nil {
+			n, _ := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+			return n > 0 && killed
+		}
+	}
+	return false
+}
+
+// cgroupCount reads the count key of a flat-keyed cgroup file ("key N"
+// lines); false when the file or the key is missing.
+func cgroupCount(path, key string) (int64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 func writeIfExists(dir, name, value string) error {

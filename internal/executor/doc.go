@@ -17,6 +17,12 @@
 //	<ID>.state  supervisor and task process ids, written once the task runs
 //	<ID>.stop   a pending stop request (its grace period)
 //	<ID>.exit   the exit record: the task's Result, written atomically
+//	<ID>.reserve  room held for the exit record while the task runs, given
+//	            up to write it on a full disk
+//
+// With Spec.OutputMax set, the supervisor copies the task's output through
+// pipes into <ID>.out and <ID>.err and ends each at the cap with
+// TruncatedMarker, dropping the rest (output_linux.go).
 //
 // A stopped or timed-out task gets SIGTERM, then SIGKILL after its grace
 // period, on every process of its group; when its main process exits, the
@@ -41,7 +47,8 @@
 // when the task ends, is stopped or loses its supervisor, and removed:
 // no process of a task outlives it, even one that left its group.
 // Spec.MemoryBytes and Spec.CPUMilli become memory.limit_in_bytes (v1) or
-// memory.max (v2) and a CFS quota. A task may open only the basic
+// memory.max (v2) and a CFS quota, Spec.PidsMax pids.max; a task whose
+// cgroup's OOM killer killed a process ends with Result.OOMKilled. A task may open only the basic
 // devices and Spec.DeviceFiles (its GPUs): the v1 devices controller
 // (deny all, then allow), or on v2 an eBPF device program assembled by
 // hand and attached with the bpf system call.

@@ -57,6 +57,14 @@ type Spec struct {
 	// quota); MemoryBytes caps its memory (and swap). 0: no cap.
 	CPUMilli    int64 `json:",omitempty"`
 	MemoryBytes int64 `json:",omitempty"`
+	// PidsMax caps the processes and threads the task may have at once
+	// (pids.max); 0: no cap.
+	PidsMax int64 `json:",omitempty"`
+	// OutputMax caps each of the task's logs (stdout, stderr) in bytes:
+	// the supervisor copies the task's output through a pipe, and ends a
+	// log at the cap with TruncatedMarker. 0: no cap (the task writes
+	// its logs itself).
+	OutputMax int64 `json:",omitempty"`
 	// DeviceFiles are the device files, beyond the harmless ones
 	// (/dev/null, /dev/zero, ttys...), that a task in a cgroup may open,
 	// such as its GPUs' /dev/nvidiaN and the driver's /dev/nvidiactl;
@@ -76,6 +84,9 @@ type Result struct {
 	// Lost is set when the supervisor vanished without writing an exit
 	// record (it was killed itself): the exit code is unknown.
 	Lost bool `json:",omitempty"`
+	// OOMKilled is set when the kernel's OOM killer killed a process of
+	// the task's cgroup at its memory limit.
+	OOMKilled bool `json:",omitempty"`
 	// Error describes a failure of the supervisor after the task started,
 	// such as an exit record it could not write in full.
 	Error string `json:",omitempty"`
@@ -84,6 +95,10 @@ type Result struct {
 // ErrLost is returned by Adopt when neither the task's supervisor nor an
 // exit record exists: the task is gone and how it ended is unknown.
 var ErrLost = errors.New("executor: task lost")
+
+// ErrNeverStarted is returned by Adopt, with ErrLost, when the task
+// left no trace in its directory: no supervisor ever started it.
+var ErrNeverStarted = errors.New("executor: task never started")
 
 // validate reports what is wrong with a spec to start, if anything.
 func (s Spec) validate() error {
@@ -99,7 +114,7 @@ func (s Spec) validate() error {
 	if s.TimeLimit < 0 || s.Grace < 0 {
 		return fmt.Errorf("executor: task %s has a negative time limit or grace period", s.ID)
 	}
-	if s.CPUMilli < 0 || s.MemoryBytes < 0 {
+	if s.CPUMilli < 0 || s.MemoryBytes < 0 || s.PidsMax < 0 {
 		return fmt.Errorf("executor: task %s has a negative CPU or memory limit", s.ID)
 	}
 	if err := s.User.validate(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,6 +43,7 @@ type supervisor struct {
 	stopping bool
 	killAt   time.Time
 	kill     *time.Timer
+	copies   sync.WaitGroup // the capped logs being copied
 }
 
 // supervise is the supervisor's main: start the task, watch it, record how
@@ -64,7 +66,7 @@ func supervise(in io.Reader, out *os.File) int {
 	}
 	s.watch(sigs)
 	s.finish()
-	if err := writeJSON(s.spec.exitPath(), s.result); err != nil {
+	if err := writeExit(s.spec, s.result); err != nil {
 		return 1
 	}
 	os.Remove(s.spec.stopPath())
@@ -89,15 +91,20 @@ func startTask(l launch) (*supervisor, error) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("becoming a subreaper: %w", err)
 	}
-	cmd, err := taskCommand(l)
+	if err := reserveExitRoom(spec); err != nil {
+		return nil, err
+	}
+	cmd, logs, err := taskCommand(l)
 	if err != nil {
 		return nil, err
 	}
 	defer closeLogs(cmd)
 	if err := startIn(cmd, l); err != nil {
+		closeCapped(logs)
 		return nil, err
 	}
 	s := &supervisor{spec: spec, cgroup: l.Cgroup, cmd: cmd, pgid: cmd.Process.Pid}
+	startCopies(logs, &s.copies)
 	s.result.Started = time.Now()
 	self, err := procStart(os.Getpid())
 	if err == nil {
@@ -114,28 +121,47 @@ func startTask(l launch) (*supervisor, error) {
 
 // taskCommand prepares the task's process: its program found in the
 // task's own PATH, its environment, directory, logs and credentials.
-func taskCommand(l launch) (*exec.Cmd, error) {
+func taskCommand(l launch) (*exec.Cmd, []*cappedLog, error) {
 	spec := l.Spec
 	if _, err := os.Stat(spec.workDir()); err != nil {
-		return nil, fmt.Errorf("%w: %w", errNoWorkDir, err)
+		return nil, nil, fmt.Errorf("%w: %w", errNoWorkDir, err)
 	}
 	path, err := lookPath(spec.Command[0], l.Env)
 	if err != nil {
-		return nil, fmt.Errorf("starting %w", err)
+		return nil, nil, fmt.Errorf("starting %w", err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Command, Env: l.Env, Dir: spec.workDir()}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if u := spec.User; u.switches() {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
 	}
+	if spec.OutputMax > 0 {
+		return cappedCommand(cmd, spec)
+	}
 	if cmd.Stdout, err = openLog(spec.StdoutPath()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cmd.Stderr, err = openLog(spec.StderrPath()); err != nil {
 		closeLogs(cmd)
-		return nil, err
+		return nil, nil, err
 	}
-	return cmd, nil
+	return cmd, nil, nil
+}
+
+// cappedCommand gives cmd logs capped at spec.OutputMax bytes each.
+func cappedCommand(cmd *exec.Cmd, spec Spec) (*exec.Cmd, []*cappedLog, error) {
+	out, lout, err := openCapped(spec.StdoutPath(), spec.OutputMax)
+	if err != nil {
+		return nil, nil, err
+	}
+	errw, lerr, err := openCapped(spec.StderrPath(), spec.OutputMax)
+	if err != nil {
+		out.Close()
+		closeCapped([]*cappedLog{lout})
+		return nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = out, errw
+	return cmd, []*cappedLog{lout, lerr}, nil
 }
 
 func closeLogs(cmd *exec.Cmd) {
@@ -280,6 +306,8 @@ func (s *supervisor) finish() {
 		s.result.Error = fmt.Sprintf("waiting for the task: %v", err)
 	}
 	reapDescendants(30 * time.Second)
+	waitCopies(&s.copies, 10*time.Second)
+	s.result.OOMKilled = oomKilled(s.cgroup, s.result.Signal == "SIGKILL")
 	if err := removeCgroup(s.cgroup, 30*time.Second); err != nil && s.result.Error == "" {
 		s.result.Error = err.Error()
 	}

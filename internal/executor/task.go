@@ -92,7 +92,8 @@ func prepareDir(spec Spec) error {
 // accepts whatever the task's state file records). If the task already
 // ended, the Task is Done at once with the Result from its exit record.
 // Adopt returns ErrLost if neither a live supervisor nor an exit record
-// exists.
+// exists, and ErrNeverStarted as well when no supervisor ever recorded
+// the task as started (no state file).
 func Adopt(spec Spec, pid int) (*Task, error) {
 	if err := spec.validateFiles(); err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func Adopt(spec Spec, pid int) (*Task, error) {
 	var st state
 	if err := readJSON(spec.statePath(), &st); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: task %s has neither a state file nor an exit record in %s", ErrLost, spec.ID, spec.Dir)
+			return nil, fmt.Errorf("%w: %w: task %s has neither a state file nor an exit record in %s", ErrLost, ErrNeverStarted, spec.ID, spec.Dir)
 		}
 		return nil, fmt.Errorf("executor: adopting task %s: %w", spec.ID, err)
 	}

@@ -79,7 +79,7 @@ func (c *cycle) cheapestWay(u *Unit, ways []Freeing, taken []string) (Freeing, b
 		o, ok := option{f: f, highest: math.MinInt}, len(f.Victims) > 0 && !slices.Contains(taken, f.Node)
 		for _, name := range f.Victims {
 			r := c.runningUnit(name)
-			if r == nil || !c.victim(*r) || r.Priority >= u.Job.Priority {
+			if r == nil || !c.victim(*r) || !c.outranks(u, *r) {
 				ok = false
 				break
 			}

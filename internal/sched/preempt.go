@@ -23,7 +23,7 @@ func (c *cycle) mayPreempt(u *Unit) bool {
 func (c *cycle) candidates(u *Unit) []Running {
 	var out []Running
 	for _, r := range c.snap.Running {
-		if c.victim(r) && r.Priority < u.Job.Priority {
+		if c.victim(r) && c.outranks(u, r) {
 			out = append(out, r)
 		}
 	}
@@ -31,6 +31,12 @@ func (c *cycle) candidates(u *Unit) []Running {
 		return cmp.Or(cmp.Compare(a.Priority, b.Priority), c.cheaper(a, b))
 	})
 	return out[:min(len(out), maxCandidates)]
+}
+
+// outranks reports whether u's priority lets it stop r: r's is lower,
+// and, with Config.PriorityWithinQueue, r is of u's own queue.
+func (c *cycle) outranks(u *Unit, r Running) bool {
+	return r.Priority < u.Job.Priority && (!c.snap.Config.PriorityWithinQueue || r.Queue == u.Queue)
 }
 
 // victim reports whether r may be stopped: it is preemptible, not already

@@ -32,7 +32,7 @@ func (c *cycle) reclaim(u *Unit) ([]string, bool) {
 	}
 	borrowers := c.borrowers(peers)
 	if c.impatient(u) { // with priority preemption, it may stop lower priorities at once
-		borrowers = slices.DeleteFunc(borrowers, func(r Running) bool { return r.Priority >= u.Job.Priority })
+		borrowers = slices.DeleteFunc(borrowers, func(r Running) bool { return !c.outranks(u, r) })
 	}
 	victims, ok := c.fewestBorrowers(u, borrowers, short)
 	if !ok || !c.withinBudget(len(victims)) {

@@ -108,6 +108,11 @@ type Config struct {
 	// priority that are Preemptible when that makes room for it, and take
 	// back quota its queue lent (as Reclaim).
 	Preemption bool
+	// PriorityWithinQueue makes priority a queue's own business: a unit
+	// stops only units of its own queue for its priority, and another
+	// queue's only by reclaiming the quota its queue lent (Reclaim, once
+	// its patience is out), never for a number the queue set itself.
+	PriorityWithinQueue bool
 	// Reclaim lets a unit within its queue's own quota stop Preemptible
 	// units of borrowing queues in its cohort, whatever their priority,
 	// when they hold what its queue lent; on with Preemption.

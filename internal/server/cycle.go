@@ -79,7 +79,8 @@ func (s *Server) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{
 		Now:    s.now(),
 		State:  s.state,
-		Config: sched.Config{Preemption: true, FairShare: true, Attempts: s.cfg.Depth, Estimates: estimatesAsked, ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
+		Config: sched.Config{Preemption: true, PriorityWithinQueue: true, FairShare: true, Attempts: s.cfg.Depth, Estimates: estimatesAsked,
+			ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
 	}
 	for _, r := range s.runs {
 		if r.drained {
@@ -214,7 +215,8 @@ func (s *Server) stopRuns(runs []*run, why string) {
 		s.log.Error("persist stop", "why", why, "err", err)
 	}
 	for _, r := range runs {
-		s.log.Info("stop job", "job", r.job.Name(), "why", why, "grace", r.job.Spec.Grace)
+		r.grace = s.graceOf(&r.job) // within the tenant's cap as it is now
+		s.log.Info("stop job", "job", r.job.Name(), "why", why, "grace", r.grace)
 		r.stop()
 	}
 }

@@ -27,6 +27,16 @@
 // database and the supervisors' records are root's alone. Isolation says
 // what holds and what does not.
 //
+// The admin's limits hold for every job whatever it asks (limits.go,
+// disk.go): a grace capped per server and per tenant, memory and CPU
+// defaults per GPU for tasks that ask for none (charged to the tenant's
+// quota when it has one), a pids limit, a tenant's highest priority
+// (priority stops only the tenant's own work: sched's
+// PriorityWithinQueue), a cap on each task's logs, and free room kept on
+// the disks (a submission below it is refused with 507). Tenants and
+// tokens have a lifecycle (tenant_life.go): deletion, rotation, listing
+// and an audit log of admin actions.
+//
 // Start with Server in server.go, the scheduling cycle in cycle.go, task
 // lifecycles in run.go and finish.go, restart in recover.go, GPU health in
 // health.go, isolation in isolation.go, then the API in http.go and the

@@ -101,8 +101,10 @@ func failingRank(results []executor.Result) int {
 	return culprit
 }
 
+// failed reports whether a task failed: as Slurm, a task whose cgroup
+// had a process killed at its memory limit did, whatever its exit code.
 func failed(r executor.Result) bool {
-	return r.ExitCode != 0 || r.Signal != "" || r.TimedOut || r.Lost
+	return r.ExitCode != 0 || r.Signal != "" || r.TimedOut || r.Lost || r.OOMKilled
 }
 
 // jobExit is the job's exit code: what a task that did not start or was
@@ -159,6 +161,8 @@ func lostOutcome(j *store.Job, isLost bool) (store.State, string, string) {
 // rankOutcome names how the failing rank ended.
 func rankOutcome(j *store.Job, r executor.Result, rank int) (store.State, string, string) {
 	switch {
+	case r.OOMKilled:
+		return store.Failed, fmt.Sprintf("rank %d ran out of memory: the kernel killed it at its limit", rank), store.OutcomeOutOfMemory
 	case r.TimedOut:
 		return store.Failed, fmt.Sprintf("rank %d reached the time limit %v", rank, j.Spec.TimeLimit), store.OutcomeTimeout
 	case r.Signal != "":

@@ -117,6 +117,14 @@ func (h *harness) tenant(name string, quota float64) *client.Client {
 	return &client.Client{Server: h.url, Token: tok.Token}
 }
 
+// allowPriority lets the tenant's jobs ask for priorities up to most.
+func (h *harness) allowPriority(name string, most int) {
+	h.t.Helper()
+	if _, err := h.admin.UpdateTenant(context.Background(), name, api.TenantUpdate{MaxPriority: &most}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func (h *harness) submit(c *client.Client, r api.JobRequest) api.Job {
 	h.t.Helper()
 	j, err := c.Submit(context.Background(), r)

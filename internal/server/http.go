@@ -42,7 +42,10 @@ func (s *Server) routes() []route {
 		{"GET", "/v1/tenants", true, true, s.handleTenants},
 		{"POST", "/v1/tenants", true, true, s.handleCreateTenant},
 		{"PATCH", "/v1/tenants/{name}", true, true, s.handleUpdateTenant},
+		{"DELETE", "/v1/tenants/{name}", true, true, s.handleDeleteTenant},
 		{"POST", "/v1/tenants/{name}/tokens", true, true, s.handleIssueToken},
+		{"GET", "/v1/tenants/{name}/tokens", true, true, s.handleTokens},
+		{"GET", "/v1/audit", true, true, s.handleAudit},
 	}
 }
 
@@ -131,7 +134,7 @@ func (s *Server) authenticate(r *http.Request) (store.Tenant, error) {
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return store.Tenant{}, errors.New("missing bearer token: send Authorization: Bearer <token>")
 	}
-	t, err := s.st.Authenticate(token)
+	t, err := s.st.Authenticate(token, s.now())
 	if err != nil {
 		return store.Tenant{}, errors.New("unknown token")
 	}

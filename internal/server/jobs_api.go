@@ -28,7 +28,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, errorCode(err, http.StatusBadRequest), err.Error())
 		return
 	}
-	spec, err := s.specOf(req)
+	spec, err := s.specFor(req, who)
 	if err != nil {
 		writeError(w, errorCode(err, http.StatusUnprocessableEntity), err.Error())
 		return
@@ -45,9 +45,13 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, errorCode(err, http.StatusForbidden), err.Error())
 		return
 	}
+	if err := s.roomToSubmit(); err != nil {
+		writeError(w, http.StatusInsufficientStorage, err.Error())
+		return
+	}
 	j, err := s.st.Submit(who.Name, spec, s.now())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		writeError(w, diskCode(err), err.Error())
 		return
 	}
 	s.enqueue(j.ID)
@@ -393,6 +397,7 @@ func view(j *store.Job) api.Job {
 		ID: j.Name(), Tenant: j.Tenant, State: string(j.State), Reason: j.Reason, Stopping: j.Stopping,
 		Request: request(j.Spec), GPUModel: j.GPUModel, Attempts: j.Attempts,
 		Submitted: j.Submitted, ExitCode: j.ExitCode, SlurmState: store.SlurmState(j.State, j.Outcome),
+		Adjusted: j.Spec.Adjusted,
 	}
 	if !j.Started.IsZero() {
 		t := j.Started

@@ -15,6 +15,7 @@ import (
 func TestMetricsReportQueueAllocationAndPreemption(t *testing.T) {
 	h := newHarness(t, 2)
 	c := h.tenant("team", 0)
+	h.allowPriority("team", 9)
 	low := h.submit(c, api.JobRequest{GPUs: 2, Priority: 1, Command: []string{"sleep", "60"}})
 	h.waitState(c, low.ID, store.Running, 20*time.Second)
 	h.submit(c, api.JobRequest{GPUs: 1, Priority: 1, Command: []string{"sleep", "60"}})

@@ -15,7 +15,9 @@ import (
 // Quotas count CPU and memory as well as GPUs: a tenant capped at one CPU
 // core runs at most two half-core jobs at once on a machine with room for
 // four, CPU-only or not, and a job larger than its cap is refused at
-// submit.
+// submit. (A job that asks for no memory is charged the default, here the
+// whole 1 GiB quota: these ask for 256 MiB each, so that the CPU cap is
+// the one reached.)
 func TestQuotaCountsCPUAndMemory(t *testing.T) {
 	h := newHarness(t, 8)
 	ctx := context.Background()
@@ -36,7 +38,7 @@ func TestQuotaCountsCPUAndMemory(t *testing.T) {
 	}
 	var ids []string
 	for range 5 {
-		ids = append(ids, h.submit(c, api.JobRequest{CPU: 0.5, Command: []string{"sleep", "30"}}).ID)
+		ids = append(ids, h.submit(c, api.JobRequest{CPU: 0.5, MemoryMiB: 256, Command: []string{"sleep", "30"}}).ID)
 	}
 	h.waitState(c, ids[0], store.Running, 20*time.Second)
 	time.Sleep(300 * time.Millisecond) // several cycles

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/corral-sched/corral/internal/executor"
 	"github.com/corral-sched/corral/internal/store"
@@ -12,6 +13,7 @@ import (
 // store records as running. A job whose tasks are gone ends as lost (and
 // is requeued when its spec says so) once Run starts.
 func (s *Server) recover() error {
+	s.loadTenants() // their grace caps, for the runs adopted
 	var running []store.Job
 	err := s.st.View(func(tx *store.Tx) error {
 		return tx.Jobs(func(j *store.Job) bool {
@@ -35,11 +37,16 @@ func (s *Server) recover() error {
 
 // adopt re-attaches to the tasks of a running job.
 func (s *Server) adopt(j store.Job) {
-	r := &run{job: j}
+	r := &run{job: j, grace: s.graceOf(&j)}
 	s.runs[j.ID] = r
 	var lostErr error
+	never := 0 // ranks no supervisor ever started
 	for i := range j.Tasks {
 		t, err := executor.Adopt(s.taskSpec(&j, i), j.Tasks[i].PID)
+		if errors.Is(err, executor.ErrNeverStarted) && j.Tasks[i].PID == 0 {
+			never++
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, executor.ErrLost) {
 				err = fmt.Errorf("%w: rank %d: %v", errLost, i, err)
@@ -51,6 +58,14 @@ func (s *Server) adopt(j store.Job) {
 		}
 		r.tasks = append(r.tasks, t)
 	}
+	if never == len(j.Tasks) && lostErr == nil {
+		delete(s.runs, j.ID)
+		s.requeueUnlaunched(j)
+		return
+	}
+	if lostErr == nil && never > 0 {
+		lostErr = fmt.Errorf("%w: %d of %d ranks never started", errLost, never, len(j.Tasks))
+	}
 	if lostErr != nil {
 		s.log.Warn("job lost across restart", "job", j.Name(), "err", lostErr)
 		s.abandon(r, lostErr)
@@ -61,6 +76,26 @@ func (s *Server) adopt(j store.Job) {
 		r.stop()
 	}
 	go s.watch(r, nil)
+}
+
+// requeueUnlaunched puts back in the queue a job whose start was
+// recorded but none of whose tasks was launched (the server stopped in
+// between): it never ran, so the attempt is undone and nothing charged.
+func (s *Server) requeueUnlaunched(j store.Job) {
+	cancelled := j.Stopping == store.StopCancel
+	j.State, j.Attempts = store.Pending, max(j.Attempts-1, 0)
+	j.Started, j.Tasks, j.Port, j.Stopping = time.Time{}, nil, 0, ""
+	j.Reason = "requeued: the server stopped after recording its start and before launching it"
+	if cancelled {
+		j.State, j.Ended, j.Reason = store.Cancelled, s.now().UTC(), "cancelled"
+	}
+	if err := s.st.Update(func(tx *store.Tx) error { return tx.PutJob(&j) }); err != nil {
+		s.log.Error("persist requeue", "job", j.Name(), "err", err)
+	}
+	s.log.Warn("job requeued: its start was recorded but it was never launched", "job", j.Name())
+	if j.State.Waiting() {
+		s.waiting[j.ID] = j
+	}
 }
 
 func pids(tasks []store.Task) []int {

@@ -19,15 +19,16 @@ import (
 type run struct {
 	job      store.Job
 	tasks    []*executor.Task
-	drained  bool // its GPU failed: it is not in the core's state
+	drained  bool          // its GPU failed: it is not in the core's state
+	grace    time.Duration // its grace period within the admin's cap (graceOf)
 	stopOnce sync.Once
 }
 
-// stop stops every task with the job's grace period.
+// stop stops every task with the job's grace period, within the cap.
 func (r *run) stop() {
 	r.stopOnce.Do(func() {
 		for _, t := range r.tasks {
-			t.Stop(r.job.Spec.Grace)
+			t.Stop(r.grace)
 		}
 	})
 }
@@ -47,6 +48,7 @@ func (s *Server) taskDir(j *store.Job) string {
 // taskSpec is what the executor runs for rank i of j.
 func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 	t := j.Tasks[i]
+	mem, cpu, pids := s.taskLimits(j)
 	spec := executor.Spec{
 		ID:          j.Name() + "-" + strconv.Itoa(i),
 		Command:     j.Spec.Command,
@@ -55,10 +57,12 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		Devices:     t.Devices,
 		Dir:         s.taskDir(j),
 		TimeLimit:   j.Spec.TimeLimit,
-		Grace:       j.Spec.Grace,
+		Grace:       s.graceOf(j),
 		Cgroups:     s.iso.cgroups,
-		CPUMilli:    j.Spec.CPUMilli,
-		MemoryBytes: j.Spec.MemoryMiB << 20,
+		CPUMilli:    cpu,
+		MemoryBytes: mem,
+		PidsMax:     pids,
+		OutputMax:   max(s.cfg.MaxOutputBytes, 0),
 		DeviceFiles: s.deviceFiles(t),
 	}
 	if t.MIG != "" {
@@ -128,9 +132,12 @@ func (s *Server) start(j store.Job, p *gang.Placement, at time.Time) error {
 		s.state.Release(j.Name())
 		return fmt.Errorf("persist start of %s: %w", j.Name(), err)
 	}
+	if s.startRecorded != nil {
+		s.startRecorded(j)
+	}
 	delete(s.waiting, j.ID)
 	delete(s.waits, j.ID)
-	r := &run{job: j}
+	r := &run{job: j, grace: s.graceOf(&j)}
 	s.runs[j.ID] = r
 	u, err := s.jobUser(j.Tenant)
 	if err == nil {

@@ -88,6 +88,7 @@ func TestGangOfFourGetsDisjointGPUsAndRanks(t *testing.T) {
 func TestPreemptionSendsSIGTERMAndHonoursGrace(t *testing.T) {
 	h := newHarness(t, 4)
 	c := h.tenant("team", 0)
+	h.allowPriority("team", 10)
 	// The low-priority job needs 0.5 s after SIGTERM to save its work.
 	low := h.submit(c, api.JobRequest{Name: "low", Priority: 1, GPUs: 4, Grace: "10s",
 		Command: sh(`trap 'echo got TERM; sleep 0.5; echo checkpoint saved; exit 0' TERM; echo started; while :; do sleep 0.05; done`)})

@@ -57,6 +57,7 @@ func TestServerQuotaBacklogDoesNotStarveOthers(t *testing.T) {
 func TestServerPreemptionDoesNotThrash(t *testing.T) {
 	h := newHarness(t, 8)
 	c := h.tenant("team", 0)
+	h.allowPriority("team", 10)
 	for i := range 16 {
 		delay := fmt.Sprintf("0.%d", i%9) // 0 to 0.8 s
 		h.submit(c, api.JobRequest{Priority: 1, GPUs: 1, Grace: "10s",

@@ -63,6 +63,31 @@ type Config struct {
 	Cgroups bool
 	// DevDir holds the GPUs' device files (default /dev).
 	DevDir string
+	// MaxGrace caps the grace period of every job (SIGTERM to SIGKILL
+	// on a cancel, a preemption or the time limit), as Slurm's
+	// KillWait: a tenant's MaxGrace overrides it for that tenant. 0 is
+	// DefaultMaxGrace.
+	MaxGrace time.Duration
+	// DefMemPerGPUMiB and DefCPUPerGPUMilli are the memory and CPU a
+	// task that declares none gets per GPU it uses (a share or MIG
+	// slice its fraction, a CPU-only task one GPU's worth), as Slurm's
+	// DefMemPerGPU and DefCpuPerGPU: its cgroup's limits, and what it is
+	// charged when its tenant has a memory or CPU quota. 0 is the
+	// machine's memory or CPUs divided by its GPUs.
+	DefMemPerGPUMiB   int64
+	DefCPUPerGPUMilli int64
+	// PidsMax caps the processes and threads of each task (pids.max);
+	// 0 is DefaultPidsMax, negative none.
+	PidsMax int64
+	// MaxOutputBytes caps each log (stdout, stderr) of each task: what
+	// it writes beyond is dropped, the log ending with a marker. 0 is
+	// DefaultMaxOutput, negative none.
+	MaxOutputBytes int64
+	// MinFreeBytes is the room the server keeps free on the filesystems
+	// of its database and state directory: below it, submissions are
+	// refused (507) until space is freed. 0 is DefaultMinFree, negative
+	// none.
+	MinFreeBytes int64
 }
 
 // DefaultDepth is the default of Config.Depth.
@@ -90,6 +115,10 @@ type Server struct {
 	tenants map[string]store.Tenant
 	bad     map[int]string // unhealthy GPUs and their problems
 	iso     isolation      // how tasks are fenced; set by New
+
+	// startRecorded, when set (by tests), is called once a start is
+	// persisted and before its tasks are launched.
+	startRecorded func(store.Job)
 
 	soleMu sync.Mutex // serializes submissions on a RunAsServerOneTenant server
 
@@ -128,6 +157,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxGrace <= 0 {
+		cfg.MaxGrace = DefaultMaxGrace
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutput
+	}
+	if cfg.MinFreeBytes == 0 {
+		cfg.MinFreeBytes = DefaultMinFree
+	}
+	if cfg.PidsMax == 0 {
+		cfg.PidsMax = DefaultPidsMax
 	}
 	if cfg.TimeSlices == 0 {
 		cfg.TimeSlices = DefaultTimeSlices

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
@@ -23,8 +24,26 @@ func (s *Server) handleTenants(w http.ResponseWriter, _ *http.Request, _ store.T
 }
 
 func tenantView(t store.Tenant) api.Tenant {
-	return api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, QuotaCPUs: float64(t.QuotaCPUMilli) / 1000,
+	v := api.Tenant{Name: t.Name, QuotaGPUs: float64(t.QuotaMilli) / 1000, QuotaCPUs: float64(t.QuotaCPUMilli) / 1000,
 		QuotaMemoryMiB: t.QuotaMemoryMiB, Cohort: t.Cohort, Admin: t.Admin, Created: t.Created, UnixUser: t.UnixUser, UID: t.UID, GID: t.GID}
+	if t.MaxGrace > 0 {
+		v.MaxGrace = t.MaxGrace.String()
+	}
+	v.DefMemPerGPUMiB, v.DefCPUsPerGPU = t.DefMemPerGPUMiB, float64(t.DefCPUPerGPUMilli)/1000
+	v.MaxPriority = t.MaxPriority
+	return v
+}
+
+// parseMaxGrace reads a tenant's grace cap: "" or "0s" for the server's.
+func parseMaxGrace(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("max_grace %q: want a duration such as 30s, or 0s for the server's cap", s)
+	}
+	return d, nil
 }
 
 // checkQuota says what is wrong with a GPU quota, if anything.
@@ -42,6 +61,17 @@ func checkResourceQuotas(cpus float64, memMiB int64) error {
 		return fmt.Errorf("quota_cpus %v: want 0 (no cap) or more", cpus)
 	case memMiB < 0:
 		return fmt.Errorf("quota_memory_mib %d: want 0 (no cap) or more", memMiB)
+	}
+	return nil
+}
+
+// checkDefaults says what is wrong with a tenant's defaults per GPU.
+func checkDefaults(cpus float64, memMiB int64) error {
+	switch {
+	case cpus < 0 || cpus > 1e7:
+		return fmt.Errorf("def_cpus_per_gpu %v: want 0 (the server's) or more", cpus)
+	case memMiB < 0:
+		return fmt.Errorf("def_mem_per_gpu_mib %d: want 0 (the server's) or more", memMiB)
 	}
 	return nil
 }
@@ -74,7 +104,7 @@ func checkUnixUser(t store.Tenant) error {
 	return err
 }
 
-func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	var req api.TenantRequest
 	if code, err := decode(r, &req); err != nil {
 		writeError(w, code, err.Error())
@@ -84,14 +114,25 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("name %q: use letters, digits, '.', '_' and '-'", req.Name))
 		return
 	}
-	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB)); err != nil {
+	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB),
+		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB)); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	grace, err := parseMaxGrace(req.MaxGrace)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
-		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID}
+		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID,
+		MaxGrace: grace, DefMemPerGPUMiB: req.DefMemPerGPUMiB, DefCPUPerGPUMilli: int64(req.DefCPUsPerGPU * 1000),
+		MaxPriority: req.MaxPriority}
 	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !s.refuseConflicts(w, r, t) {
 		return
 	}
 	if err := s.st.CreateTenant(t); err != nil {
@@ -102,11 +143,18 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, code, err.Error())
 		return
 	}
+	s.audit(who, "tenant create", t.Name, tenantSummary(t))
 	writeJSON(w, http.StatusCreated, tenantView(t))
 }
 
+// tenantSummary is a tenant's settings in one line, for the audit log.
+func tenantSummary(t store.Tenant) string {
+	return fmt.Sprintf("quota_gpus=%s quota_cpus=%s quota_memory_mib=%d cohort=%q admin=%v unix_user=%q uid=%d gid=%d max_grace=%v max_priority=%d",
+		gpuString(t.QuotaMilli), gpuString(int(t.QuotaCPUMilli)), t.QuotaMemoryMiB, t.Cohort, t.Admin, t.UnixUser, t.UID, t.GID, t.MaxGrace, t.MaxPriority)
+}
+
 // handleUpdateTenant changes the quota or the Unix account of a tenant.
-func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	var req api.TenantUpdate
 	if code, err := decode(r, &req); err != nil {
 		writeError(w, code, err.Error())
@@ -115,6 +163,12 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 	if err := checkUpdate(req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if next, err := s.st.Tenant(r.PathValue("name")); err == nil {
+		applyTenantUpdate(&next, req)
+		if !s.refuseConflicts(w, r, next) {
+			return
+		}
 	}
 	t, err := s.st.UpdateTenant(r.PathValue("name"), func(t *store.Tenant) error {
 		applyTenantUpdate(t, req)
@@ -131,6 +185,10 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, _ st
 		writeError(w, code, err.Error())
 		return
 	}
+	s.mu.Lock()
+	s.tenants[t.Name] = t // its caps hold from now on, for the jobs that run too
+	s.mu.Unlock()
+	s.audit(who, "tenant set", t.Name, tenantSummary(t))
 	writeJSON(w, http.StatusOK, tenantView(t))
 }
 
@@ -145,6 +203,16 @@ func checkUpdate(u api.TenantUpdate) error {
 	}
 	if u.QuotaMemoryMiB != nil {
 		errs = append(errs, checkResourceQuotas(0, *u.QuotaMemoryMiB))
+	}
+	if u.MaxGrace != nil {
+		_, err := parseMaxGrace(*u.MaxGrace)
+		errs = append(errs, err)
+	}
+	if u.DefCPUsPerGPU != nil {
+		errs = append(errs, checkDefaults(*u.DefCPUsPerGPU, 0))
+	}
+	if u.DefMemPerGPUMiB != nil {
+		errs = append(errs, checkDefaults(0, *u.DefMemPerGPUMiB))
 	}
 	return errors.Join(errs...)
 }
@@ -171,15 +239,30 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	if u.GID != nil {
 		t.GID = *u.GID
 	}
+	if u.MaxGrace != nil {
+		t.MaxGrace, _ = parseMaxGrace(*u.MaxGrace) // checked by checkUpdate
+	}
+	if u.DefCPUsPerGPU != nil {
+		t.DefCPUPerGPUMilli = int64(*u.DefCPUsPerGPU * 1000)
+	}
+	if u.DefMemPerGPUMiB != nil {
+		t.DefMemPerGPUMiB = *u.DefMemPerGPUMiB
+	}
+	if u.MaxPriority != nil {
+		t.MaxPriority = *u.MaxPriority
+	}
 }
 
-func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, _ store.Tenant) {
+// handleIssueToken makes a new token for a tenant and revokes its others
+// at once, unless keep=true.
+func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	name := r.PathValue("name")
 	if !api.ValidName(name) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("tenant name %q is not valid", name))
 		return
 	}
-	tok, err := s.st.IssueToken(name)
+	keep := r.URL.Query().Get("keep") == "true"
+	tok, err := s.st.IssueToken(name, s.now(), !keep)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, store.ErrNotFound) {
@@ -188,6 +271,11 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, _ stor
 		writeError(w, code, err.Error())
 		return
 	}
+	action := "token rotate"
+	if keep {
+		action = "token add"
+	}
+	s.audit(who, action, name, "")
 	writeJSON(w, http.StatusCreated, api.Token{Tenant: name, Token: tok})
 }
 
@@ -198,5 +286,5 @@ func (s *Server) Bootstrap(admin string) (string, error) {
 	if err != nil && !errors.Is(err, store.ErrExists) {
 		return "", err
 	}
-	return s.st.IssueToken(admin)
+	return s.st.IssueToken(admin, s.now(), false)
 }

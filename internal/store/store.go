@@ -17,6 +17,7 @@ var (
 	bucketTenants = []byte("tenants")
 	bucketTokens  = []byte("tokens")
 	bucketAcct    = []byte("acct")
+	bucketAudit   = []byte("audit")
 	keyNextJob    = []byte("next_job")
 )
 
@@ -38,7 +39,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketTenants, bucketTokens, bucketAcct} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketTenants, bucketTokens, bucketAcct, bucketAudit} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

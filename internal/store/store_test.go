@@ -129,7 +129,7 @@ func TestTokensAreHashedAndAuthenticate(t *testing.T) {
 	if err := s.CreateTenant(Tenant{Name: "alice"}); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v, want ErrExists", err)
 	}
-	tok, err := s.IssueToken("alice")
+	tok, err := s.IssueToken("alice", t0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,21 +137,73 @@ func TestTokensAreHashedAndAuthenticate(t *testing.T) {
 	if contains(dump, []byte(tok)) {
 		t.Fatal("the token is stored in the clear")
 	}
-	tn, err := s.Authenticate(tok)
+	tn, err := s.Authenticate(tok, t0)
 	if err != nil || tn.Name != "alice" || tn.QuotaMilli != 2000 {
 		t.Fatalf("Authenticate = %+v, %v", tn, err)
 	}
-	if _, err := s.Authenticate(tok + "x"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Authenticate(tok+"x", t0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("wrong token: %v", err)
 	}
-	if _, err := s.IssueToken("nobody"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.IssueToken("nobody", t0, false); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("token for unknown tenant: %v", err)
 	}
 	if n, err := s.RevokeTokens("alice"); err != nil || n != 1 {
 		t.Fatalf("revoke = %d, %v", n, err)
 	}
-	if _, err := s.Authenticate(tok); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Authenticate(tok, t0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("revoked token still works: %v", err)
+	}
+}
+
+// A rotation revokes the tenant's other tokens at once; the tokens are
+// listed with when they were made and last used (written at most once a
+// minute), and a deleted tenant's are gone with it. Records of tokens
+// kept as a bare tenant name, as older stores did, still authenticate.
+func TestTokenRotationListingAndDelete(t *testing.T) {
+	s := openTemp(t)
+	if err := s.CreateTenant(Tenant{Name: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.IssueToken("bob", t0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(old, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.IssueToken("bob", t0.Add(2*time.Hour), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(old, t0.Add(2*time.Hour)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the rotated-out token authenticates: %v", err)
+	}
+	s.Authenticate(fresh, t0.Add(3*time.Hour))
+	s.Authenticate(fresh, t0.Add(3*time.Hour+time.Second)) // within a minute: not written
+	toks, err := s.Tokens("bob")
+	if err != nil || len(toks) != 1 || !toks[0].Created.Equal(t0.Add(2*time.Hour)) || !toks[0].LastUsed.Equal(t0.Add(3*time.Hour)) || len(toks[0].ID) != 12 {
+		t.Fatalf("tokens after rotation: %+v, %v", toks, err)
+	}
+	legacy := "crl_legacy"
+	if err := s.Update(func(tx *Tx) error { return tx.tx.Bucket(bucketTokens).Put(hashToken(legacy), []byte("bob")) }); err != nil {
+		t.Fatal(err)
+	}
+	if tn, err := s.Authenticate(legacy, t0); err != nil || tn.Name != "bob" {
+		t.Errorf("a token record of an older store: %+v, %v", tn, err)
+	}
+	if err := s.DeleteTenant("bob"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{fresh, legacy} {
+		if _, err := s.Authenticate(tok, t0); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a deleted tenant's token authenticates: %v", err)
+		}
+	}
+	if err := s.Audit(AuditEntry{Time: t0, Actor: "admin", Action: "tenant delete", Target: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := s.AuditLog(); err != nil || len(log) != 1 || log[0].Seq != 1 || log[0].Target != "bob" {
+		t.Errorf("audit log %+v, %v", log, err)
 	}
 }
 

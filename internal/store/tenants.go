@@ -1,7 +1,6 @@
 package store
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -97,65 +96,4 @@ func (s *Store) Tenants() ([]Tenant, error) {
 		})
 	})
 	return out, err
-}
-
-// IssueToken makes a new random token for the named tenant and stores its
-// hash; the token itself is returned once and never stored.
-func (s *Store) IssueToken(tenant string) (string, error) {
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", fmt.Errorf("token: %w", err)
-	}
-	token := tokenPrefix + hex.EncodeToString(raw[:])
-	err := s.Update(func(tx *Tx) error {
-		if _, err := tx.Tenant(tenant); err != nil {
-			return err
-		}
-		return tx.tx.Bucket(bucketTokens).Put(hashToken(token), []byte(tenant))
-	})
-	if err != nil {
-		return "", fmt.Errorf("issue token for %s: %w", tenant, err)
-	}
-	return token, nil
-}
-
-// Authenticate returns the tenant a token belongs to; ErrNotFound for an
-// unknown token.
-func (s *Store) Authenticate(token string) (Tenant, error) {
-	var tn Tenant
-	err := s.View(func(tx *Tx) error {
-		name := tx.tx.Bucket(bucketTokens).Get(hashToken(token))
-		if name == nil {
-			return fmt.Errorf("token: %w", ErrNotFound)
-		}
-		var err error
-		tn, err = tx.Tenant(string(name))
-		return err
-	})
-	return tn, err
-}
-
-// RevokeTokens deletes every token of the named tenant and says how many.
-func (s *Store) RevokeTokens(tenant string) (int, error) {
-	n := 0
-	err := s.Update(func(tx *Tx) error {
-		b := tx.tx.Bucket(bucketTokens)
-		var keys [][]byte
-		if err := b.ForEach(func(k, v []byte) error {
-			if string(v) == tenant {
-				keys = append(keys, append([]byte(nil), k...))
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		n = len(keys)
-		return nil
-	})
-	return n, err
 }

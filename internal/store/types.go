@@ -38,6 +38,9 @@ const (
 	OutcomeTimeout   = "TIMEOUT"
 	OutcomePreempted = "PREEMPTED"
 	OutcomeNodeFail  = "NODE_FAIL" // its supervisor was lost or its GPU failed
+	// OutcomeOutOfMemory: the kernel's OOM killer killed a process of
+	// a task at its cgroup's memory limit.
+	OutcomeOutOfMemory = "OUT_OF_MEMORY"
 )
 
 // SlurmState is the state squeue or sacct would show for a job in state
@@ -90,6 +93,10 @@ type Spec struct {
 	Requeue bool `json:"requeue,omitempty"`
 	// Image: run the command in a container of this image.
 	Image string `json:"image,omitempty"`
+	// Adjusted says, in words, what the server set or lowered in the
+	// request at submit to keep it within the admin's limits (a grace
+	// above the cap, a memory or CPU limit the job did not ask for).
+	Adjusted []string `json:"adjusted,omitempty"`
 }
 
 // GPUsPerTask is the number of GPUs (whole, or the one a slice lives on)
@@ -199,6 +206,17 @@ type Tenant struct {
 	UnixUser string `json:"unix_user,omitempty"`
 	UID      uint32 `json:"uid,omitempty"`
 	GID      uint32 `json:"gid,omitempty"`
+	// MaxGrace caps the grace period (SIGTERM to SIGKILL) of the
+	// tenant's jobs; 0 takes the server's cap.
+	MaxGrace time.Duration `json:"max_grace,omitempty"`
+	// DefMemPerGPUMiB and DefCPUPerGPUMilli are the memory and CPU a
+	// task that declares none gets per GPU it uses; 0 takes the
+	// server's defaults.
+	DefMemPerGPUMiB   int64 `json:"def_mem_per_gpu_mib,omitempty"`
+	DefCPUPerGPUMilli int64 `json:"def_cpu_per_gpu_milli,omitempty"`
+	// MaxPriority is the highest priority its jobs may ask for (0 by
+	// default); priority orders its own jobs, and stops only its own.
+	MaxPriority int `json:"max_priority,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

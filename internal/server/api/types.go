@@ -54,8 +54,12 @@ type Job struct {
 	ExitCode  *int       `json:"exit_code,omitempty"`
 	// SlurmState is the state as squeue and sacct name it: PENDING,
 	// RUNNING, COMPLETED, FAILED, CANCELLED, PREEMPTED, TIMEOUT (State
-	// failed) or NODE_FAIL (a lost task or a failed GPU).
+	// failed), NODE_FAIL (a lost task or a failed GPU) or OUT_OF_MEMORY
+	// (failed: the kernel's OOM killer killed it at its memory limit).
 	SlurmState string `json:"slurm_state"`
+	// Adjusted says what the server set or lowered in the request to
+	// keep it within the admin's limits, in words.
+	Adjusted []string `json:"adjusted,omitempty"`
 }
 
 // JobList is the answer to a list.
@@ -152,6 +156,14 @@ type Tenant struct {
 	UnixUser       string    `json:"unix_user,omitempty"`
 	UID            uint32    `json:"uid,omitempty"`
 	GID            uint32    `json:"gid,omitempty"`
+	// MaxGrace caps its jobs' grace periods; "" takes the server's cap.
+	MaxGrace string `json:"max_grace,omitempty"`
+	// DefMemPerGPUMiB and DefCPUsPerGPU are what a task that declares
+	// no memory or CPU gets per GPU; 0 takes the server's defaults.
+	DefMemPerGPUMiB int64   `json:"def_mem_per_gpu_mib,omitempty"`
+	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
+	// MaxPriority is the highest priority its jobs may ask for.
+	MaxPriority int `json:"max_priority,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -170,18 +182,31 @@ type TenantRequest struct {
 	UnixUser string `json:"unix_user,omitempty"`
 	UID      uint32 `json:"uid,omitempty"`
 	GID      uint32 `json:"gid,omitempty"`
+	// MaxGrace caps its jobs' grace periods (a Go duration, "30s");
+	// "" takes the server's cap (--max-grace).
+	MaxGrace string `json:"max_grace,omitempty"`
+	// DefMemPerGPUMiB and DefCPUsPerGPU are what a task that declares
+	// no memory or CPU gets per GPU; 0 takes the server's defaults.
+	DefMemPerGPUMiB int64   `json:"def_mem_per_gpu_mib,omitempty"`
+	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
+	// MaxPriority is the highest priority its jobs may ask for.
+	MaxPriority int `json:"max_priority,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
 // empty unix_user or a zero uid or gid unsets it.
 type TenantUpdate struct {
-	QuotaGPUs      *float64 `json:"quota_gpus,omitempty"`
-	QuotaCPUs      *float64 `json:"quota_cpus,omitempty"`
-	QuotaMemoryMiB *int64   `json:"quota_memory_mib,omitempty"`
-	Cohort         *string  `json:"cohort,omitempty"` // "" leaves the cohort
-	UnixUser       *string  `json:"unix_user,omitempty"`
-	UID            *uint32  `json:"uid,omitempty"`
-	GID            *uint32  `json:"gid,omitempty"`
+	QuotaGPUs       *float64 `json:"quota_gpus,omitempty"`
+	QuotaCPUs       *float64 `json:"quota_cpus,omitempty"`
+	QuotaMemoryMiB  *int64   `json:"quota_memory_mib,omitempty"`
+	Cohort          *string  `json:"cohort,omitempty"` // "" leaves the cohort
+	UnixUser        *string  `json:"unix_user,omitempty"`
+	UID             *uint32  `json:"uid,omitempty"`
+	GID             *uint32  `json:"gid,omitempty"`
+	MaxGrace        *string  `json:"max_grace,omitempty"`           // "" or "0s": the server's cap
+	DefMemPerGPUMiB *int64   `json:"def_mem_per_gpu_mib,omitempty"` // 0: the server's
+	DefCPUsPerGPU   *float64 `json:"def_cpus_per_gpu,omitempty"`    // 0: the server's
+	MaxPriority     *int     `json:"max_priority,omitempty"`
 }
 
 // TenantList is the answer to tenants.
@@ -193,6 +218,43 @@ type TenantList struct {
 type Token struct {
 	Tenant string `json:"tenant"`
 	Token  string `json:"token"`
+}
+
+// TokenInfo is one of a tenant's tokens as the API lists it: never the
+// token, only a short ID and when it was made and last used (to the
+// minute).
+type TokenInfo struct {
+	ID       string     `json:"id"`
+	Created  *time.Time `json:"created,omitempty"`
+	LastUsed *time.Time `json:"last_used,omitempty"`
+}
+
+// TokenList is the answer to a tenant's tokens.
+type TokenList struct {
+	Tenant string      `json:"tenant"`
+	Tokens []TokenInfo `json:"tokens"`
+}
+
+// AuditEntry is one admin action.
+type AuditEntry struct {
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	Target string    `json:"target"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// AuditLog is the answer to audit.
+type AuditLog struct {
+	Entries []AuditEntry `json:"entries"`
+}
+
+// TenantDeleted is the answer to a tenant's deletion: the jobs a drain
+// cancelled.
+type TenantDeleted struct {
+	Tenant    string   `json:"tenant"`
+	Cancelled []string `json:"cancelled,omitempty"`
 }
 
 // Record is one accounting record.

@@ -214,18 +214,67 @@ func (c *Client) Tenants(ctx context.Context) ([]api.Tenant, error) {
 
 // CreateTenant adds a tenant (admins).
 func (c *Client) CreateTenant(ctx context.Context, r api.TenantRequest) (api.Tenant, error) {
+	return c.CreateTenantForce(ctx, r, false)
+}
+
+// CreateTenantForce adds a tenant; with force, even one that shares a
+// Unix user with another or takes the quotas above the machine's GPUs.
+func (c *Client) CreateTenantForce(ctx context.Context, r api.TenantRequest, force bool) (api.Tenant, error) {
 	var t api.Tenant
-	return t, c.call(ctx, "POST", "/v1/tenants", nil, r, &t)
+	return t, c.call(ctx, "POST", "/v1/tenants", flag("force", force), r, &t)
 }
 
 // UpdateTenant changes the fields of a tenant that u gives (admins).
 func (c *Client) UpdateTenant(ctx context.Context, name string, u api.TenantUpdate) (api.Tenant, error) {
-	var t api.Tenant
-	return t, c.call(ctx, "PATCH", "/v1/tenants/"+url.PathEscape(name), nil, u, &t)
+	return c.UpdateTenantForce(ctx, name, u, false)
 }
 
-// IssueToken makes a new token for a tenant (admins).
+// UpdateTenantForce is UpdateTenant, with force as CreateTenantForce.
+func (c *Client) UpdateTenantForce(ctx context.Context, name string, u api.TenantUpdate, force bool) (api.Tenant, error) {
+	var t api.Tenant
+	return t, c.call(ctx, "PATCH", "/v1/tenants/"+url.PathEscape(name), flag("force", force), u, &t)
+}
+
+// DeleteTenant removes a tenant and its tokens (admins); with drain, it
+// cancels the tenant's waiting and running jobs, which otherwise make
+// the deletion fail.
+func (c *Client) DeleteTenant(ctx context.Context, name string, drain bool) (api.TenantDeleted, error) {
+	var d api.TenantDeleted
+	return d, c.call(ctx, "DELETE", "/v1/tenants/"+url.PathEscape(name), flag("drain", drain), nil, &d)
+}
+
+// IssueToken makes a new token for a tenant and revokes its others
+// (admins).
 func (c *Client) IssueToken(ctx context.Context, tenant string) (api.Token, error) {
+	return c.issueToken(ctx, tenant, false)
+}
+
+// AddToken makes a new token for a tenant and keeps its others.
+func (c *Client) AddToken(ctx context.Context, tenant string) (api.Token, error) {
+	return c.issueToken(ctx, tenant, true)
+}
+
+func (c *Client) issueToken(ctx context.Context, tenant string, keep bool) (api.Token, error) {
 	var t api.Token
-	return t, c.call(ctx, "POST", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens", nil, nil, &t)
+	return t, c.call(ctx, "POST", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens", flag("keep", keep), nil, &t)
+}
+
+// Tokens lists a tenant's tokens (admins).
+func (c *Client) Tokens(ctx context.Context, tenant string) (api.TokenList, error) {
+	var l api.TokenList
+	return l, c.call(ctx, "GET", "/v1/tenants/"+url.PathEscape(tenant)+"/tokens", nil, nil, &l)
+}
+
+// Audit lists the admin actions (admins).
+func (c *Client) Audit(ctx context.Context) ([]api.AuditEntry, error) {
+	var l api.AuditLog
+	return l.Entries, c.call(ctx, "GET", "/v1/audit", nil, nil, &l)
+}
+
+// flag is the query name=true when on, else none.
+func flag(name string, on bool) url.Values {
+	if !on {
+		return nil
+	}
+	return url.Values{name: {"true"}}
 }
