@@ -77,8 +77,8 @@ const estimatesAsked = 100
 // the waiting ones, each tenant a queue.
 func (s *Server) snapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{
-		Now:    s.now(),
-		State:  s.state,
+		Now:   s.now(),
+		State: s.state,
 		Config: sched.Config{Preemption: true, PriorityWithinQueue: true, FairShare: true, Attempts: s.cfg.Depth, Estimates: estimatesAsked,
 			ReclaimPatience: sched.Patience(s.cfg.ReclaimPatience)},
 	}
