@@ -147,7 +147,13 @@ func TestDashboardFetchesOnlyNewLog(t *testing.T) {
 	bin := chromium(t)
 	h := newHarness(t, 1)
 	alice := h.tenant("alice", 0)
-	j := h.submit(alice, api.JobRequest{GPUs: 1, Command: sh("echo first; sleep 3; echo second; sleep 60")})
+	// The second line comes only once the page has shown the first, so
+	// that a slow browser start cannot make both arrive in the first tail.
+	gate := filepath.Join(t.TempDir(), "go")
+	if err := os.Chmod(filepath.Dir(gate), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	j := h.submit(alice, api.JobRequest{GPUs: 1, Command: sh("echo first; while [ ! -e " + gate + " ]; do sleep 0.1; done; echo second; sleep 60")})
 	h.waitState(alice, j.ID, store.Running, 20*time.Second)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -165,6 +171,13 @@ func TestDashboardFetchesOnlyNewLog(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("detail-log").textContent.includes("first")`,
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the first line never showed: %v", err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("detail-log").textContent.includes("second")`,
 		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
