@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
@@ -31,7 +32,11 @@ demand; the plan shows it, the cost of every other level, and what 10% more
 or less demand does.
 
 Prices come from corral's catalog (each with its source and date; see
-internal/cost/price/catalog.yaml). The catalog leaves out what is not known,
+internal/cost/price/catalog.yaml). A price older than 90 days is said STALE
+and one past the last day its source said it holds EXPIRED, in the text,
+the JSON (plan.price_warnings[]) and the HTML; no plan buys on an expired
+price unless given --allow-expired: the first offer with current prices is
+taken, or the model is not planned and the reason says so. The catalog leaves out what is not known,
 such as every 1- and 3-year price (no provider page with them was found):
 give them, and private discounts, in a prices file of the same format with
 --prices. 'corral prices' lists the catalog with sources and ages.
@@ -55,9 +60,9 @@ Flags:
 `
 
 type planOptions struct {
-	demand, unpacked, jsonPath, htmlPath, term, prices, families string
-	spotShare                                                    float64
-	quiet                                                        bool
+	demand, unpacked, jsonPath, htmlPath, term, prices, families, now string
+	spotShare                                                         float64
+	quiet, allowExpired                                               bool
 }
 
 func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
@@ -74,6 +79,8 @@ func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
 	fs.StringVar(&o.families, "family", "", "offer per model, e.g. H100-80GB=a3-highgpu,A10G=g5 (default: the catalog's first)")
 	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of demand above the committed level run on spot (0..1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&o.now, "now", "", "the day prices are aged on, YYYY-MM-DD (default: today)")
+	fs.BoolVar(&o.allowExpired, "allow-expired", false, "buy on a price past the last day its source said it holds (said as EXPIRED in every output)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -95,7 +102,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cat, err := planCatalog(o.prices)
+	cat, err := planCatalogOn(o.prices, opts.Now)
 	if err != nil {
 		return err
 	}
@@ -133,7 +140,12 @@ type planRun struct {
 }
 
 func planOpts(o planOptions) (plan.Options, error) {
-	opts := plan.Options{SpotShare: o.spotShare, Families: map[string]string{}}
+	opts := plan.Options{SpotShare: o.spotShare, Families: map[string]string{}, AllowExpired: o.allowExpired}
+	now, err := dayFlag("--now", o.now)
+	if err != nil {
+		return opts, err
+	}
+	opts.Now = now
 	switch o.term {
 	case "1y":
 		opts.Term = price.Reserved1y
@@ -161,7 +173,23 @@ func planOpts(o planOptions) (plan.Options, error) {
 	return opts, nil
 }
 
+// planCatalog is the catalog with the prices file at path laid over it,
+// its dates checked against today.
 func planCatalog(path string) (*price.Catalog, error) {
+	return planCatalogOn(path, time.Now().UTC())
+}
+
+// planCatalogOn is planCatalog with dates checked against now: a figure
+// dated after now is refused.
+func planCatalogOn(path string, now time.Time) (*price.Catalog, error) {
+	cat, err := readCatalog(path)
+	if err != nil {
+		return nil, err
+	}
+	return cat, cat.CheckDates(now)
+}
+
+func readCatalog(path string) (*price.Catalog, error) {
 	cat, err := price.Default()
 	if err != nil {
 		return nil, err
@@ -216,6 +244,9 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 		fmt.Fprintf(w, ", %.0f%% of overflow on spot", 100*p.SpotShare)
 	}
 	fmt.Fprintln(w)
+	for _, pw := range p.Warnings {
+		fmt.Fprintf(w, "  WARNING %s\n", pw.Message)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gpu model\toffer\tcommitted $/GPU-h\ton-demand $/GPU-h\tbreak-even\tpeak\tcommit\tcost $\tall on-demand $\tno commitment $\tsaving\t+10%: best, regret $\t-10%: best, regret $\t")
 	for _, m := range p.Models {

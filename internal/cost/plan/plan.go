@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/price"
 )
@@ -14,6 +15,13 @@ type Options struct {
 	SpotShare float64           // share of overflow run on spot, 0..1
 	Families  map[string]string // GPU model -> family or instance; missing: the catalog's first offer
 	Growth    []float64         // demand changes to test, e.g. 0.1 and -0.1; nil: ±10%
+	// Now is the day prices are aged on: a price past its validity on Now
+	// is expired, one older than price.MaxAge stale.
+	Now time.Time
+	// AllowExpired lets a plan buy on an expired price (said in the
+	// plan's warnings); without it a model whose only prices are expired
+	// is not planned, and the reason says so.
+	AllowExpired bool
 }
 
 // Prices are the per-GPU-hour prices a model's plan used.
@@ -70,6 +78,9 @@ type Plan struct {
 	Hours     int            `json:"hours"`
 	Models    []ModelPlan    `json:"models"`
 	Skipped   []Skipped      `json:"skipped,omitempty"`
+	// Warnings names every price the plan used that is stale or expired
+	// on Options.Now, with its age and source.
+	Warnings []price.Warning `json:"price_warnings"`
 }
 
 // Build plans every model of d against the catalog. A model whose prices
@@ -93,13 +104,14 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	for _, s := range d.Series {
 		prices, rates, err := resolve(cat, s.Model, o)
 		if err != nil {
-			if errors.Is(err, price.ErrUnknown) {
+			if errors.Is(err, price.ErrUnknown) || errors.Is(err, price.ErrExpired) {
 				p.Skipped = append(p.Skipped, Skipped{Model: s.Model, Reason: err.Error()})
 				continue
 			}
 			return nil, err
 		}
 		p.Models = append(p.Models, planModel(s, prices, rates, growth))
+		p.Warnings = appendWarnings(p.Warnings, price.Warnings(prices.all(), o.Now))
 	}
 	if len(p.Models) == 0 {
 		var reasons []string
@@ -111,30 +123,6 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// resolve finds a model's prices in the catalog.
-func resolve(cat *price.Catalog, model string, o Options) (Prices, Rates, error) {
-	offer, err := cat.Find(model, o.Families[model])
-	if err != nil {
-		return Prices{}, Rates{}, err
-	}
-	var ps Prices
-	if ps.OnDemand, err = offer.PerGPUHour(price.OnDemand); err != nil {
-		return Prices{}, Rates{}, err
-	}
-	if ps.Committed, err = offer.PerGPUHour(o.Term); err != nil {
-		return Prices{}, Rates{}, err
-	}
-	r := Rates{Committed: ps.Committed.USDPerGPUHour, OnDemand: ps.OnDemand.USDPerGPUHour, SpotShare: o.SpotShare}
-	if o.SpotShare > 0 {
-		sp, err := offer.PerGPUHour(price.Spot)
-		if err != nil {
-			return Prices{}, Rates{}, err
-		}
-		ps.Spot, r.Spot = &sp, sp.USDPerGPUHour
-	}
-	return ps, r, nil
-}
-
 // planModel plans one series.
 func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
 	opt := Optimise(s.GPUs, r)
@@ -142,7 +130,7 @@ func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
 	mp := ModelPlan{
 		Model: s.Model, Hours: len(s.GPUs), Prices: ps,
 		OverflowUSD: r.Overflow(), BreakEven: r.BreakEven(), Quantile: q,
-		Committed: opt.Level, CostUSD: opt.Cost, Curve: opt.Curve,
+		Committed: opt.Level, CostUSD: opt.Cost, Curve: thinCurve(opt.Curve, opt.Level),
 	}
 	for _, g := range s.GPUs {
 		mp.GPUHours += g

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/price"
 )
@@ -418,5 +420,91 @@ func TestBuildMatchesBruteForceWithSpotShare(t *testing.T) {
 				t.Errorf("%s, spot %g: no commitment %g (want %g), all on demand %g (want %g)", s.name, share, m.NoCommitmentUSD, none, m.AllOnDemandUSD, all)
 			}
 		}
+	}
+}
+
+// The default catalog's only Capacity Block rate is past the last day its
+// page said it holds: a block plan refuses it and says how to go on, and
+// with AllowExpired buys on it and says EXPIRED in its warnings.
+func TestBuildNeverBuysOnAnExpiredPriceByDefault(t *testing.T) {
+	cat, err := price.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := ReadDemand(strings.NewReader("0,H100,16\n1,H100,8\n"), "d.csv")
+	now, _ := time.Parse(time.DateOnly, "2026-12-01")
+	_, err = Build(d, cat, Options{Term: price.ReservedBlock, Now: now})
+	if err == nil || !strings.Contains(err.Error(), "no current reserved-block price for H100-80GB, only expired ones") ||
+		!strings.Contains(err.Error(), "--allow-expired") || !strings.Contains(err.Error(), "valid until 2024-12-31") {
+		t.Fatalf("got %v", err)
+	}
+	p, err := Build(d, cat, Options{Term: price.ReservedBlock, Now: now, AllowExpired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[price.State]int{}
+	for _, w := range p.Warnings {
+		states[w.State]++
+	}
+	if states[price.Expired] != 1 || p.Models[0].Prices.Committed.Instance != "p5.48xlarge" {
+		t.Errorf("warnings %+v", p.Warnings)
+	}
+	// The day before it expired the same plan has nothing to say about it.
+	old, _ := time.Parse(time.DateOnly, "2024-12-31")
+	if p, err := Build(d, cat, Options{Term: price.ReservedBlock, Now: old}); err != nil || len(p.Warnings) != 0 {
+		t.Errorf("on 2024-12-31: %v, warnings %+v", err, p.Warnings)
+	}
+}
+
+// With no family asked for, the plan takes the first offer whose prices
+// are current, passing over one whose commitment price expired.
+func TestBuildTakesTheFirstCurrentOffer(t *testing.T) {
+	over, err := price.Parse([]byte(`
+offers:
+  - provider: aws
+    instance: p5.48xlarge
+    region: us-east-1
+    prices:
+      reserved-1y: {usd_per_hour: 30, source: old quote, seen: 2026-01-01, valid_until: 2026-06-30}
+  - provider: azure
+    instance: Standard_ND96isr_H100_v5
+    region: eastus
+    prices:
+      reserved-1y: {usd_per_hour: 60, source: new quote, seen: 2026-11-01}
+`), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := price.Default()
+	cat := price.Merge(base, over)
+	d, _ := ReadDemand(strings.NewReader("0,H100,8\n1,H100,8\n"), "d.csv")
+	now, _ := time.Parse(time.DateOnly, "2026-12-01")
+	p, err := Build(d, cat, Options{Term: price.Reserved1y, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Models[0].Prices.Committed; got.Source != "new quote" || got.Instance != "Standard_ND96isr_H100_v5" {
+		t.Errorf("committed price %+v, want the current azure quote", got)
+	}
+}
+
+// A million-GPU demand is planned on its whole curve but keeps a bounded
+// one for its outputs, with the chosen level and the peak in it.
+func TestCurveKeptForOutputsIsBounded(t *testing.T) {
+	d := &Demand{Hours: 3, Series: []Series{{Model: "A10G", GPUs: []float64{MaxGPUs, 123457, 5}}}}
+	p, err := Build(d, testCatalog(t), Options{Term: price.Reserved1y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Models[0]
+	if len(m.Curve) > MaxCurvePoints+2 {
+		t.Fatalf("curve of %d points, want at most %d", len(m.Curve), MaxCurvePoints+2)
+	}
+	if !slices.ContainsFunc(m.Curve, func(pt Point) bool { return pt.Committed == m.Committed }) ||
+		m.Curve[0].Committed != 0 || m.Curve[len(m.Curve)-1].Committed != MaxGPUs {
+		t.Errorf("chosen %d; curve from %d to %d", m.Committed, m.Curve[0].Committed, m.Curve[len(m.Curve)-1].Committed)
+	}
+	if m.Committed != 123457 {
+		t.Errorf("committed %d, want 123457 (busy 2 of 3 hours, break-even 0.6)", m.Committed)
 	}
 }
