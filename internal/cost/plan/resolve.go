@@ -112,4 +112,3 @@ func appendWarnings(dst, ws []price.Warning) []price.Warning {
 	}
 	return dst
 }
-
