@@ -12,6 +12,7 @@ import (
 )
 
 const pricesUsage = `Usage: corral prices [flags]
+       corral prices import --format aws|azure|gcp|negotiated FILE (see corral prices import -h)
 
 Lists corral's price catalog (internal/cost/price/catalog.yaml, with
 --prices FILE laid over it): every price and spot interruption band with the
@@ -29,6 +30,9 @@ type pricesOptions struct {
 }
 
 func runPrices(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "import" {
+		return runPricesImport(args[1:], stdout, stderr)
+	}
 	var o pricesOptions
 	fs := flag.NewFlagSet("prices", flag.ContinueOnError)
 	fs.SetOutput(stderr)

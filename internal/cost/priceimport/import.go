@@ -160,12 +160,15 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// family is an instance's family: "p5" of p5.48xlarge.
+// family is an instance's family: "p5" of p5.48xlarge; empty for names
+// without one (an Azure size, a GCP GPU), so that laid over the catalog
+// the catalog's family stays.
 func family(instance string) string {
-	if f, _, ok := strings.Cut(instance, "."); ok {
-		return f
+	f, _, _ := strings.Cut(instance, ".")
+	if f == instance {
+		return ""
 	}
-	return instance
+	return f
 }
 
 func (b *builder) result() (*Result, error) {
