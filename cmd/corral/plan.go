@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,9 +61,9 @@ Flags:
 `
 
 type planOptions struct {
-	demand, unpacked, jsonPath, htmlPath, term, prices, families, now string
-	spotShare                                                         float64
-	quiet, allowExpired                                               bool
+	demand, unpacked, jsonPath, htmlPath, term, prices, families, now, held string
+	spotShare                                                               float64
+	quiet, allowExpired                                                     bool
 }
 
 func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
@@ -79,6 +80,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
 	fs.StringVar(&o.families, "family", "", "offer per model, e.g. H100-80GB=a3-highgpu,A10G=g5 (default: the catalog's first)")
 	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of demand above the committed level run on spot (0..1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&o.held, "held", "", "GPUs already committed under the term, MODEL=N[,MODEL=N] (or N for a one-model demand): the plan buys the difference")
 	fs.StringVar(&o.now, "now", "", "the day prices are aged on, YYYY-MM-DD (default: today)")
 	fs.BoolVar(&o.allowExpired, "allow-expired", false, "buy on a price past the last day its source said it holds (said as EXPIRED in every output)")
 	if err := fs.Parse(args); err != nil {
@@ -156,6 +158,9 @@ func planOpts(o planOptions) (plan.Options, error) {
 	default:
 		return opts, fmt.Errorf("--term %q: want block, 1y or 3y", o.term)
 	}
+	if opts.Held, err = parseHeld(o.held); err != nil {
+		return opts, err
+	}
 	for _, kv := range strings.Split(o.families, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
 			continue
@@ -171,6 +176,34 @@ func planOpts(o planOptions) (plan.Options, error) {
 		opts.Families[m.Name] = strings.TrimSpace(fam)
 	}
 	return opts, nil
+}
+
+// parseHeld reads --held: MODEL=N pairs, or N alone for every model
+// (the key "").
+func parseHeld(v string) (map[string]int, error) {
+	held := map[string]int{}
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		model, n, ok := strings.Cut(kv, "=")
+		if !ok {
+			model, n = "", kv
+		}
+		gpus, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || gpus < 0 || gpus > plan.MaxGPUs {
+			return nil, fmt.Errorf("--held %q: want MODEL=GPUS or GPUS, a whole number from 0 to %d", kv, plan.MaxGPUs)
+		}
+		if model != "" {
+			m, err := gpu.Lookup(strings.TrimSpace(model))
+			if err != nil {
+				return nil, fmt.Errorf("--held %q: %w", kv, err)
+			}
+			model = m.Name
+		}
+		held[model] = gpus
+	}
+	return held, nil
 }
 
 // planCatalog is the catalog with the prices file at path laid over it,
@@ -258,6 +291,7 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 	tw.Flush()
 	fmt.Fprintln(w, "  all on-demand: every GPU-hour at the on-demand price; no commitment: nothing committed, the spot share kept;")
 	fmt.Fprintln(w, "  saving: of the plan against all on-demand.")
+	printPurchases(w, p)
 	for _, m := range p.Models {
 		fmt.Fprintf(w, "  %s: a committed GPU pays for itself when busy in more than %.1f%% of hours; %d GPUs are (the %.1f%% quantile of hourly demand is %g GPUs)\n",
 			m.Model, 100*m.BreakEven, m.Committed, 100*m.Quantile, m.DemandAtQuantile)
@@ -265,6 +299,29 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 			fmt.Fprintf(w, "  %s %s price: %s (%s)\n", m.Model, p.Term, m.Prices.Committed.How, m.Prices.Committed.Source)
 		}
 	}
+}
+
+// printPurchases says what to buy: whole instances beyond what is held,
+// the hourly commitment, the term's obligation and the extrapolation.
+func printPurchases(w io.Writer, p *plan.Plan) {
+	fmt.Fprintln(w, "  to buy, in whole instances:")
+	for _, m := range p.Models {
+		b := m.Buy
+		fmt.Fprintf(w, "    %s: %d x %s (%d GPUs, %d each) beyond %d held, %d committed in all: $%s an hour of commitment, $%s over the term (%s, %s hours)\n",
+			m.Model, b.Instances, b.Instance, b.GPUs, b.GPUsPerInstance, b.HeldGPUs, b.CommittedGPUs, planCents(b.CommitUSDPerHour),
+			planMoney(b.TermObligationUSD), p.Term, planMoney(b.TermHours))
+		fmt.Fprintf(w, "      cost over the sample $%s (fractional plan of %d GPUs: $%s); over the term $%s: %s\n",
+			planMoney(b.CostUSD), m.Committed, planMoney(m.CostUSD), planMoney(b.TermCostUSD), b.Extrapolation)
+		if b.Note != "" {
+			fmt.Fprintf(w, "      %s\n", b.Note)
+		}
+	}
+}
+
+// planCents formats dollars with cents.
+func planCents(v float64) string {
+	whole := math.Floor(v)
+	return fmt.Sprintf("%s.%02.0f", planMoney(whole), math.Min(99, math.Round(100*(v-whole))))
 }
 
 func planSens(m plan.ModelPlan, i int) string {

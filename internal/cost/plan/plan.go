@@ -22,6 +22,10 @@ type Options struct {
 	// plan's warnings); without it a model whose only prices are expired
 	// is not planned, and the reason says so.
 	AllowExpired bool
+	// Held is the GPUs of each model already committed (under the same
+	// term): the plan buys the difference. The key "" stands for the one
+	// model of a one-model demand.
+	Held map[string]int
 }
 
 // Prices are the per-GPU-hour prices a model's plan used.
@@ -29,6 +33,9 @@ type Prices struct {
 	Committed price.Price  `json:"committed"`
 	OnDemand  price.Price  `json:"on_demand"`
 	Spot      *price.Price `json:"spot,omitempty"`
+	// GPUsPerInstance is the offer's GPUs in one instance, the unit the
+	// commitment is bought in.
+	GPUsPerInstance int `json:"gpus_per_instance"`
 }
 
 // Sensitivity is what a change in demand does to the plan.
@@ -63,6 +70,7 @@ type ModelPlan struct {
 	CommittedUsed    float64       `json:"committed_utilisation"` // busy share of committed GPU-hours
 	Curve            []Point       `json:"cost_by_committed_level"`
 	Sensitivity      []Sensitivity `json:"sensitivity"`
+	Buy              Purchase      `json:"buy"`
 }
 
 // Skipped is a model that could not be planned, and why.
@@ -96,6 +104,9 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	if err := d.check(); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	if _, ok := o.Held[""]; ok && len(d.Series) > 1 {
+		return nil, fmt.Errorf("held GPUs given without a model, for a demand of %d models: name the model of each (MODEL=GPUS)", len(d.Series))
+	}
 	growth := o.Growth
 	if growth == nil {
 		growth = []float64{0.1, -0.1}
@@ -110,7 +121,7 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 			}
 			return nil, err
 		}
-		p.Models = append(p.Models, planModel(s, prices, rates, growth))
+		p.Models = append(p.Models, planModel(s, prices, rates, growth, o))
 		p.Warnings = appendWarnings(p.Warnings, price.Warnings(prices.all(), o.Now))
 	}
 	if len(p.Models) == 0 {
@@ -124,7 +135,7 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 }
 
 // planModel plans one series.
-func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
+func planModel(s Series, ps Prices, r Rates, growth []float64, o Options) ModelPlan {
 	opt := Optimise(s.GPUs, r)
 	q := max(0, 1-r.BreakEven())
 	mp := ModelPlan{
@@ -154,6 +165,11 @@ func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
 	for _, g := range growth {
 		mp.Sensitivity = append(mp.Sensitivity, sensitivity(s.GPUs, r, opt.Level, g))
 	}
+	held, ok := o.Held[s.Model]
+	if !ok {
+		held = o.Held[""]
+	}
+	mp.Buy = purchase(opt.Curve, r, len(s.GPUs), ps, held, o.Term)
 	return mp
 }
 

@@ -508,3 +508,44 @@ func TestCurveKeptForOutputsIsBounded(t *testing.T) {
 		t.Errorf("committed %d, want 123457 (busy 2 of 3 hours, break-even 0.6)", m.Committed)
 	}
 }
+
+// Whole instances beyond what is held, hand-computed: demand 6, 6, 6, 2
+// GPUs, R = 0.6, O = 1; level c costs 2.4c plus the demand above c:
+// c=0: 20, 2: 16.8, 4: 15.6, 6: 14.4 (the fractional optimum), 7: 16.8,
+// 8: 19.2, 10: 24.
+func TestPurchaseInWholeInstancesBeyondHeld(t *testing.T) {
+	demand := []float64{6, 6, 6, 2}
+	r := Rates{Committed: 0.6, OnDemand: 1}
+	curve := Optimise(demand, r).Curve
+	ps := Prices{Committed: price.Price{Instance: "x.4gpu"}, GPUsPerInstance: 4}
+	tests := []struct {
+		name                      string
+		held, instances, gpus, at int
+		cost                      float64
+		note                      string
+	}{
+		{"nothing held: one instance of 4 (15.6) beats two (19.2)", 0, 1, 4, 4, 15.6, ""},
+		{"2 held: one more instance reaches the optimum", 2, 1, 4, 6, 14.4, ""},
+		{"7 held, above the optimum: buy nothing", 7, 0, 0, 7, 16.8, "above the best level (6)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := purchase(curve, r, len(demand), ps, tt.held, price.Reserved1y)
+			if p.Instances != tt.instances || p.GPUs != tt.gpus || p.CommittedGPUs != tt.at || !near(p.CostUSD, tt.cost) || !strings.Contains(p.Note, tt.note) {
+				t.Fatalf("%+v", p)
+			}
+			if want := float64(tt.gpus) * 0.6; !near(p.CommitUSDPerHour, want) || !near(p.TermObligationUSD, want*8760) {
+				t.Errorf("commitment $%g/h, obligation $%g; want $%g/h over 8760 h", p.CommitUSDPerHour, p.TermObligationUSD, want)
+			}
+			if !near(p.TermCostUSD, tt.cost*8760/4) || !strings.HasPrefix(p.Extrapolation, "4 hours of demand extrapolated to 1 year (the sample taken 2190.0 times)") {
+				t.Errorf("term cost %g, %q", p.TermCostUSD, p.Extrapolation)
+			}
+		})
+	}
+	if e := extrapolation(28*24, price.Reserved3y); !strings.HasPrefix(e, "28 days of demand extrapolated to 3 years") {
+		t.Errorf("%q", e)
+	}
+	if e := extrapolation(28*24, price.ReservedBlock); !strings.Contains(e, "nothing extrapolated") {
+		t.Errorf("%q", e)
+	}
+}

@@ -72,6 +72,7 @@ func offerPrices(offer *price.Offer, o Options) (Prices, Rates, error) {
 	if ps.Committed, err = offer.PerGPUHour(o.Term); err != nil {
 		return Prices{}, Rates{}, err
 	}
+	ps.GPUsPerInstance = offer.GPUs
 	r := Rates{Committed: ps.Committed.USDPerGPUHour, OnDemand: ps.OnDemand.USDPerGPUHour, SpotShare: o.SpotShare}
 	if o.SpotShare > 0 {
 		sp, err := offer.PerGPUHour(price.Spot)

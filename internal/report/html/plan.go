@@ -27,7 +27,7 @@ func PlanReport(out *plan.Output, demand, unpacked *plan.Demand) Report {
 		r.Costs = append(r.Costs, costItems(m, out.Plan)...)
 		r.Curves = append(r.Curves, curveOf(m))
 	}
-	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), pricesTable(out.Plan))
+	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), buyTable(out.Plan), pricesTable(out.Plan))
 	if out.Unpacked != nil {
 		r.Tables = append(r.Tables, planTable("unpacked-table", "Plan for the same work unpacked", "unpacked", out.Unpacked), diffTable(out.Differences))
 	}
@@ -120,6 +120,26 @@ func planTable(id, title, key string, p *plan.Plan) Table {
 	}
 	for _, s := range p.Skipped {
 		t.Notes = append(t.Notes, fmt.Sprintf("Not planned: %s: %s", s.Model, s.Reason))
+	}
+	return t
+}
+
+// buyTable is the plan in whole instances beyond what is held, with the
+// hourly commitment, the term's obligation and how the sample was
+// extrapolated.
+func buyTable(p *plan.Plan) Table {
+	t := Table{ID: "buy-table", Title: "To buy, in whole instances", Columns: []string{"GPU model", "instance", "GPUs each", "held GPUs",
+		"instances to buy", "GPUs to buy", "commitment (USD/hour)", "term obligation (USD)", "cost over the term (USD)"}}
+	for i, m := range p.Models {
+		b, at := m.Buy, fmt.Sprintf("plan.models.%d.buy.", i)
+		t.Rows = append(t.Rows, []Cell{Text(m.Model), Text(b.Instance), Num(float64(b.GPUsPerInstance), 0, at+"gpus_per_instance"),
+			Num(float64(b.HeldGPUs), 0, at+"held_gpus"), Num(float64(b.Instances), 0, at+"instances_to_buy"), Num(float64(b.GPUs), 0, at+"gpus_to_buy"),
+			Num(b.CommitUSDPerHour, 2, at+"commitment_usd_per_hour"), Num(b.TermObligationUSD, 0, at+"term_obligation_usd"),
+			Num(b.TermCostUSD, 0, at+"term_cost_usd")})
+		t.Notes = append(t.Notes, m.Model+": "+b.Extrapolation+".")
+		if b.Note != "" {
+			t.Notes = append(t.Notes, m.Model+": "+b.Note+".")
+		}
 	}
 	return t
 }
