@@ -8,8 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
@@ -31,7 +33,11 @@ demand; the plan shows it, the cost of every other level, and what 10% more
 or less demand does.
 
 Prices come from corral's catalog (each with its source and date; see
-internal/cost/price/catalog.yaml). The catalog leaves out what is not known,
+internal/cost/price/catalog.yaml). A price older than 90 days is said STALE
+and one past the last day its source said it holds EXPIRED, in the text,
+the JSON (plan.price_warnings[]) and the HTML; no plan buys on an expired
+price unless given --allow-expired: the first offer with current prices is
+taken, or the model is not planned and the reason says so. The catalog leaves out what is not known,
 such as every 1- and 3-year price (no provider page with them was found):
 give them, and private discounts, in a prices file of the same format with
 --prices. 'corral prices' lists the catalog with sources and ages.
@@ -55,9 +61,9 @@ Flags:
 `
 
 type planOptions struct {
-	demand, unpacked, jsonPath, htmlPath, term, prices, families string
-	spotShare                                                    float64
-	quiet                                                        bool
+	demand, unpacked, jsonPath, htmlPath, term, prices, families, now, held string
+	spotShare                                                               float64
+	quiet, allowExpired                                                     bool
 }
 
 func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
@@ -74,6 +80,9 @@ func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
 	fs.StringVar(&o.families, "family", "", "offer per model, e.g. H100-80GB=a3-highgpu,A10G=g5 (default: the catalog's first)")
 	fs.Float64Var(&o.spotShare, "spot-share", 0, "share of demand above the committed level run on spot (0..1)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&o.held, "held", "", "GPUs already committed under the term, MODEL=N[,MODEL=N] (or N for a one-model demand): the plan buys the difference")
+	fs.StringVar(&o.now, "now", "", "the day prices are aged on, YYYY-MM-DD (default: today)")
+	fs.BoolVar(&o.allowExpired, "allow-expired", false, "buy on a price past the last day its source said it holds (said as EXPIRED in every output)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -95,7 +104,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cat, err := planCatalog(o.prices)
+	cat, err := planCatalogOn(o.prices, opts.Now)
 	if err != nil {
 		return err
 	}
@@ -133,7 +142,12 @@ type planRun struct {
 }
 
 func planOpts(o planOptions) (plan.Options, error) {
-	opts := plan.Options{SpotShare: o.spotShare, Families: map[string]string{}}
+	opts := plan.Options{SpotShare: o.spotShare, Families: map[string]string{}, AllowExpired: o.allowExpired}
+	now, err := dayFlag("--now", o.now)
+	if err != nil {
+		return opts, err
+	}
+	opts.Now = now
 	switch o.term {
 	case "1y":
 		opts.Term = price.Reserved1y
@@ -143,6 +157,9 @@ func planOpts(o planOptions) (plan.Options, error) {
 		opts.Term = price.ReservedBlock
 	default:
 		return opts, fmt.Errorf("--term %q: want block, 1y or 3y", o.term)
+	}
+	if opts.Held, err = parseHeld(o.held); err != nil {
+		return opts, err
 	}
 	for _, kv := range strings.Split(o.families, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
@@ -161,7 +178,51 @@ func planOpts(o planOptions) (plan.Options, error) {
 	return opts, nil
 }
 
+// parseHeld reads --held: MODEL=N pairs, or N alone for every model
+// (the key "").
+func parseHeld(v string) (map[string]int, error) {
+	held := map[string]int{}
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		model, n, ok := strings.Cut(kv, "=")
+		if !ok {
+			model, n = "", kv
+		}
+		gpus, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || gpus < 0 || gpus > plan.MaxGPUs {
+			return nil, fmt.Errorf("--held %q: want MODEL=GPUS or GPUS, a whole number from 0 to %d", kv, plan.MaxGPUs)
+		}
+		if model != "" {
+			m, err := gpu.Lookup(strings.TrimSpace(model))
+			if err != nil {
+				return nil, fmt.Errorf("--held %q: %w", kv, err)
+			}
+			model = m.Name
+		}
+		held[model] = gpus
+	}
+	return held, nil
+}
+
+// planCatalog is the catalog with the prices file at path laid over it,
+// its dates checked against today.
 func planCatalog(path string) (*price.Catalog, error) {
+	return planCatalogOn(path, time.Now().UTC())
+}
+
+// planCatalogOn is planCatalog with dates checked against now: a figure
+// dated after now is refused.
+func planCatalogOn(path string, now time.Time) (*price.Catalog, error) {
+	cat, err := readCatalog(path)
+	if err != nil {
+		return nil, err
+	}
+	return cat, cat.CheckDates(now)
+}
+
+func readCatalog(path string) (*price.Catalog, error) {
 	cat, err := price.Default()
 	if err != nil {
 		return nil, err
@@ -216,6 +277,9 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 		fmt.Fprintf(w, ", %.0f%% of overflow on spot", 100*p.SpotShare)
 	}
 	fmt.Fprintln(w)
+	for _, pw := range p.Warnings {
+		fmt.Fprintf(w, "  WARNING %s\n", pw.Message)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gpu model\toffer\tcommitted $/GPU-h\ton-demand $/GPU-h\tbreak-even\tpeak\tcommit\tcost $\tall on-demand $\tno commitment $\tsaving\t+10%: best, regret $\t-10%: best, regret $\t")
 	for _, m := range p.Models {
@@ -227,6 +291,7 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 	tw.Flush()
 	fmt.Fprintln(w, "  all on-demand: every GPU-hour at the on-demand price; no commitment: nothing committed, the spot share kept;")
 	fmt.Fprintln(w, "  saving: of the plan against all on-demand.")
+	printPurchases(w, p)
 	for _, m := range p.Models {
 		fmt.Fprintf(w, "  %s: a committed GPU pays for itself when busy in more than %.1f%% of hours; %d GPUs are (the %.1f%% quantile of hourly demand is %g GPUs)\n",
 			m.Model, 100*m.BreakEven, m.Committed, 100*m.Quantile, m.DemandAtQuantile)
@@ -234,6 +299,29 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 			fmt.Fprintf(w, "  %s %s price: %s (%s)\n", m.Model, p.Term, m.Prices.Committed.How, m.Prices.Committed.Source)
 		}
 	}
+}
+
+// printPurchases says what to buy: whole instances beyond what is held,
+// the hourly commitment, the term's obligation and the extrapolation.
+func printPurchases(w io.Writer, p *plan.Plan) {
+	fmt.Fprintln(w, "  to buy, in whole instances:")
+	for _, m := range p.Models {
+		b := m.Buy
+		fmt.Fprintf(w, "    %s: %d x %s (%d GPUs, %d each) beyond %d held, %d committed in all: $%s an hour of commitment, $%s over the term (%s, %s hours)\n",
+			m.Model, b.Instances, b.Instance, b.GPUs, b.GPUsPerInstance, b.HeldGPUs, b.CommittedGPUs, planCents(b.CommitUSDPerHour),
+			planMoney(b.TermObligationUSD), p.Term, planMoney(b.TermHours))
+		fmt.Fprintf(w, "      cost over the sample $%s (fractional plan of %d GPUs: $%s); over the term $%s: %s\n",
+			planMoney(b.CostUSD), m.Committed, planMoney(m.CostUSD), planMoney(b.TermCostUSD), b.Extrapolation)
+		if b.Note != "" {
+			fmt.Fprintf(w, "      %s\n", b.Note)
+		}
+	}
+}
+
+// planCents formats dollars with cents.
+func planCents(v float64) string {
+	whole := math.Floor(v)
+	return fmt.Sprintf("%s.%02.0f", planMoney(whole), math.Min(99, math.Round(100*(v-whole))))
 }
 
 func planSens(m plan.ModelPlan, i int) string {

@@ -12,11 +12,13 @@ import (
 )
 
 const pricesUsage = `Usage: corral prices [flags]
+       corral prices import --format aws|azure|gcp|negotiated FILE (see corral prices import -h)
 
 Lists corral's price catalog (internal/cost/price/catalog.yaml, with
 --prices FILE laid over it): every price and spot interruption band with the
 document it came from, the date of its data and its age; lines older than
-90 days are marked STALE. Prices are per instance-hour and per GPU-hour, the
+90 days are marked STALE, those past the last day their document said they
+hold (valid_until) EXPIRED. Prices are per instance-hour and per GPU-hour, the
 conservative end of any range. What was looked for and not found follows.
 
 Flags:
@@ -28,6 +30,9 @@ type pricesOptions struct {
 }
 
 func runPrices(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "import" {
+		return runPricesImport(args[1:], stdout, stderr)
+	}
 	var o pricesOptions
 	fs := flag.NewFlagSet("prices", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -45,7 +50,7 @@ func runPrices(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cat, err := planCatalog(o.prices)
+	cat, err := planCatalogOn(o.prices, now)
 	if err != nil {
 		return err
 	}
@@ -104,6 +109,9 @@ func writePricesTable(w io.Writer, cat *price.Catalog, lines []price.Line, now t
 		mark := ""
 		if l.Stale {
 			mark = "STALE"
+		}
+		if l.Expired {
+			mark = "EXPIRED"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dd\t%s\t%s\n", l.Provider, l.Instance, l.Region, l.GPUKey, capacity,
 			perH, perGPU, l.Seen, l.AgeDays, mark, l.Source)

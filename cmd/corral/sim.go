@@ -120,7 +120,11 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cat, err := planCatalog(o.pricesPath)
+	now, err := dayFlag("--now", o.now)
+	if err != nil {
+		return err
+	}
+	cat, err := planCatalogOn(o.pricesPath, now)
 	if err != nil {
 		return err
 	}
@@ -140,7 +144,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	out := &simOutputs{label: label, results: results, capacity: float64(f.GPUs()), term: price.Capacity("reserved-" + o.reservedTerm)}
-	if out.costs, err = costResults(results, cat, o.reservedTerm); err != nil {
+	if out.costs, err = costResults(results, cat, o.reservedTerm, now); err != nil {
 		return err
 	}
 	if o.tco {
@@ -274,7 +278,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.moves, "moves", false, "price the five moves (MIG for inference, time-slicing for notebooks, split pools, spot training, the planner's committed floor): the workload (generated, or a jobs file or sacct history, whose class column says which moves apply) replayed once per move alone and once with all, each pool autoscaled, at catalog prices")
-	fs.StringVar(&o.now, "now", "", "with --moves: the day price ages are counted to, YYYY-MM-DD (default: today)")
+	fs.StringVar(&o.now, "now", "", "the day price ages are counted to (STALE past 90 days, EXPIRED past a price's validity), YYYY-MM-DD (default: today)")
 	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }

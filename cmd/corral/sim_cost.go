@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost"
 	"github.com/corral-sched/corral/internal/cost/price"
@@ -21,12 +23,15 @@ type simCost struct {
 	WorkUndoneGPUH   float64    `json:"work_undone_gpu_hours"`
 	UnpricedGPUH     float64    `json:"unpriced_gpu_hours"`
 	Unpriced         []string   `json:"unpriced,omitempty"` // what had no price, and why
+	// PriceWarnings names the prices of the bill that are STALE or
+	// EXPIRED on the day given, with their ages and sources.
+	PriceWarnings []string `json:"price_warnings,omitempty"`
 }
 
 // costResults prices every policy's replay against the catalog. Rows
 // without a known price (a GPU model or capacity type the catalog lacks)
 // are left out of the bill and named.
-func costResults(results []*sim.Result, cat *price.Catalog, term string) (map[string]*simCost, error) {
+func costResults(results []*sim.Result, cat *price.Catalog, term string, now time.Time) (map[string]*simCost, error) {
 	out := map[string]*simCost{}
 	for _, r := range results {
 		c := &simCost{}
@@ -49,6 +54,7 @@ func costResults(results []*sim.Result, cat *price.Catalog, term string) (map[st
 			return nil, fmt.Errorf("cost of %s: %w", r.Policy, err)
 		}
 		c.Bill, c.USDPerUsefulGPUH, c.WorkUndoneGPUH = bill, bill.Total.USDPerUsefulGPUH, r.Summary.UndoneGPUH
+		c.PriceWarnings = price.StaleWarnings(bill.Prices, now)
 		out[r.Policy] = c
 	}
 	return out, nil
@@ -89,6 +95,12 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 			notes = append(notes, fmt.Sprintf("%s: %.0f GPU-h unpriced (%s)", r.Policy, c.UnpricedGPUH, strings.Join(c.Unpriced, "; ")))
 		}
 	}
+	if ws := costWarnings(results, costs); len(ws) > 0 {
+		fmt.Fprintln(w, "  prices used that are stale or expired:")
+		for _, s := range ws {
+			fmt.Fprintln(w, "    WARNING "+s)
+		}
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "  left out, no price known:")
 		for _, n := range notes {
@@ -99,4 +111,17 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 	fmt.Fprintln(w, "  compare equal work only where undone is equal). wasted: bought but not used; idle: free cards on empty nodes")
 	fmt.Fprintln(w, "  and cards held while idle; fragmented: free cards on partly used nodes and unused parts of shared cards;")
 	fmt.Fprintln(w, "  lost: work thrown away by preemptions and interruptions.")
+}
+
+// costWarnings are the price warnings of every policy's bill, each once.
+func costWarnings(results []*sim.Result, costs map[string]*simCost) []string {
+	var out []string
+	for _, r := range results {
+		for _, s := range costs[r.Policy].PriceWarnings {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

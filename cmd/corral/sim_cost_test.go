@@ -137,3 +137,25 @@ func TestSimCommandCostsShowWorkUndone(t *testing.T) {
 		}
 	}
 }
+
+// A price older than 90 days on --now is said STALE, with its age and
+// source, in the text, the JSON and the HTML of sim --tco.
+func TestSimCommandTCOSaysStalePrices(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "sim.html")
+	out, doc := simDocOf(t, "--nodes", "16", "--days", "3", "--tco", "--now", "2027-06-01", "--policies", "corral,kube-default,slurm-like", "--html", page)
+	want := "STALE: aws p5.48xlarge us-east-1 on-demand: older than 90 days; data of 2026-11-09, 204 days old on 2027-06-01; source https://"
+	if !strings.Contains(out, "WARNING "+want) {
+		t.Errorf("text lacks %q:\n%s", want, out)
+	}
+	ws, _ := at(t, doc, "costs.corral.price_warnings").([]any)
+	if len(ws) == 0 || !strings.HasPrefix(ws[0].(string), "STALE: ") {
+		t.Errorf("json price_warnings %v", ws)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "WARNING "+want) {
+		t.Error("the HTML report lacks the warning")
+	}
+}

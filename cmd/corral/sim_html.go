@@ -52,6 +52,12 @@ func simReport(out *simOutputs, cat *price.Catalog) html.Report {
 // platforms and the jobs refused.
 func simTables(out *simOutputs) []html.Table {
 	tables := []html.Table{simSummaryTable(out.results)}
+	if ws := costWarnings(out.results, out.costs); len(ws) > 0 {
+		for i := range ws {
+			ws[i] = "WARNING " + ws[i]
+		}
+		tables[0].Notes = append(tables[0].Notes, ws...)
+	}
 	for _, res := range out.results {
 		if c := out.costs[res.Policy]; c != nil {
 			tables = append(tables, html.BillTable("bill-"+res.Policy, "Cost of "+res.Policy+" by capacity type",

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-sched/corral/internal/browsertest"
 	"github.com/corral-sched/corral/internal/cost/plan"
@@ -72,7 +73,7 @@ func TestSimReportComparesPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := &simOutputs{label: label, results: results, capacity: float64(f.GPUs())}
-	if out.costs, err = costResults(results, cat, "1y"); err != nil {
+	if out.costs, err = costResults(results, cat, "1y", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r := simReport(out, cat)

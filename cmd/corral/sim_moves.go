@@ -18,7 +18,7 @@ func runMoves(o simOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cat, err := planCatalog(o.pricesPath)
+	cat, err := planCatalogOn(o.pricesPath, now)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ func TestModelName(t *testing.T) {
 	}{
 		{"NVIDIA H100 80GB HBM3", 81559, "H100-80GB"},
 		{"NVIDIA H100 PCIe", 81559, "H100-80GB"},
-		{"NVIDIA H100 NVL", 95830, ""}, // 94 GB: not in the catalog
+		{"NVIDIA H100 NVL", 95830, "H100-NVL"}, // 94 GB: its own model, not the H100-80GB
 		{"NVIDIA H200", 143771, "H200-141GB"},
 		{"NVIDIA H200 141GB HBM3e", 143771, "H200-141GB"},
 		{"NVIDIA B200", 183359, "B200-180GB"},
@@ -28,14 +28,14 @@ func TestModelName(t *testing.T) {
 		{"NVIDIA A30-PCIE-24GB", 24576, "A30"},
 		{"NVIDIA L4", 23034, "L4"},
 		{"NVIDIA L40S", 46068, "L40S"},
-		{"NVIDIA L40", 46068, ""},
+		{"NVIDIA L40", 46068, "L40"},
 		{"NVIDIA A10G", 23028, "A10G"},
 		{"NVIDIA A10", 23028, "A10"},
 		{"Tesla T4", 15360, "T4"},
 		{"Tesla V100-SXM2-16GB", 16160, "V100-16GB"},
 		{"Tesla V100-SXM2-32GB", 32510, "V100-32GB"},
 		{"Tesla P100-PCIE-16GB", 16280, "P100"},
-		{"NVIDIA GH200 480GB", 97871, ""},
+		{"NVIDIA GH200 480GB", 97871, "GH200-96GB"},
 		{"NVIDIA GeForce RTX 4090", 24564, ""},
 		{"NVIDIA H100 80GB HBM3", 0, "H100-80GB"}, // memory unknown: trust the name
 		{"", 0, ""},

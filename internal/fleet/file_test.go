@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"github.com/corral-sched/corral/internal/gpu"
 	"os"
 	"path/filepath"
 	"slices"
@@ -497,5 +498,45 @@ pools:
 	}
 	if got := countPools(f); got["b"] != (poolCounts{3, 24, 0}) || len(f.Nodes[4].NVLink) != 1 {
 		t.Errorf("pools %v, node %+v", got, f.Nodes[4])
+	}
+}
+
+// Fleets of the newer and the AMD models load, by catalog name or by the
+// product names device plugins label nodes with, with MIG where NVIDIA
+// publishes profiles for the model and the resource name of its vendor.
+func TestFleetsOfNewerModelsLoad(t *testing.T) {
+	tests := []struct {
+		gpuModel, wantModel, resource string
+		migLayout                     string
+	}{
+		{"H100-NVL", "H100-NVL", "nvidia.com/gpu", "[3g.47gb, 3g.47gb]"},
+		{"NVIDIA-H100-PCIe", "H100-80GB", "nvidia.com/gpu", "[7g.80gb]"},
+		{"NVIDIA-H200-NVL", "H200-NVL", "nvidia.com/gpu", "[1g.18gb, 2g.35gb]"},
+		{"NVIDIA-GH200-480GB", "GH200-96GB", "nvidia.com/gpu", "[4g.48gb]"},
+		{"B200", "B200-180GB", "nvidia.com/gpu", "[3g.90gb]"},
+		{"GB200", "GB200-186GB", "nvidia.com/gpu", "[1g.23gb, 3g.93gb]"},
+		{"L40", "L40", "nvidia.com/gpu", ""},
+		{"L40S", "L40S", "nvidia.com/gpu", ""},
+		{"NVIDIA-RTX-6000-Ada-Generation", "RTX-6000-Ada", "nvidia.com/gpu", ""},
+		{"A10", "A10", "nvidia.com/gpu", ""},
+		{"AMD_Instinct_MI300X", "MI300X", "amd.com/gpu", ""},
+		{"MI325X", "MI325X", "amd.com/gpu", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gpuModel, func(t *testing.T) {
+			mig := ""
+			if tt.migLayout != "" {
+				mig = "\n    mig: static\n    migLayout: " + tt.migLayout
+			}
+			text := "pools:\n  - name: p\n    nodes: 2\n    gpuModel: " + tt.gpuModel + "\n    gpusPerNode: 8\n    cpu: 96\n    memory: 1024Gi" + mig + "\n"
+			f, err := Parse([]byte(text), "f.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := gpu.Lookup(f.Nodes[0].GPUModel)
+			if err != nil || m.Name != tt.wantModel || m.ResourceName() != tt.resource || m.MemoryMiB == 0 {
+				t.Errorf("model %+v (%v), want %s with %s", m, err, tt.wantModel, tt.resource)
+			}
+		})
 	}
 }

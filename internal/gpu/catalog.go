@@ -19,6 +19,7 @@ type Profile struct {
 // shared: callers must not modify them.
 type Model struct {
 	Name          string
+	Vendor        string // "nvidia" or "amd"
 	MemoryMiB     int64
 	MIG           bool
 	MemorySlices  int       // 8, or 4 for A30; 0 when !MIG
@@ -54,12 +55,35 @@ func eightSlice(small, double, quad, whole int) []Profile {
 }
 
 func migModel(name string, gib int64, memSlices, computeSlices int, profiles []Profile) *Model {
-	return &Model{Name: name, MemoryMiB: gib * 1024, MIG: true,
+	return &Model{Name: name, Vendor: NVIDIA, MemoryMiB: gib * 1024, MIG: true,
 		MemorySlices: memSlices, ComputeSlices: computeSlices, Profiles: profiles}
 }
 
 func plainModel(name string, gib int64) *Model {
-	return &Model{Name: name, MemoryMiB: gib * 1024}
+	return &Model{Name: name, Vendor: NVIDIA, MemoryMiB: gib * 1024}
+}
+
+// amdModel is an AMD Instinct accelerator. AMD partitions its GPUs
+// (compute and memory partition modes) in a way that is not MIG; corral
+// schedules them whole.
+func amdModel(name string, gib int64) *Model {
+	return &Model{Name: name, Vendor: AMD, MemoryMiB: gib * 1024}
+}
+
+// The vendors of the catalog's models.
+const (
+	NVIDIA = "nvidia"
+	AMD    = "amd"
+)
+
+// ResourceName is the extended resource a device plugin advertises the
+// model's GPUs as: nvidia.com/gpu (NVIDIA's k8s-device-plugin), amd.com/gpu
+// (ROCm's k8s-device-plugin).
+func (m *Model) ResourceName() string {
+	if m.Vendor == AMD {
+		return "amd.com/gpu"
+	}
+	return "nvidia.com/gpu"
 }
 
 // catalog is every model, sorted by name in init.
@@ -69,6 +93,16 @@ var catalog = []*Model{
 	migModel("H100-80GB", 80, 8, 7, eightSlice(10, 20, 40, 80)),
 	migModel("H200-141GB", 141, 8, 7, eightSlice(18, 35, 71, 141)),
 	migModel("B200-180GB", 180, 8, 7, eightSlice(23, 45, 90, 180)),
+	// Memory and MIG profiles of the models below: NVIDIA's MIG user guide,
+	// "Supported GPUs" and "Supported MIG Profiles"
+	// (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), which lists
+	// the H100 of 94 GB (the H100 NVL, a PCIe board), the H100 of GH200
+	// (96 GB), the H200 NVL (141 GB) and GB200 (186 GB) with the same
+	// slot rules as the A100 and their profile sizes in GB.
+	migModel("H100-NVL", 94, 8, 7, eightSlice(12, 24, 47, 94)),
+	migModel("GH200-96GB", 96, 8, 7, eightSlice(12, 24, 48, 96)),
+	migModel("H200-NVL", 141, 8, 7, eightSlice(18, 35, 71, 141)),
+	migModel("GB200-186GB", 186, 8, 7, eightSlice(23, 47, 93, 186)),
 	migModel("A30", 24, 4, 4, []Profile{
 		profile(1, 1, 6, 0, 1, 2, 3),
 		profile(2, 2, 12, 0, 2),
@@ -82,6 +116,15 @@ var catalog = []*Model{
 	plainModel("V100-32GB", 32),
 	plainModel("P100", 16),
 	plainModel("A10", 24),
+	// Memory from NVIDIA's data sheets (https://www.nvidia.com/en-us/data-center/l40/,
+	// https://www.nvidia.com/en-us/design-visualization/rtx-6000/): no MIG.
+	plainModel("L40", 48),
+	plainModel("RTX-6000-Ada", 48),
+	// AMD Instinct: memory from AMD's product pages
+	// (https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html,
+	// https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html).
+	amdModel("MI300X", 192),
+	amdModel("MI325X", 256),
 	// G2 and G3 are GPU models of Alibaba's own in the openb traces; their
 	// memory is not published, so memory-fraction requests cannot use them.
 	plainModel("G2", 0),
@@ -90,11 +133,21 @@ var catalog = []*Model{
 
 // aliases maps short names to catalog names.
 var aliases = map[string]string{
-	"A100": "A100-80GB",
-	"B200": "B200-180GB",
-	"H100": "H100-80GB",
-	"H200": "H200-141GB",
-	"V100": "V100-32GB",
+	"A100":                    "A100-80GB",
+	"B200":                    "B200-180GB",
+	"H100":                    "H100-80GB",
+	"H200":                    "H200-141GB",
+	"V100":                    "V100-32GB",
+	"H100-94GB":               "H100-NVL",
+	"GH200":                   "GH200-96GB",
+	"GH200-480GB":             "GH200-96GB", // GPU feature discovery's product name counts the CPU's memory too
+	"GB200":                   "GB200-186GB",
+	"RTX-6000-ADA-GENERATION": "RTX-6000-Ada",
+	// AMD's device plugin labels products as "AMD_Instinct_MI300X".
+	"AMD-INSTINCT-MI300X": "MI300X",
+	"AMD-INSTINCT-MI325X": "MI325X",
+	"INSTINCT-MI300X":     "MI300X",
+	"INSTINCT-MI325X":     "MI325X",
 	// The openb traces' names.
 	"V100M16": "V100-16GB",
 	"V100M32": "V100-32GB",

@@ -23,11 +23,19 @@ func TestCatalogModels(t *testing.T) {
 		{"B200-180GB", 184320, 8, 7, "1g.23gb 1g.45gb 2g.45gb 3g.90gb 4g.90gb 7g.180gb"},
 		{"G2", 0, 0, 0, ""},
 		{"G3", 0, 0, 0, ""},
+		{"GB200-186GB", 190464, 8, 7, "1g.23gb 1g.47gb 2g.47gb 3g.93gb 4g.93gb 7g.186gb"},
+		{"GH200-96GB", 98304, 8, 7, "1g.12gb 1g.24gb 2g.24gb 3g.48gb 4g.48gb 7g.96gb"},
 		{"H100-80GB", 81920, 8, 7, "1g.10gb 1g.20gb 2g.20gb 3g.40gb 4g.40gb 7g.80gb"},
+		{"H100-NVL", 96256, 8, 7, "1g.12gb 1g.24gb 2g.24gb 3g.47gb 4g.47gb 7g.94gb"},
 		{"H200-141GB", 144384, 8, 7, "1g.18gb 1g.35gb 2g.35gb 3g.71gb 4g.71gb 7g.141gb"},
+		{"H200-NVL", 144384, 8, 7, "1g.18gb 1g.35gb 2g.35gb 3g.71gb 4g.71gb 7g.141gb"},
 		{"L4", 24576, 0, 0, ""},
+		{"L40", 49152, 0, 0, ""},
 		{"L40S", 49152, 0, 0, ""},
+		{"MI300X", 196608, 0, 0, ""},
+		{"MI325X", 262144, 0, 0, ""},
 		{"P100", 16384, 0, 0, ""},
+		{"RTX-6000-Ada", 49152, 0, 0, ""},
 		{"T4", 16384, 0, 0, ""},
 		{"V100-16GB", 16384, 0, 0, ""},
 		{"V100-32GB", 32768, 0, 0, ""},
@@ -60,12 +68,16 @@ func TestCatalogSlotRules(t *testing.T) {
 	// compute, memory slices and starts of each profile, smallest first.
 	eight := "1/1/[0 1 2 3 4 5 6] 1/2/[0 2 4 6] 2/2/[0 2 4] 3/4/[0 4] 4/4/[0] 7/8/[0]"
 	want := map[string]string{
-		"A100-40GB":  eight,
-		"A100-80GB":  eight,
-		"H100-80GB":  eight,
-		"H200-141GB": eight,
-		"B200-180GB": eight,
-		"A30":        "1/1/[0 1 2 3] 2/2/[0 2] 4/4/[0]",
+		"A100-40GB":   eight,
+		"A100-80GB":   eight,
+		"H100-80GB":   eight,
+		"H200-141GB":  eight,
+		"B200-180GB":  eight,
+		"H100-NVL":    eight,
+		"GH200-96GB":  eight,
+		"H200-NVL":    eight,
+		"GB200-186GB": eight,
+		"A30":         "1/1/[0 1 2 3] 2/2/[0 2] 4/4/[0]",
 	}
 	for _, m := range Models() {
 		var rules []string
@@ -193,12 +205,14 @@ func TestLookup(t *testing.T) {
 }
 
 func TestLookupUnknown(t *testing.T) {
-	const known = "(known: A10, A100-40GB, A100-80GB, A10G, A30, B200-180GB, G2, G3, H100-80GB, H200-141GB, " +
-		"L4, L40S, P100, T4, V100-16GB, V100-32GB; aliases: A100=A100-80GB, B200=B200-180GB, " +
-		"H100=H100-80GB, H200=H200-141GB, V100=V100-32GB, V100M16=V100-16GB, V100M32=V100-32GB)"
-	// H100-NVL has 94GB, so it must not fall back to H100-80GB; a MIG
-	// product string names a slice, not a model.
-	for _, in := range []string{"", "X100", "H100-NVL", "H100-94GB", "NVIDIA", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"} {
+	const known = "(known: A10, A100-40GB, A100-80GB, A10G, A30, B200-180GB, G2, G3, GB200-186GB, GH200-96GB, H100-80GB, " +
+		"H100-NVL, H200-141GB, H200-NVL, L4, L40, L40S, MI300X, MI325X, P100, RTX-6000-Ada, T4, V100-16GB, V100-32GB; " +
+		"aliases: A100=A100-80GB, AMD-INSTINCT-MI300X=MI300X, AMD-INSTINCT-MI325X=MI325X, B200=B200-180GB, " +
+		"GB200=GB200-186GB, GH200-480GB=GH200-96GB, GH200=GH200-96GB, H100-94GB=H100-NVL, H100=H100-80GB, " +
+		"H200=H200-141GB, INSTINCT-MI300X=MI300X, INSTINCT-MI325X=MI325X, RTX-6000-ADA-GENERATION=RTX-6000-Ada, " +
+		"V100=V100-32GB, V100M16=V100-16GB, V100M32=V100-32GB)"
+	// A MIG product string names a slice, not a model.
+	for _, in := range []string{"", "X100", "NVIDIA", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"} {
 		m, err := Lookup(in)
 		if err == nil {
 			t.Errorf("Lookup(%q) = %s, want an error", in, m.Name)
@@ -206,6 +220,29 @@ func TestLookupUnknown(t *testing.T) {
 		}
 		if want := fmt.Sprintf("gpu: unknown GPU model %q %s", in, known); err.Error() != want {
 			t.Errorf("Lookup(%q) error:\n got %s\nwant %s", in, err, want)
+		}
+	}
+}
+
+// The H100 NVL (94 GB) is a model of its own, never the H100-80GB; the
+// H100 PCIe is the H100-80GB; AMD models are advertised as amd.com/gpu.
+func TestNewerModelsByProductName(t *testing.T) {
+	tests := []struct{ in, want, resource string }{
+		{"NVIDIA-H100-NVL", "H100-NVL", "nvidia.com/gpu"},
+		{"H100-94GB", "H100-NVL", "nvidia.com/gpu"},
+		{"NVIDIA H100 PCIe", "H100-80GB", "nvidia.com/gpu"},
+		{"NVIDIA-H200-NVL", "H200-NVL", "nvidia.com/gpu"},
+		{"NVIDIA-GH200-480GB", "GH200-96GB", "nvidia.com/gpu"},
+		{"NVIDIA-GB200", "GB200-186GB", "nvidia.com/gpu"},
+		{"NVIDIA-L40", "L40", "nvidia.com/gpu"},
+		{"NVIDIA-RTX-6000-Ada-Generation", "RTX-6000-Ada", "nvidia.com/gpu"},
+		{"AMD_Instinct_MI300X", "MI300X", "amd.com/gpu"},
+		{"AMD_Instinct_MI325X", "MI325X", "amd.com/gpu"},
+	}
+	for _, tt := range tests {
+		m, err := Lookup(tt.in)
+		if err != nil || m.Name != tt.want || m.ResourceName() != tt.resource {
+			t.Errorf("Lookup(%q) = %v %v, want %s (%s)", tt.in, m, err, tt.want, tt.resource)
 		}
 	}
 }

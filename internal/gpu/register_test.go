@@ -9,27 +9,27 @@ import (
 )
 
 func TestRegisterAddsAModelLookupFinds(t *testing.T) {
-	if _, err := Lookup("NVIDIA-GH200-480GB"); err == nil {
-		t.Fatal("GH200-480GB is in the catalog; pick another unknown model for this test")
+	if _, err := Lookup("NVIDIA-RTX-PRO-6000-Blackwell"); err == nil {
+		t.Fatal("RTX-PRO-6000-Blackwell is in the catalog; pick another unknown model for this test")
 	}
-	m, err := Register("NVIDIA-GH200-480GB", 97871)
+	m, err := Register("NVIDIA-RTX-PRO-6000-Blackwell", 97871)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Name != "NVIDIA-GH200-480GB" || m.MemoryMiB != 97871 || m.MIG {
+	if m.Name != "NVIDIA-RTX-PRO-6000-Blackwell" || m.MemoryMiB != 97871 || m.MIG {
 		t.Errorf("registered %+v, want the name as given, 97871 MiB, no MIG", m)
 	}
-	for _, name := range []string{"NVIDIA-GH200-480GB", "gh200-480gb", "NVIDIA GH200 480GB"} {
+	for _, name := range []string{"NVIDIA-RTX-PRO-6000-Blackwell", "rtx-pro-6000-blackwell", "NVIDIA RTX PRO 6000 Blackwell"} {
 		got, err := Lookup(name)
 		if err != nil || got != m {
 			t.Errorf("Lookup(%q) = %v, %v; want the registered model", name, got, err)
 		}
 	}
-	again, err := Register("GH200 480GB", 97871)
+	again, err := Register("RTX PRO 6000 Blackwell", 97871)
 	if err != nil || again != m {
 		t.Errorf("registering again with the same memory: %v, %v; want the same model", again, err)
 	}
-	if _, err := Register("NVIDIA-GH200-480GB", 1024); err == nil {
+	if _, err := Register("NVIDIA-RTX-PRO-6000-Blackwell", 1024); err == nil {
 		t.Error("registering again with other memory: no error")
 	}
 	if slices.Contains(Models(), m) {

@@ -134,10 +134,10 @@ func TestDescribeNodeOfUnknownModel(t *testing.T) {
 		labels            map[string]string
 		memMiB            int64
 	}{
-		{"GH200 with memory", "NVIDIA-GH200-480GB", "97871 MiB each",
-			map[string]string{LabelProduct: "NVIDIA-GH200-480GB", LabelMemory: "97871", LabelCount: "1"}, 97871},
-		{"H100 NVL with memory", "NVIDIA-H100-NVL", `"NVIDIA-H100-NVL" is not in corral's catalog`,
-			map[string]string{LabelProduct: "NVIDIA-H100-NVL", LabelMemory: "95830"}, 95830},
+		{"H20 with memory", "NVIDIA-H20", "97871 MiB each",
+			map[string]string{LabelProduct: "NVIDIA-H20", LabelMemory: "97871", LabelCount: "1"}, 97871},
+		{"RTX PRO 6000 Blackwell with memory", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", `"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition" is not in corral's catalog`,
+			map[string]string{LabelProduct: "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", LabelMemory: "95830"}, 95830},
 		{"no product label", "unlabelled-46068MiB", "no nvidia.com/gpu.product label",
 			map[string]string{LabelMemory: "46068"}, 46068},
 		{"no labels at all", "unlabelled", "memory unknown", nil, 0},
@@ -158,7 +158,7 @@ func TestDescribeNodeOfUnknownModel(t *testing.T) {
 	}
 	// Two nodes naming one unknown model with different memory: the second
 	// is left out, with a reason, not silently.
-	other := kubeNode("m", map[string]string{LabelProduct: "NVIDIA-GH200-480GB", LabelMemory: "1024"}, map[string]string{"nvidia.com/gpu": "1"})
+	other := kubeNode("m", map[string]string{LabelProduct: "NVIDIA-H20", LabelMemory: "1024"}, map[string]string{"nvidia.com/gpu": "1"})
 	f, skipped, described := buildFleet([]*corev1.Node{other}, &cfg, nil)
 	if len(f.Nodes) != 0 || skipped["m"] == nil || len(described) != 0 {
 		t.Errorf("fleet %d nodes, skipped %v, described %v; want m left out for its memory", len(f.Nodes), skipped, described)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/price"
 )
@@ -14,6 +15,17 @@ type Options struct {
 	SpotShare float64           // share of overflow run on spot, 0..1
 	Families  map[string]string // GPU model -> family or instance; missing: the catalog's first offer
 	Growth    []float64         // demand changes to test, e.g. 0.1 and -0.1; nil: ±10%
+	// Now is the day prices are aged on: a price past its validity on Now
+	// is expired, one older than price.MaxAge stale.
+	Now time.Time
+	// AllowExpired lets a plan buy on an expired price (said in the
+	// plan's warnings); without it a model whose only prices are expired
+	// is not planned, and the reason says so.
+	AllowExpired bool
+	// Held is the GPUs of each model already committed (under the same
+	// term): the plan buys the difference. The key "" stands for the one
+	// model of a one-model demand.
+	Held map[string]int
 }
 
 // Prices are the per-GPU-hour prices a model's plan used.
@@ -21,6 +33,9 @@ type Prices struct {
 	Committed price.Price  `json:"committed"`
 	OnDemand  price.Price  `json:"on_demand"`
 	Spot      *price.Price `json:"spot,omitempty"`
+	// GPUsPerInstance is the offer's GPUs in one instance, the unit the
+	// commitment is bought in.
+	GPUsPerInstance int `json:"gpus_per_instance"`
 }
 
 // Sensitivity is what a change in demand does to the plan.
@@ -55,6 +70,7 @@ type ModelPlan struct {
 	CommittedUsed    float64       `json:"committed_utilisation"` // busy share of committed GPU-hours
 	Curve            []Point       `json:"cost_by_committed_level"`
 	Sensitivity      []Sensitivity `json:"sensitivity"`
+	Buy              Purchase      `json:"buy"`
 }
 
 // Skipped is a model that could not be planned, and why.
@@ -70,6 +86,9 @@ type Plan struct {
 	Hours     int            `json:"hours"`
 	Models    []ModelPlan    `json:"models"`
 	Skipped   []Skipped      `json:"skipped,omitempty"`
+	// Warnings names every price the plan used that is stale or expired
+	// on Options.Now, with its age and source.
+	Warnings []price.Warning `json:"price_warnings"`
 }
 
 // Build plans every model of d against the catalog. A model whose prices
@@ -85,6 +104,9 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	if err := d.check(); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	if _, ok := o.Held[""]; ok && len(d.Series) > 1 {
+		return nil, fmt.Errorf("held GPUs given without a model, for a demand of %d models: name the model of each (MODEL=GPUS)", len(d.Series))
+	}
 	growth := o.Growth
 	if growth == nil {
 		growth = []float64{0.1, -0.1}
@@ -93,13 +115,14 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	for _, s := range d.Series {
 		prices, rates, err := resolve(cat, s.Model, o)
 		if err != nil {
-			if errors.Is(err, price.ErrUnknown) {
+			if errors.Is(err, price.ErrUnknown) || errors.Is(err, price.ErrExpired) {
 				p.Skipped = append(p.Skipped, Skipped{Model: s.Model, Reason: err.Error()})
 				continue
 			}
 			return nil, err
 		}
-		p.Models = append(p.Models, planModel(s, prices, rates, growth))
+		p.Models = append(p.Models, planModel(s, prices, rates, growth, o))
+		p.Warnings = appendWarnings(p.Warnings, price.Warnings(prices.all(), o.Now))
 	}
 	if len(p.Models) == 0 {
 		var reasons []string
@@ -111,38 +134,14 @@ func Build(d *Demand, cat *price.Catalog, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// resolve finds a model's prices in the catalog.
-func resolve(cat *price.Catalog, model string, o Options) (Prices, Rates, error) {
-	offer, err := cat.Find(model, o.Families[model])
-	if err != nil {
-		return Prices{}, Rates{}, err
-	}
-	var ps Prices
-	if ps.OnDemand, err = offer.PerGPUHour(price.OnDemand); err != nil {
-		return Prices{}, Rates{}, err
-	}
-	if ps.Committed, err = offer.PerGPUHour(o.Term); err != nil {
-		return Prices{}, Rates{}, err
-	}
-	r := Rates{Committed: ps.Committed.USDPerGPUHour, OnDemand: ps.OnDemand.USDPerGPUHour, SpotShare: o.SpotShare}
-	if o.SpotShare > 0 {
-		sp, err := offer.PerGPUHour(price.Spot)
-		if err != nil {
-			return Prices{}, Rates{}, err
-		}
-		ps.Spot, r.Spot = &sp, sp.USDPerGPUHour
-	}
-	return ps, r, nil
-}
-
 // planModel plans one series.
-func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
+func planModel(s Series, ps Prices, r Rates, growth []float64, o Options) ModelPlan {
 	opt := Optimise(s.GPUs, r)
 	q := max(0, 1-r.BreakEven())
 	mp := ModelPlan{
 		Model: s.Model, Hours: len(s.GPUs), Prices: ps,
 		OverflowUSD: r.Overflow(), BreakEven: r.BreakEven(), Quantile: q,
-		Committed: opt.Level, CostUSD: opt.Cost, Curve: opt.Curve,
+		Committed: opt.Level, CostUSD: opt.Cost, Curve: thinCurve(opt.Curve, opt.Level),
 	}
 	for _, g := range s.GPUs {
 		mp.GPUHours += g
@@ -166,6 +165,11 @@ func planModel(s Series, ps Prices, r Rates, growth []float64) ModelPlan {
 	for _, g := range growth {
 		mp.Sensitivity = append(mp.Sensitivity, sensitivity(s.GPUs, r, opt.Level, g))
 	}
+	held, ok := o.Held[s.Model]
+	if !ok {
+		held = o.Held[""]
+	}
+	mp.Buy = purchase(opt.Curve, r, len(s.GPUs), ps, held, o.Term)
 	return mp
 }
 

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/price"
 )
@@ -418,5 +420,132 @@ func TestBuildMatchesBruteForceWithSpotShare(t *testing.T) {
 				t.Errorf("%s, spot %g: no commitment %g (want %g), all on demand %g (want %g)", s.name, share, m.NoCommitmentUSD, none, m.AllOnDemandUSD, all)
 			}
 		}
+	}
+}
+
+// The default catalog's only Capacity Block rate is past the last day its
+// page said it holds: a block plan refuses it and says how to go on, and
+// with AllowExpired buys on it and says EXPIRED in its warnings.
+func TestBuildNeverBuysOnAnExpiredPriceByDefault(t *testing.T) {
+	cat, err := price.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := ReadDemand(strings.NewReader("0,H100,16\n1,H100,8\n"), "d.csv")
+	now, _ := time.Parse(time.DateOnly, "2026-12-01")
+	_, err = Build(d, cat, Options{Term: price.ReservedBlock, Now: now})
+	if err == nil || !strings.Contains(err.Error(), "no current reserved-block price for H100-80GB, only expired ones") ||
+		!strings.Contains(err.Error(), "--allow-expired") || !strings.Contains(err.Error(), "valid until 2024-12-31") {
+		t.Fatalf("got %v", err)
+	}
+	p, err := Build(d, cat, Options{Term: price.ReservedBlock, Now: now, AllowExpired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[price.State]int{}
+	for _, w := range p.Warnings {
+		states[w.State]++
+	}
+	if states[price.Expired] != 1 || p.Models[0].Prices.Committed.Instance != "p5.48xlarge" {
+		t.Errorf("warnings %+v", p.Warnings)
+	}
+	// The day before it expired the same plan has nothing to say about it.
+	old, _ := time.Parse(time.DateOnly, "2024-12-31")
+	if p, err := Build(d, cat, Options{Term: price.ReservedBlock, Now: old}); err != nil || len(p.Warnings) != 0 {
+		t.Errorf("on 2024-12-31: %v, warnings %+v", err, p.Warnings)
+	}
+}
+
+// With no family asked for, the plan takes the first offer whose prices
+// are current, passing over one whose commitment price expired.
+func TestBuildTakesTheFirstCurrentOffer(t *testing.T) {
+	over, err := price.Parse([]byte(`
+offers:
+  - provider: aws
+    instance: p5.48xlarge
+    region: us-east-1
+    prices:
+      reserved-1y: {usd_per_hour: 30, source: old quote, seen: 2026-01-01, valid_until: 2026-06-30}
+  - provider: azure
+    instance: Standard_ND96isr_H100_v5
+    region: eastus
+    prices:
+      reserved-1y: {usd_per_hour: 60, source: new quote, seen: 2026-11-01}
+`), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := price.Default()
+	cat := price.Merge(base, over)
+	d, _ := ReadDemand(strings.NewReader("0,H100,8\n1,H100,8\n"), "d.csv")
+	now, _ := time.Parse(time.DateOnly, "2026-12-01")
+	p, err := Build(d, cat, Options{Term: price.Reserved1y, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Models[0].Prices.Committed; got.Source != "new quote" || got.Instance != "Standard_ND96isr_H100_v5" {
+		t.Errorf("committed price %+v, want the current azure quote", got)
+	}
+}
+
+// A million-GPU demand is planned on its whole curve but keeps a bounded
+// one for its outputs, with the chosen level and the peak in it.
+func TestCurveKeptForOutputsIsBounded(t *testing.T) {
+	d := &Demand{Hours: 3, Series: []Series{{Model: "A10G", GPUs: []float64{MaxGPUs, 123457, 5}}}}
+	p, err := Build(d, testCatalog(t), Options{Term: price.Reserved1y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Models[0]
+	if len(m.Curve) > MaxCurvePoints+2 {
+		t.Fatalf("curve of %d points, want at most %d", len(m.Curve), MaxCurvePoints+2)
+	}
+	if !slices.ContainsFunc(m.Curve, func(pt Point) bool { return pt.Committed == m.Committed }) ||
+		m.Curve[0].Committed != 0 || m.Curve[len(m.Curve)-1].Committed != MaxGPUs {
+		t.Errorf("chosen %d; curve from %d to %d", m.Committed, m.Curve[0].Committed, m.Curve[len(m.Curve)-1].Committed)
+	}
+	if m.Committed != 123457 {
+		t.Errorf("committed %d, want 123457 (busy 2 of 3 hours, break-even 0.6)", m.Committed)
+	}
+}
+
+// Whole instances beyond what is held, hand-computed: demand 6, 6, 6, 2
+// GPUs, R = 0.6, O = 1; level c costs 2.4c plus the demand above c:
+// c=0: 20, 2: 16.8, 4: 15.6, 6: 14.4 (the fractional optimum), 7: 16.8,
+// 8: 19.2, 10: 24.
+func TestPurchaseInWholeInstancesBeyondHeld(t *testing.T) {
+	demand := []float64{6, 6, 6, 2}
+	r := Rates{Committed: 0.6, OnDemand: 1}
+	curve := Optimise(demand, r).Curve
+	ps := Prices{Committed: price.Price{Instance: "x.4gpu"}, GPUsPerInstance: 4}
+	tests := []struct {
+		name                      string
+		held, instances, gpus, at int
+		cost                      float64
+		note                      string
+	}{
+		{"nothing held: one instance of 4 (15.6) beats two (19.2)", 0, 1, 4, 4, 15.6, ""},
+		{"2 held: one more instance reaches the optimum", 2, 1, 4, 6, 14.4, ""},
+		{"7 held, above the optimum: buy nothing", 7, 0, 0, 7, 16.8, "above the best level (6)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := purchase(curve, r, len(demand), ps, tt.held, price.Reserved1y)
+			if p.Instances != tt.instances || p.GPUs != tt.gpus || p.CommittedGPUs != tt.at || !near(p.CostUSD, tt.cost) || !strings.Contains(p.Note, tt.note) {
+				t.Fatalf("%+v", p)
+			}
+			if want := float64(tt.gpus) * 0.6; !near(p.CommitUSDPerHour, want) || !near(p.TermObligationUSD, want*8760) {
+				t.Errorf("commitment $%g/h, obligation $%g; want $%g/h over 8760 h", p.CommitUSDPerHour, p.TermObligationUSD, want)
+			}
+			if !near(p.TermCostUSD, tt.cost*8760/4) || !strings.HasPrefix(p.Extrapolation, "4 hours of demand extrapolated to 1 year (the sample taken 2190.0 times)") {
+				t.Errorf("term cost %g, %q", p.TermCostUSD, p.Extrapolation)
+			}
+		})
+	}
+	if e := extrapolation(28*24, price.Reserved3y); !strings.HasPrefix(e, "28 days of demand extrapolated to 3 years") {
+		t.Errorf("%q", e)
+	}
+	if e := extrapolation(28*24, price.ReservedBlock); !strings.Contains(e, "nothing extrapolated") {
+		t.Errorf("%q", e)
 	}
 }

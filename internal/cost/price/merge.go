@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 )
 
 // Merge returns base with over laid on it. An offer of over with the same
@@ -91,6 +92,51 @@ func (c *Catalog) Check() error {
 		}
 		if len(o.Prices) == 0 {
 			errs = append(errs, fmt.Errorf("%s: offer %s: no price", o.origin, o.Instance))
+		}
+		if err := o.checkSpotBelowOnDemand(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkSpotBelowOnDemand refuses a spot price above the offer's on-demand
+// price: spot is sold below on demand (AWS charges at most the on-demand
+// price for spot; GCP and Azure list spot at a discount), so such a pair
+// is a mistyped figure or two figures of different instances or dates,
+// and a plan made from it would show spot as a loss.
+func (o *Offer) checkSpotBelowOnDemand() error {
+	sq, od := o.Prices[Spot], o.onDemandUSD()
+	if sq == nil || od <= 0 {
+		return nil
+	}
+	spot, _, err := o.instancePrice(sq)
+	if err != nil || spot <= od {
+		return nil
+	}
+	return fmt.Errorf("%s: offer %s: spot $%g an hour is above on-demand $%g: refused, since spot is sold below on demand; check that both are for the same instance, region and date (spot seen %s, on-demand seen %s)",
+		sq.origin, o.Instance, spot, od, sq.Seen, o.Prices[OnDemand].Seen)
+}
+
+// CheckDates refuses a figure whose data is dated after now: an age below
+// zero is a typo (a year off) or a clock that is wrong, and a price from
+// the future would never be said stale. A day's grace covers time zones.
+func (c *Catalog) CheckDates(now time.Time) error {
+	var errs []error
+	future := func(origin, what, seen string) {
+		if d, err := time.Parse(time.DateOnly, seen); err == nil && d.After(now.Add(24*time.Hour)) {
+			errs = append(errs, fmt.Errorf("%s: %s: seen %s is after today (%s): give the date the data is from",
+				origin, what, seen, now.Format(time.DateOnly)))
+		}
+	}
+	for _, o := range c.Offers {
+		for _, cp := range sortedCapacities(o.Prices) {
+			if q := o.Prices[cp]; q != nil {
+				future(q.origin, "offer "+o.Instance+": "+string(cp), q.Seen)
+			}
+		}
+		if in := o.Interruption; in != nil {
+			future(o.origin, "offer "+o.Instance+": interruption", in.Seen)
 		}
 	}
 	return errors.Join(errs...)

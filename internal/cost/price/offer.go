@@ -34,6 +34,10 @@ const FlexStart = "flex-start"
 // ErrUnknown is wrapped by every error for a price the catalog does not know.
 var ErrUnknown = errors.New("price not known")
 
+// ErrExpired is wrapped by an error for a price that is known but past the
+// last day its document said it holds.
+var ErrExpired = errors.New("price expired")
+
 // Quote is the price of one instance for one capacity type, in exactly one
 // of three forms (see catalog.yaml): a price, a range of observed prices
 // against the on-demand price of the same snapshot, or a range of discounts
@@ -45,7 +49,12 @@ type Quote struct {
 	DiscountRange   []float64 `yaml:"discount_range,omitempty" json:"discount_range,omitempty"`
 	Source          string    `yaml:"source" json:"source"`
 	Seen            string    `yaml:"seen" json:"seen"`
-	Note            string    `yaml:"note,omitempty" json:"note,omitempty"`
+	// ValidUntil is the last day the document says its price holds (a
+	// rate "scheduled to be updated on January 1, 2025" holds until
+	// 2024-12-31); empty when it names none. After it the quote is
+	// EXPIRED, and no plan buys on it unless told to.
+	ValidUntil string `yaml:"valid_until,omitempty" json:"valid_until,omitempty"`
+	Note       string `yaml:"note,omitempty" json:"note,omitempty"`
 
 	origin string // file:line of the quote
 }
@@ -111,6 +120,7 @@ type Price struct {
 	GPU           string   `json:"gpu"`
 	Source        string   `json:"source"`
 	Seen          string   `json:"seen"`
+	ValidUntil    string   `json:"valid_until,omitempty"`
 	// How says how the figure was obtained when it is not a listed price,
 	// for example "conservative end of a 35-40% discount range".
 	How  string `json:"how,omitempty"`
@@ -128,7 +138,7 @@ func (o *Offer) PerGPUHour(c Capacity) (Price, error) {
 		return Price{}, fmt.Errorf("%w: no %s price known for %s (%s); add one with a prices file", ErrUnknown, c, o.GPUKey(), o.Name())
 	}
 	p := Price{Capacity: c, Provider: o.Provider, Instance: o.Instance, Region: o.Region,
-		GPU: o.GPU, Source: q.Source, Seen: q.Seen, Note: q.Note}
+		GPU: o.GPU, Source: q.Source, Seen: q.Seen, ValidUntil: q.ValidUntil, Note: q.Note}
 	perInstance, how, err := o.instancePrice(q)
 	if err != nil {
 		return Price{}, err
@@ -207,6 +217,22 @@ func (c *Catalog) Find(model, family string) (*Offer, error) {
 		return nil, fmt.Errorf("%w: no offer for GPU model %q (offers exist for: %s)", ErrUnknown, model, strings.Join(c.models(), ", "))
 	}
 	return nil, fmt.Errorf("%w: no offer of family %q for %s (families: %s)", ErrUnknown, family, model, strings.Join(names, ", "))
+}
+
+// FindAll returns every offer for a GPU model (a catalog name, an alias or
+// a price key with its form, such as A100-80GB-PCIE), in catalog order.
+func (c *Catalog) FindAll(model string) []*Offer {
+	canonical := model
+	if m, err := gpu.Lookup(model); err == nil {
+		canonical = m.Name
+	}
+	var out []*Offer
+	for _, o := range c.Offers {
+		if strings.EqualFold(o.GPU, canonical) || (o.Form != "" && strings.EqualFold(o.GPUKey(), model)) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // models lists the GPU models that have offers, sorted.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -226,13 +227,13 @@ func checkQuote(q *Quote) []error {
 	forms := 0
 	if q.USDPerHour != 0 {
 		forms++
-		if q.USDPerHour < 0 {
-			errs = append(errs, fmt.Errorf("usd_per_hour must be positive, not %g", q.USDPerHour))
+		if q.USDPerHour < 0 || q.USDPerHour > MaxUSDPerHour || math.IsNaN(q.USDPerHour) {
+			errs = append(errs, fmt.Errorf("usd_per_hour %g: want the hourly price of one instance, above 0 and at most %g (a price per month, per term or in cents?)", q.USDPerHour, float64(MaxUSDPerHour)))
 		}
 	}
 	if q.USDPerHourRange != nil {
 		forms++
-		if err := checkRange(q.USDPerHourRange, 0, 1e9); err != nil {
+		if err := checkRange(q.USDPerHourRange, 0, MaxUSDPerHour); err != nil {
 			errs = append(errs, fmt.Errorf("usd_per_hour_range: %w", err))
 		}
 		if q.AgainstOnDemand < 0 {
@@ -251,14 +252,26 @@ func checkQuote(q *Quote) []error {
 	if err := checkProvenance(q.Source, q.Seen); err != nil {
 		errs = append(errs, err)
 	}
+	if q.ValidUntil != "" {
+		if v, err := time.Parse(time.DateOnly, q.ValidUntil); err != nil {
+			errs = append(errs, fmt.Errorf("valid_until must be a date YYYY-MM-DD, got %q", q.ValidUntil))
+		} else if s, err := time.Parse(time.DateOnly, q.Seen); err == nil && v.Before(s) {
+			errs = append(errs, fmt.Errorf("valid_until %s is before seen %s", q.ValidUntil, q.Seen))
+		}
+	}
 	return errs
 }
+
+// MaxUSDPerHour bounds the hourly price of one instance: ten times the
+// dearest GPU instance listed (an 8-GPU instance lists near $100 an hour),
+// so a mistyped figure such as 1e300 is refused, not carried into a plan.
+const MaxUSDPerHour = 10_000
 
 func checkRange(r []float64, lo, hi float64) error {
 	if len(r) != 2 {
 		return fmt.Errorf("want [low, high], got %d values", len(r))
 	}
-	if r[0] < lo || r[1] > hi || r[0] > r[1] {
+	if !(r[0] >= lo && r[1] <= hi && r[0] <= r[1]) {
 		return fmt.Errorf("want %g <= low <= high <= %g, got [%g, %g]", lo, hi, r[0], r[1])
 	}
 	return nil

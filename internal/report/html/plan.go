@@ -19,12 +19,15 @@ func PlanReport(out *plan.Output, demand, unpacked *plan.Demand) Report {
 		},
 		Data: out,
 	}
+	for _, w := range out.Plan.Warnings {
+		r.Intro = append(r.Intro, "WARNING "+w.Message)
+	}
 	for _, m := range out.Plan.Models {
 		r.Timelines = append(r.Timelines, timelineOf(m, demand, unpacked, out.Unpacked))
 		r.Costs = append(r.Costs, costItems(m, out.Plan)...)
 		r.Curves = append(r.Curves, curveOf(m))
 	}
-	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), pricesTable(out.Plan))
+	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), buyTable(out.Plan), pricesTable(out.Plan))
 	if out.Unpacked != nil {
 		r.Tables = append(r.Tables, planTable("unpacked-table", "Plan for the same work unpacked", "unpacked", out.Unpacked), diffTable(out.Differences))
 	}
@@ -33,24 +36,53 @@ func PlanReport(out *plan.Output, demand, unpacked *plan.Demand) Report {
 
 func timelineOf(m plan.ModelPlan, demand, unpacked *plan.Demand, up *plan.Plan) Timeline {
 	t := Timeline{Name: m.Model, Committed: float64(m.Committed)}
+	n := 0
 	if s := demand.Model(m.Model); s != nil {
-		t.Hours = hours(len(s.GPUs))
-		t.Series = append(t.Series, Values{Name: "demanded", Values: s.GPUs})
+		n = len(s.GPUs)
+		t.Hours, t.Series = thinHours(n), append(t.Series, Values{Name: "demanded", Values: thinPeaks(s.GPUs)})
 	}
 	if unpacked != nil {
-		if s := unpacked.Model(m.Model); s != nil && len(s.GPUs) == len(t.Hours) {
-			t.Series = append(t.Series, Values{Name: "demanded, unpacked", Values: s.GPUs})
+		if s := unpacked.Model(m.Model); s != nil && len(s.GPUs) == n {
+			t.Series = append(t.Series, Values{Name: "demanded, unpacked", Values: thinPeaks(s.GPUs)})
 		}
 	}
 	return t
 }
 
-func hours(n int) []float64 {
-	h := make([]float64, n)
-	for i := range h {
-		h[i] = float64(i)
+// maxTimelinePoints bounds the points of a plan's demand timeline: ten
+// years of hours drawn one point each would make the report tens of
+// megabytes for no more than a chart's width of pixels.
+const maxTimelinePoints = 2000
+
+// timelineStep is how many hours one point of a timeline of n hours stands for.
+func timelineStep(n int) int { return max(1, (n+maxTimelinePoints-1)/maxTimelinePoints) }
+
+// thinHours is the first hour of each point of a timeline of n hours.
+func thinHours(n int) []float64 {
+	step := timelineStep(n)
+	h := make([]float64, 0, n/step+1)
+	for i := 0; i < n; i += step {
+		h = append(h, float64(i))
 	}
 	return h
+}
+
+// thinPeaks is the highest demand of each point's hours, so that peaks
+// above the committed floor stay visible.
+func thinPeaks(v []float64) []float64 {
+	step := timelineStep(len(v))
+	if step == 1 {
+		return v
+	}
+	out := make([]float64, 0, len(v)/step+1)
+	for i := 0; i < len(v); i += step {
+		peak := v[i]
+		for _, x := range v[i:min(i+step, len(v))] {
+			peak = max(peak, x)
+		}
+		out = append(out, peak)
+	}
+	return out
 }
 
 func costItems(m plan.ModelPlan, p *plan.Plan) []CostItem {
@@ -88,6 +120,26 @@ func planTable(id, title, key string, p *plan.Plan) Table {
 	}
 	for _, s := range p.Skipped {
 		t.Notes = append(t.Notes, fmt.Sprintf("Not planned: %s: %s", s.Model, s.Reason))
+	}
+	return t
+}
+
+// buyTable is the plan in whole instances beyond what is held, with the
+// hourly commitment, the term's obligation and how the sample was
+// extrapolated.
+func buyTable(p *plan.Plan) Table {
+	t := Table{ID: "buy-table", Title: "To buy, in whole instances", Columns: []string{"GPU model", "instance", "GPUs each", "held GPUs",
+		"instances to buy", "GPUs to buy", "commitment (USD/hour)", "term obligation (USD)", "cost over the term (USD)"}}
+	for i, m := range p.Models {
+		b, at := m.Buy, fmt.Sprintf("plan.models.%d.buy.", i)
+		t.Rows = append(t.Rows, []Cell{Text(m.Model), Text(b.Instance), Num(float64(b.GPUsPerInstance), 0, at+"gpus_per_instance"),
+			Num(float64(b.HeldGPUs), 0, at+"held_gpus"), Num(float64(b.Instances), 0, at+"instances_to_buy"), Num(float64(b.GPUs), 0, at+"gpus_to_buy"),
+			Num(b.CommitUSDPerHour, 2, at+"commitment_usd_per_hour"), Num(b.TermObligationUSD, 0, at+"term_obligation_usd"),
+			Num(b.TermCostUSD, 0, at+"term_cost_usd")})
+		t.Notes = append(t.Notes, m.Model+": "+b.Extrapolation+".")
+		if b.Note != "" {
+			t.Notes = append(t.Notes, m.Model+": "+b.Note+".")
+		}
 	}
 	return t
 }
