@@ -15,8 +15,8 @@ import (
 // elected runs a replica with cfg until the returned function stops it
 // (giving the Lease up).
 func (e *env) elected(id string, cfg Config) func() {
-	s := New(e.c.Client, e.c.Dynamic, cfg, testLogger())
-	el := Election{Namespace: e.ns, Name: "corral", Identity: id,
+	s := e.newScheduler(cfg)
+	el := Election{Namespace: leaseNamespace, Name: e.ns, Identity: id,
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -77,7 +77,7 @@ func (e *env) waitRecords(at, event string, n int) []Record {
 func accountingRun(t *testing.T, handover bool) []Record {
 	e := newEnv(t)
 	e.node(fmt.Sprintf("acctlog-%v", handover), 12, nil)
-	at := e.ns + "/acct"
+	at := leaseNamespace + "/" + e.ns
 	clock := &fakeClock{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	cfg := e.config()
 	cfg.Now, cfg.AccountingConfigMaps = clock.Now, at

@@ -45,7 +45,7 @@ type stepper struct {
 
 func (e *env) stepper(cfg Config) *stepper {
 	e.t.Helper()
-	s := New(e.c.Client, e.c.Dynamic, cfg, testLogger())
+	s := e.newScheduler(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.t.Cleanup(cancel)
 	if err := s.Start(ctx); err != nil {
