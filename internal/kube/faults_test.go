@@ -473,3 +473,40 @@ func TestAccountingLogTakesEveryKindOfRecord(t *testing.T) {
 	}
 	t.Fatalf("no start record of the pod bound after the fault in %+v", recs)
 }
+
+// A move to a spare goes through Kubernetes' filters as every placement
+// does: a 2-pod gang whose pods select pool=a, one of its nodes
+// NotReady, and the rack's spare labelled pool=b (which a kubelet would
+// refuse the copy for): the member is not moved there; the gang is
+// queued again whole.
+func TestFaultMoveKeepsThePodsNodeSelector(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a1", "a2"} {
+		e.node(n, 8, map[string]string{"corral.test/rack": "r1", "pool": "a"})
+	}
+	e.node("s1", 8, map[string]string{"corral.test/rack": "r1", "pool": "b", "corral.sh/spare": "true"})
+	clock := &fakeClock{now: time.Now()}
+	cfg := e.config()
+	cfg.Now = clock.Now
+	st := e.stepper(cfg)
+	e.podGroup("train", 2, map[string]string{AnnotationPack: "rack"})
+	for _, name := range []string{"w-0", "w-1"} {
+		p := inGroup(pod(name, 8), "train")
+		p.Spec.NodeSelector = map[string]string{"pool": "a"}
+		e.create(p)
+	}
+	st.cycles(1)
+	if got := e.livePods(); got["w-0"] == "" || got["w-1"] == "" {
+		t.Fatalf("gang placed %v, want on a1 and a2", got)
+	}
+	failUnder(e, st, clock, "w-1")
+	st.cycles(2)
+	for name, node := range e.livePods() {
+		if node == "s1" {
+			t.Errorf("%s moved to the spare s1 of pool=b, which its nodeSelector (pool=a) refuses", name)
+		}
+	}
+	if _, ok := e.livePods()["w-1-r1"]; !ok {
+		t.Errorf("pods %v: want w-1 queued again as w-1-r1", e.livePods())
+	}
+}
