@@ -9,6 +9,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 
 	"github.com/corral-sched/corral/internal/kube/upstream"
@@ -83,31 +84,39 @@ type draListers struct {
 	gpuDrivers []string
 	// compiled holds the classes' selectors compiled.
 	compiled *classCache
-	// devices are the GPU drivers' devices published, and verdicts what
-	// each class selects of them: of one cycle, from nodeGPUs on.
-	devices  []publishedDevice
-	verdicts map[string]classVerdict
+	// devices are the GPU drivers' devices published (read by nodeGPUs
+	// each cycle), and verdicts what each class selects of them, kept
+	// while the slices (devicesKey: their names and versions) and the
+	// class are unchanged.
+	devices    []publishedDevice
+	devicesKey string
+	verdicts   map[string]classVerdict
 }
 
 // classVerdict is what a DeviceClass selects of the GPU drivers' devices.
 type classVerdict struct {
 	gpus bool              // whole GPUs, and no MIG devices
 	migs []publishedDevice // MIG devices, and no whole GPUs
+	// of the class of this uid and generation ("" for no class)
+	uid        types.UID
+	generation int64
 }
 
 // nodeGPUs counts each node's GPUs in the GPU drivers' ResourceSlices,
 // and keeps the devices for the cycle's class verdicts.
 func (d *draListers) nodeGPUs() map[string]draGPU {
 	out := map[string]draGPU{}
-	d.devices, d.verdicts = nil, map[string]classVerdict{}
+	d.devices = nil
 	list, err := d.slices.List(labels.Everything())
 	if err != nil {
 		return out
 	}
+	var versions []string
 	for _, s := range list {
 		if !slices.Contains(d.gpuDrivers, s.Spec.Driver) || s.Spec.NodeName == nil {
 			continue
 		}
+		versions = append(versions, s.Name+"@"+s.ResourceVersion)
 		g := out[*s.Spec.NodeName]
 		for i := range s.Spec.Devices {
 			dev := &s.Spec.Devices[i]
@@ -131,19 +140,29 @@ func (d *draListers) nodeGPUs() map[string]draGPU {
 	for _, g := range out {
 		slices.Sort(g.names)
 	}
+	slices.Sort(versions)
+	if key := strings.Join(versions, ","); key != d.devicesKey || d.verdicts == nil {
+		d.devicesKey, d.verdicts = key, map[string]classVerdict{}
+	}
 	return out
 }
 
 // verdict is what the named class selects of the cycle's devices, its
-// selectors evaluated on each.
+// selectors evaluated on each: again only when the devices or the class
+// changed.
 func (d *draListers) verdict(name string) classVerdict {
-	if v, ok := d.verdicts[name]; ok {
+	c, err := d.classes.Get(name)
+	if err != nil {
+		c = &resourcev1.DeviceClass{}
+	}
+	if v, ok := d.verdicts[name]; ok && v.uid == c.UID && v.generation == c.Generation {
 		return v
 	}
 	var v classVerdict
-	if c, err := d.classes.Get(name); err == nil {
+	if c.UID != "" || c.Name != "" {
 		v = d.evaluate(c)
 	}
+	v.uid, v.generation = c.UID, c.Generation
 	if d.verdicts == nil {
 		d.verdicts = map[string]classVerdict{}
 	}

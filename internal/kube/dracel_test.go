@@ -98,3 +98,32 @@ func TestDeviceClassCompiledOncePerGeneration(t *testing.T) {
 		t.Errorf("a new generation: %+v", got)
 	}
 }
+
+// A class's verdict is kept across cycles while nothing changed, and
+// taken again when the class changes (a new generation) or the slices do
+// (a new version).
+func TestDeviceClassVerdictFollowsChanges(t *testing.T) {
+	nv, _ := draFixture(t, "nvidia-deviceclasses.yaml", "")
+	_, h100 := draFixture(t, "nvidia-resourceslice-h100.yaml", "nv-0")
+	_, mig := draFixture(t, "nvidia-resourceslice-a100-mig.yaml", "nv-0")
+	h100[0].ResourceVersion = "1"
+	d := listersOf(t, nv, h100)
+	d.nodeGPUs()
+	if !d.gpuClass("gpu.nvidia.com") || d.migClass("mig.nvidia.com") {
+		t.Fatal("H100s: want gpu.nvidia.com a class of GPUs, mig.nvidia.com none")
+	}
+	changed := nv[0].DeepCopy()
+	changed.Generation++
+	changed.Spec.Selectors[0].CEL.Expression = "device.driver == 'gpu.example.com'"
+	classes := []*resourcev1.DeviceClass{changed, nv[1]}
+	mig[0].ResourceVersion = "2"
+	next := listersOf(t, classes, mig)
+	d.classes, d.slices = next.classes, next.slices
+	if d.gpuClass("gpu.nvidia.com") {
+		t.Error("a class whose new generation selects no published GPU still taken for GPUs")
+	}
+	d.nodeGPUs()
+	if !d.migClass("mig.nvidia.com") {
+		t.Error("MIG devices published since: mig.nvidia.com not taken for MIG")
+	}
+}
