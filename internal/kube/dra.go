@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -88,9 +89,20 @@ type draListers struct {
 	// each cycle), and verdicts what each class selects of them, kept
 	// while the slices (devicesKey: their names and versions) and the
 	// class are unchanged.
+	// mu guards them: a snapshot taken beside the cycle's waits for it.
+	mu         sync.Mutex
 	devices    []publishedDevice
 	devicesKey string
 	verdicts   map[string]classVerdict
+}
+
+// describe returns nodes and pods with the DRA GPUs described as the
+// core counts GPUs (asGPUNodes, asGPUPods).
+func (d *draListers) describe(nodes []*corev1.Node, pods []*corev1.Pod) ([]*corev1.Node, []*corev1.Pod) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	gpus := d.nodeGPUs()
+	return asGPUNodes(nodes, gpus), d.asGPUPods(pods, gpus)
 }
 
 // classVerdict is what a DeviceClass selects of the GPU drivers' devices.

@@ -299,8 +299,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	// plugin allocates what a DeviceClass stands for there (KEP-5004).
 	asTheyAre := nodes
 	if s.dra.slices != nil { // DRA drivers' GPUs are GPUs to the core (dra.go)
-		gpus := s.dra.nodeGPUs()
-		nodes, pods = asGPUNodes(nodes, gpus), s.dra.asGPUPods(pods, gpus)
+		nodes, pods = s.dra.describe(nodes, pods)
 	}
 	mem := s.recall(pods)
 	queues := s.queueSpecs()
