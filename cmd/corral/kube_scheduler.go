@@ -99,7 +99,7 @@ type kubeSchedulerFlags struct {
 	leaseNamespace, leaseName, identity                     string
 	interval                                                time.Duration
 	verbose                                                 bool
-	accounting, accountingCMs                               string
+	accounting, accountingCMs, draGPUDrivers                string
 	noPreemption                                            bool
 	preemptionGrace                                         time.Duration
 	reclaimPatience                                         time.Duration
@@ -222,6 +222,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.StringVar(&f.accounting, "accounting", "", "append accounting records (JSON lines: pods and pod groups started, preempted, ended, with waits and GPU-seconds) to this file")
 	fs.StringVar(&f.accountingCMs, "accounting-configmaps", "", "keep the accounting records in the API server too, in ConfigMaps PREFIX-NNNNNN of NAMESPACE (namespace/prefix), which outlive a replica and which a new leader continues")
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
+	fs.StringVar(&f.draGPUDrivers, "dra-gpu-drivers", strings.Join(kube.DefaultDRAGPUDrivers, ","), "DRA drivers whose devices are GPUs to the core (counted for packing and quotas); empty: none")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.DurationVar(&f.preemptionGrace, "preemption-grace", -1, "termination grace period of preempted pods; negative: each pod's own")
 	fs.StringVar(&f.faultConditions, "fault-conditions", strings.Join(kube.DefaultFaultConditions, ","),
@@ -262,7 +263,8 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 		return kube.Config{}, fmt.Errorf("--node-selector: %w", err)
 	}
 	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: f.nvlink, NodeSelector: sel,
-		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience)}
+		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience),
+		DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...)}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
 		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
 		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth, MoveOffCordoned: f.moveOffCordoned}

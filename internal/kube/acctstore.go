@@ -3,12 +3,14 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -54,6 +57,7 @@ type apiLog struct {
 	known   map[string]bool // keys written or read back
 	seg     int             // the segment written to
 	segSize int             // its bytes
+	dropped atomic.Int64    // records left out: refused by the API server
 }
 
 // newAPILog returns the log at "namespace/prefix", or nil for "".
@@ -65,14 +69,39 @@ func newAPILog(client kubernetes.Interface, at string, log *slog.Logger) (*apiLo
 	if !ok || ns == "" || prefix == "" {
 		return nil, fmt.Errorf("accounting ConfigMaps %q: want namespace/prefix", at)
 	}
+	if err := validLogName(ns, prefix); err != nil {
+		return nil, fmt.Errorf("accounting ConfigMaps %q: %w", at, err)
+	}
 	return &apiLog{client: client, ns: ns, prefix: prefix, log: log, kick: make(chan struct{}, 1), known: map[string]bool{}}, nil
 }
 
 var keyInvalid = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
 
-// recordKey is a ConfigMap key for what a record records.
+// recordKey is a ConfigMap key for what a record records: its parts
+// joined by dots, any character a key may not hold as "_".
 func recordKey(parts ...string) string {
 	return keyInvalid.ReplaceAllString(strings.Join(parts, "."), "_")
+}
+
+// validLogName checks the log's names as the API server will: the
+// namespace, the segments' names (prefix-NNNNNN) and the label value
+// naming the log (the prefix).
+func validLogName(ns, prefix string) error {
+	var errs []string
+	errs = append(errs, prefixed("namespace", validation.IsDNS1123Label(ns))...)
+	errs = append(errs, prefixed("segment name", validation.IsDNS1123Subdomain(prefix+"-000000"))...)
+	errs = append(errs, prefixed("label value", validation.IsValidLabelValue(prefix))...)
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func prefixed(what string, errs []string) []string {
+	for i, e := range errs {
+		errs[i] = what + ": " + e
+	}
+	return errs
 }
 
 func (a *apiLog) segName(i int) string { return fmt.Sprintf("%s-%06d", a.prefix, i) }
@@ -93,9 +122,14 @@ func (a *apiLog) add(key string, r Record) {
 	a.addLine(key, line)
 }
 
-// addLine queues a JSON line unless its key was written already.
+// addLine queues a JSON line unless its key was written already; a key
+// the API server would refuse is reported and the record left out.
 func (a *apiLog) addLine(key string, line []byte) {
 	if a == nil {
+		return
+	}
+	if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+		a.log.Error("accounting log: record left out, its key is not a ConfigMap key", "key", key, "err", strings.Join(errs, "; "))
 		return
 	}
 	a.mu.Lock()
@@ -194,7 +228,9 @@ func (a *apiLog) flush(ctx context.Context) error {
 		}
 		seg := a.seg
 		a.mu.Unlock()
-		if err := a.writeSegment(ctx, seg, batch); err != nil {
+		if err := a.writeSegment(ctx, seg, batch); refused(err) {
+			a.writeEach(ctx, seg, batch)
+		} else if err != nil {
 			return err
 		}
 		a.mu.Lock()
@@ -202,6 +238,40 @@ func (a *apiLog) flush(ctx context.Context) error {
 		if a.seg == seg {
 			a.segSize += size
 		}
+		a.mu.Unlock()
+	}
+}
+
+// refused reports whether the API server refused a write for what it
+// holds (invalid, too large), which writing it again cannot mend.
+func refused(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// writeEach writes a refused batch one record at a time, so that one bad
+// record does not hold back the others: a record refused alone is
+// reported and left out, never retried; other failures are retried with
+// the next records.
+func (a *apiLog) writeEach(ctx context.Context, seg int, batch map[string]string) {
+	keys := make([]string, 0, len(batch))
+	for k := range batch {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var retry []keyed
+	for _, k := range keys {
+		err := a.writeSegment(ctx, seg, map[string]string{k: batch[k]})
+		switch {
+		case refused(err):
+			a.log.Error("accounting log: record refused by the API server, left out", "key", k, "err", err)
+			a.dropped.Add(1)
+		case err != nil:
+			retry = append(retry, keyed{k, []byte(batch[k])})
+		}
+	}
+	if len(retry) > 0 {
+		a.mu.Lock()
+		a.queue = append(a.queue, retry...)
 		a.mu.Unlock()
 	}
 }

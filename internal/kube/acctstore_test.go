@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 // elected runs a replica with cfg until the returned function stops it
 // (giving the Lease up).
 func (e *env) elected(id string, cfg Config) func() {
-	s := New(e.c.Client, e.c.Dynamic, cfg, testLogger())
-	el := Election{Namespace: e.ns, Name: "corral", Identity: id,
+	s := e.newScheduler(cfg)
+	el := Election{Namespace: leaseNamespace, Name: e.ns, Identity: id,
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -77,7 +78,7 @@ func (e *env) waitRecords(at, event string, n int) []Record {
 func accountingRun(t *testing.T, handover bool) []Record {
 	e := newEnv(t)
 	e.node(fmt.Sprintf("acctlog-%v", handover), 12, nil)
-	at := e.ns + "/acct"
+	at := leaseNamespace + "/" + e.ns
 	clock := &fakeClock{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	cfg := e.config()
 	cfg.Now, cfg.AccountingConfigMaps = clock.Now, at
@@ -137,5 +138,38 @@ func TestAccountingContinuesAcrossLeaders(t *testing.T) {
 	}
 	if len(two) != 6 {
 		t.Errorf("%d records, want 3 starts and 3 ends: %+v", len(two), two)
+	}
+}
+
+// What the API server would refuse never wedges the log: a key that is
+// not a ConfigMap key is left out before it is queued, and a batch the
+// API server refuses (here a record larger than a ConfigMap may hold) is
+// written record by record, the refused one reported and left out, the
+// others written, nothing left to retry.
+func TestAccountingLogSkipsWhatTheAPIServerRefuses(t *testing.T) {
+	e := newEnv(t)
+	at := leaseNamespace + "/" + e.ns
+	a, err := newAPILog(e.deployed().Client, at, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.add("fault with a space", Record{Event: "fault"})
+	a.add(recordKey("start", "ok"), Record{Event: "start", Pod: "ns/ok"})
+	a.addLine(recordKey("start", "huge"), []byte(`"`+strings.Repeat("x", 1100<<10)+`"`))
+	if err := a.flush(context.Background()); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if len(a.queue) != 0 || a.dropped.Load() != 1 {
+		t.Errorf("%d records queued, %d dropped: want none left and the huge one dropped", len(a.queue), a.dropped.Load())
+	}
+	recs, err := ReadAccounting(context.Background(), e.c.Client, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Pod != "ns/ok" {
+		t.Errorf("records %+v, want the one valid record", recs)
+	}
+	if _, err := newAPILog(e.c.Client, "corral-system/Bad Prefix", testLogger()); err == nil {
+		t.Error("a prefix no ConfigMap name or label value may hold was taken")
 	}
 }

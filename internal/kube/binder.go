@@ -60,7 +60,17 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// bind prepares and binds one pod; when either fails, what its placement
+// reserved is released.
 func bind(ctx context.Context, client kubernetes.Interface, b binding, n *counters) error {
+	err := bindOnly(ctx, client, b, n)
+	if err != nil && b.release != nil {
+		b.release(ctx)
+	}
+	return err
+}
+
+func bindOnly(ctx context.Context, client kubernetes.Interface, b binding, n *counters) error {
 	if b.prepare != nil {
 		if err := b.prepare(ctx); err != nil {
 			n.failures.Add(1)

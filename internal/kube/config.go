@@ -51,6 +51,9 @@ type Config struct {
 	// prefix-NNNNNN of the namespace, so that the log survives restarts
 	// and a new leader continues it (acctstore.go).
 	AccountingConfigMaps string
+	// DRAGPUDrivers are the DRA drivers whose devices are GPUs to the
+	// core (dra.go); nil is DefaultDRAGPUDrivers.
+	DRAGPUDrivers []string
 	// Now is the clock of the accounting records; default time.Now.
 	Now func() time.Time
 	// Events, when set, is the client events are written with, so that
@@ -125,4 +128,13 @@ func (c *Config) withDefaults() Config {
 		out.Interval = 2 * time.Second
 	}
 	return out
+}
+
+// draGPUDrivers are the DRA drivers of GPUs, DefaultDRAGPUDrivers unless
+// set.
+func (c *Config) draGPUDrivers() []string {
+	if c.DRAGPUDrivers == nil {
+		return DefaultDRAGPUDrivers
+	}
+	return c.DRAGPUDrivers
 }

@@ -24,6 +24,10 @@ type binding struct {
 	unit string
 	// prepare writes what the pod claims before it is bound; nil: nothing.
 	prepare func(context.Context) error
+	// release gives back what the pod's placement reserved (its claims'
+	// allocation in flight, their reservation for it) when preparing or
+	// binding it fails; nil: nothing.
+	release func(context.Context)
 }
 
 // rejection is pods left pending and why, in the core's words.
@@ -181,7 +185,7 @@ func (in *cycleInput) binds(starts []sched.Start) []binding {
 		u, p := in.units[st.Unit.Job.Name], st.Placement
 		placed, left := assignPods(p, in.byGroup[st.Unit.Job.Name])
 		for i, pod := range placed {
-			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name, prepare: in.kube.filter.prepare(pod)})
+			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name, prepare: in.kube.filter.prepare(pod), release: in.kube.filter.release(pod)})
 		}
 		if len(left) > 0 {
 			in.left = append(in.left, rejection{pods: left, code: sched.CodeCapacity,

@@ -7,16 +7,15 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
 // The permissions of deploy/rbac.yaml are enough to schedule: gangs and
-// their status, conditions and events, preemption, the Lease; and the API
-// server takes deploy/deployment.yaml.
+// their status, conditions and events, preemption, the Lease, the
+// accounting log, and dynamic resource allocation (claims allocated and
+// reserved before binding); and the API server takes
+// deploy/deployment.yaml.
 func TestDeployRBACIsEnough(t *testing.T) {
 	e := newEnv(t)
 	e.otherCRDs() // so that it reads Volcano's, KAI's and JobSet's groups and makes ProvisioningRequests too
@@ -24,28 +23,16 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sa := e.deployed() // deploy/rbac.yaml; the test fails on any request it forbids
 	// The Deployment too: the API server checks its probes and ports (no
 	// controller runs here, so it starts nothing).
-	for _, file := range []string{"rbac.yaml", "deployment.yaml"} {
-		if err := e.c.Apply(context.Background(), filepath.Join(filepath.Dir(crds), file)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sa := rest.CopyConfig(e.c.Config)
-	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:corral-system:corral-scheduler"}
-	denied := forbidden(sa)
-	client, err := kubernetes.NewForConfig(sa)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(sa)
-	if err != nil {
+	if err := e.c.Apply(context.Background(), filepath.Join(filepath.Dir(crds), "deployment.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	e.node("rbac-0", 8, nil)
 	cfg := e.configNoGrace()
 	cfg.AccountingConfigMaps = "corral-system/" + e.ns
-	s := New(client, dyn, cfg, testLogger())
+	s := New(sa.Client, sa.Dynamic, cfg, testLogger())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -83,9 +70,16 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	}
 	// The accounting log in corral-system: both starts, and both victims.
 	e.waitRecords("corral-system/"+e.ns, "preempted", 2)
-	if n := denied.Load(); n != 0 {
-		t.Errorf("%d requests forbidden to the deploy ServiceAccount", n)
-	}
+	// Dynamic resource allocation: NVIDIA's GPUs as its driver publishes
+	// them, claimed through its chart's class; the claim allocated and
+	// reserved (resourceclaims/binding), the pod bound.
+	e.nodeSpec(kubetest.Node{Name: "rbac-dra"})
+	e.vendorClasses("nvidia-deviceclasses.yaml", false)
+	e.vendorSlice("nvidia-resourceslice-h100.yaml", "rbac-dra", 2)
+	e.claim("two", "gpu.nvidia.com", 2, "")
+	e.create(claimPod("dra", "two"))
+	e.waitBound("dra")
+	e.allocatedOn("two", "rbac-dra", "dra", 2)
 	if st := s.Stats(); st.Evictions != 2 || st.Failures != 0 {
 		t.Errorf("stats %+v, want the whole low-priority group (2 pods) evicted", st)
 	}

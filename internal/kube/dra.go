@@ -2,21 +2,23 @@ package kube
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 
 	"github.com/corral-sched/corral/internal/kube/upstream"
 )
 
-// GPUs that NVIDIA's DRA driver publishes (ResourceSlices of driver
-// gpu.nvidia.com, devices of type "gpu") are GPUs to the core as those of
+// GPUs that a DRA driver of GPUs publishes (ResourceSlices of a driver of
+// Config.DRAGPUDrivers: NVIDIA's gpu.nvidia.com, AMD's, the example
+// driver's; devices of no type or of type "gpu") are GPUs to the core as those of
 // the device plugin are: a node that offers them is described as if the
 // device plugin offered as many nvidia.com/gpu (model from the devices'
 // productName, memory from their memory capacity), and a pod whose claims
@@ -25,8 +27,10 @@ import (
 // their "profile" and "parentUUID") are MIG instances to the core as the
 // device plugin's mixed strategy offers them: a node as if it offered that
 // many nvidia.com/mig-<profile> on its parent GPUs, a claim for devices of
-// a profile (a selector `profile == "1g.10gb"`) as a pod asking that many
-// instances. MIG devices the driver publishes as partitions of a GPU to be
+// a profile (the one profile of the MIG devices its selectors select) as
+// a pod asking that many instances. Which devices a class or request
+// selects, its CEL selectors say, evaluated as the allocator evaluates
+// them (dracel.go). MIG devices the driver publishes as partitions of a GPU to be
 // cut on demand (consuming the GPU's shared counters) are not counted: the
 // core would take every possible partition for an existing instance.
 // Which devices a pod gets is the DynamicResources plugin's to choose, on
@@ -76,35 +80,71 @@ type draListers struct {
 	// classFor names the DeviceClass an extended resource stands for
 	// (upstream.Framework.ClassFor), "" for none.
 	classFor func(corev1.ResourceName) string
+	// gpuDrivers are the drivers whose devices are GPUs
+	// (Config.DRAGPUDrivers).
+	gpuDrivers []string
+	// compiled holds the classes' selectors compiled.
+	compiled *classCache
+	// devices are the GPU drivers' devices published (read by nodeGPUs
+	// each cycle), and verdicts what each class selects of them, kept
+	// while the slices (devicesKey: their names and versions) and the
+	// class are unchanged.
+	// mu guards them: a snapshot taken beside the cycle's waits for it.
+	mu         sync.Mutex
+	devices    []publishedDevice
+	devicesKey string
+	verdicts   map[string]classVerdict
 }
 
-// nodeGPUs counts each node's GPUs in NVIDIA's ResourceSlices.
-func (d draListers) nodeGPUs() map[string]draGPU {
+// describe returns nodes and pods with the DRA GPUs described as the
+// core counts GPUs (asGPUNodes, asGPUPods).
+func (d *draListers) describe(nodes []*corev1.Node, pods []*corev1.Pod) ([]*corev1.Node, []*corev1.Pod) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	gpus := d.nodeGPUs()
+	return asGPUNodes(nodes, gpus), d.asGPUPods(pods, gpus)
+}
+
+// classVerdict is what a DeviceClass selects of the GPU drivers' devices.
+type classVerdict struct {
+	gpus bool              // whole GPUs, and no MIG devices
+	migs []publishedDevice // MIG devices, and no whole GPUs
+	// of the class of this uid and generation ("" for no class)
+	uid        types.UID
+	generation int64
+}
+
+// nodeGPUs counts each node's GPUs in the GPU drivers' ResourceSlices,
+// and keeps the devices for the cycle's class verdicts.
+func (d *draListers) nodeGPUs() map[string]draGPU {
 	out := map[string]draGPU{}
+	d.devices = nil
 	list, err := d.slices.List(labels.Everything())
 	if err != nil {
 		return out
 	}
+	var versions []string
 	for _, s := range list {
-		if s.Spec.Driver != DriverNVIDIA || s.Spec.NodeName == nil {
+		if !slices.Contains(d.gpuDrivers, s.Spec.Driver) || s.Spec.NodeName == nil {
 			continue
 		}
+		versions = append(versions, s.Name+"@"+s.ResourceVersion)
 		g := out[*s.Spec.NodeName]
-		for _, dev := range s.Spec.Devices {
-			t := dev.Attributes["type"].StringValue
-			if t != nil && *t == "mig" {
-				g.addMIG(dev)
-				continue
-			}
-			if t != nil && *t != "gpu" {
-				continue
-			}
-			g.addGPU(dev)
-			if p := dev.Attributes["productName"].StringValue; p != nil {
-				g.product = strings.ReplaceAll(*p, " ", "-") // as GPU feature discovery labels it
-			}
-			if m, ok := dev.Capacity["memory"]; ok {
-				g.memMiB = m.Value.Value() / mib
+		for i := range s.Spec.Devices {
+			dev := &s.Spec.Devices[i]
+			kind := kindOf(d.gpuDrivers, s.Spec.Driver, dev)
+			d.devices = append(d.devices, publishedDevice{driver: s.Spec.Driver, dev: dev, kind: kind})
+			switch kind {
+			case migDevice:
+				g.addMIG(s.Spec.Driver, dev)
+			case wholeGPU:
+				g.addGPU(*dev)
+				if p := productOf(s.Spec.Driver, dev); p != "" {
+					g.product = p
+				}
+				if m, ok := dev.Capacity["memory"]; ok {
+					g.memMiB = m.Value.Value() / mib
+				}
 			}
 		}
 		out[*s.Spec.NodeName] = g
@@ -112,7 +152,63 @@ func (d draListers) nodeGPUs() map[string]draGPU {
 	for _, g := range out {
 		slices.Sort(g.names)
 	}
+	slices.Sort(versions)
+	if key := strings.Join(versions, ","); key != d.devicesKey || d.verdicts == nil {
+		d.devicesKey, d.verdicts = key, map[string]classVerdict{}
+	}
 	return out
+}
+
+// verdict is what the named class selects of the cycle's devices, its
+// selectors evaluated on each: again only when the devices or the class
+// changed.
+func (d *draListers) verdict(name string) classVerdict {
+	c, err := d.classes.Get(name)
+	if err != nil {
+		c = &resourcev1.DeviceClass{}
+	}
+	if v, ok := d.verdicts[name]; ok && v.uid == c.UID && v.generation == c.Generation {
+		return v
+	}
+	var v classVerdict
+	if c.UID != "" || c.Name != "" {
+		v = d.evaluate(c)
+	}
+	v.uid, v.generation = c.UID, c.Generation
+	if d.verdicts == nil {
+		d.verdicts = map[string]classVerdict{}
+	}
+	d.verdicts[name] = v
+	return v
+}
+
+func (d *draListers) evaluate(c *resourcev1.DeviceClass) classVerdict {
+	if d.compiled == nil {
+		d.compiled = &classCache{}
+	}
+	cc := d.compiled.compiled(c)
+	if cc.err != nil {
+		return classVerdict{}
+	}
+	var v classVerdict
+	gpus, migs := 0, []publishedDevice(nil)
+	for _, p := range d.devices {
+		if p.kind != wholeGPU && p.kind != migDevice || !selects(cc.selectors, p.driver, p.dev) {
+			continue
+		}
+		if p.kind == wholeGPU {
+			gpus++
+		} else {
+			migs = append(migs, p)
+		}
+	}
+	switch {
+	case gpus > 0 && len(migs) == 0:
+		v.gpus = true
+	case len(migs) > 0 && gpus == 0:
+		v.migs = migs
+	}
+	return v
 }
 
 // addGPU counts one whole GPU.
@@ -124,21 +220,19 @@ func (g *draGPU) addGPU(dev resourcev1.Device) {
 	g.names = append(g.names, dev.Name)
 }
 
-// addMIG counts one MIG device of a static layout.
-func (g *draGPU) addMIG(dev resourcev1.Device) {
-	profile, parent := dev.Attributes["profile"].StringValue, dev.Attributes["parentUUID"].StringValue
-	if profile == nil || parent == nil || len(dev.ConsumesCounters) > 0 {
-		return // not an instance that exists: a partition cut on demand
-	}
+// addMIG counts one MIG device of a static layout (kindOf: migDevice).
+func (g *draGPU) addMIG(driver string, dev *resourcev1.Device) {
 	if g.mig == nil {
 		g.mig, g.parents = map[string]int{}, map[string]bool{}
 	}
-	g.mig[*profile]++
-	g.parents[*parent] = true
-	if p := dev.Attributes["productName"].StringValue; p != nil {
-		g.product = strings.ReplaceAll(*p, " ", "-")
+	g.mig[attrString(driver, dev, "profile")]++
+	g.parents[attrString(driver, dev, "parentUUID")] = true
+	if p := productOf(driver, dev); p != "" {
+		g.product = p
 	}
 }
+
+func spacesToDashes(s string) string { return strings.ReplaceAll(s, " ", "-") }
 
 // asGPUNodes returns nodes with those that offer DRA GPUs, and no device
 // plugin GPUs, described as the device plugin and GPU feature discovery
@@ -199,7 +293,7 @@ func withLabels(have, add map[string]string) map[string]string {
 // nvidia.com/mig-<profile>, a fraction of one GPU's memory as
 // resourceDRAGPUMemory (with, once allocated, the GPU's place on its node,
 // gpus says, in annotationDRAGPU): copies; the rest as they are.
-func (d draListers) asGPUPods(pods []*corev1.Pod, gpus map[string]draGPU) []*corev1.Pod {
+func (d *draListers) asGPUPods(pods []*corev1.Pod, gpus map[string]draGPU) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i, p := range pods {
 		cl := d.claimsOf(p)
@@ -243,7 +337,7 @@ func (d draListers) asGPUPods(pods []*corev1.Pod, gpus map[string]draGPU) []*cor
 // gpusByDRA reports whether pod asks for nvidia.com/gpu and a DeviceClass
 // stands for it (KEP-5004), so that the DynamicResources plugin allocates
 // them, on nodes of the device plugin or of the DRA driver.
-func (d draListers) gpusByDRA(pod *corev1.Pod) bool {
+func (d *draListers) gpusByDRA(pod *corev1.Pod) bool {
 	if d.classFor == nil || d.classFor(ResourceGPU) == "" {
 		return false
 	}
@@ -293,7 +387,7 @@ func (c claimed) asFraction() (fraction, bool) {
 func (c claimed) asMIG() (string, bool) { return c.profile, c.migs == 1 && c.profile != "" }
 
 // claimsOf reads what pod's claims ask of NVIDIA's devices.
-func (d draListers) claimsOf(pod *corev1.Pod) claimed {
+func (d *draListers) claimsOf(pod *corev1.Pod) claimed {
 	out := claimed{gpus: d.extendedGPUs(pod), fractionsOK: true}
 	for _, name := range upstream.ClaimNames(pod) {
 		c, err := d.claims.ResourceClaims(pod.Namespace).Get(name)
@@ -310,38 +404,33 @@ func (d draListers) claimsOf(pod *corev1.Pod) claimed {
 }
 
 // add counts one exact request of claim c.
-func (out *claimed) add(d draListers, c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest) {
+func (out *claimed) add(d *draListers, c *resourcev1.ResourceClaim, request string, e *resourcev1.ExactDeviceRequest) {
 	all := e.AllocationMode == resourcev1.DeviceAllocationModeAll
 	switch gpu := d.gpuClass(e.DeviceClassName); {
 	case gpu && e.Capacity != nil:
 		mem, asks := e.Capacity.Requests["memory"]
 		out.fractions++
 		out.fractionsOK = out.fractionsOK && asks && !all && e.Count <= 1
-		out.fraction = fraction{memMiB: (mem.Value() + mib - 1) / mib, device: allocatedDevice(c, request)}
+		out.fraction = fraction{memMiB: (mem.Value() + mib - 1) / mib, device: allocatedDevice(c, request, d.gpuDrivers)}
 	case all:
 	case gpu:
 		out.gpus += max(e.Count, 1)
 	case d.migClass(e.DeviceClassName):
 		out.migs += int(max(e.Count, 1))
-		for _, sel := range e.Selectors {
-			if sel.CEL == nil {
-				continue
-			}
-			if m := profileSelector.FindStringSubmatch(sel.CEL.Expression); m != nil {
-				out.profile = m[1]
-			}
+		if p := d.profileOf(e); p != "" {
+			out.profile = p
 		}
 	}
 }
 
-// allocatedDevice is the NVIDIA device claim c was allocated for its
-// request, "" until it is.
-func allocatedDevice(c *resourcev1.ResourceClaim, request string) string {
+// allocatedDevice is the GPU claim c was allocated for its request, ""
+// until it is.
+func allocatedDevice(c *resourcev1.ResourceClaim, request string, gpuDrivers []string) string {
 	if c.Status.Allocation == nil {
 		return ""
 	}
 	for _, r := range c.Status.Allocation.Devices.Results {
-		if r.Request == request && r.Driver == DriverNVIDIA {
+		if r.Request == request && slices.Contains(gpuDrivers, r.Driver) {
 			return r.Device
 		}
 	}
@@ -353,7 +442,7 @@ func allocatedDevice(c *resourcev1.ResourceClaim, request string) string {
 // or deviceclass.resource.kubernetes.io/<class>), until the
 // DynamicResources plugin has made their claim (which claimsOf then
 // counts).
-func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
+func (d *draListers) extendedGPUs(pod *corev1.Pod) int64 {
 	if pod.Status.ExtendedResourceClaimStatus != nil {
 		return 0
 	}
@@ -371,34 +460,33 @@ func (d draListers) extendedGPUs(pod *corev1.Pod) int64 {
 	return n
 }
 
-// profileSelector finds the MIG profile a CEL selector asks for.
-var profileSelector = regexp.MustCompile(`profile\s*==\s*"([^"]+)"`)
-
-// migClass reports whether the DeviceClass selects NVIDIA's MIG devices.
-func (d draListers) migClass(name string) bool {
-	c, err := d.classes.Get(name)
+// profileOf is the one MIG profile of the devices the request e selects,
+// its class's selectors and its own evaluated on the MIG devices
+// published; "" for none or several.
+func (d *draListers) profileOf(e *resourcev1.ExactDeviceRequest) string {
+	own, err := compileSelectors(e.Selectors)
 	if err != nil {
-		return false
+		return ""
 	}
-	for _, s := range c.Spec.Selectors {
-		if s.CEL != nil && strings.Contains(s.CEL.Expression, `"`+DriverNVIDIA+`"`) && strings.Contains(s.CEL.Expression, "mig") {
-			return true
+	profile := ""
+	for _, p := range d.verdict(e.DeviceClassName).migs {
+		if !selects(own, p.driver, p.dev) {
+			continue
+		}
+		switch got := attrString(p.driver, p.dev, "profile"); {
+		case profile == "":
+			profile = got
+		case got != profile:
+			return ""
 		}
 	}
-	return false
+	return profile
 }
 
-// gpuClass reports whether the DeviceClass selects NVIDIA's whole GPUs: it
-// names the driver and not its MIG devices.
-func (d draListers) gpuClass(name string) bool {
-	c, err := d.classes.Get(name)
-	if err != nil {
-		return false
-	}
-	for _, s := range c.Spec.Selectors {
-		if s.CEL != nil && strings.Contains(s.CEL.Expression, `"`+DriverNVIDIA+`"`) && !strings.Contains(s.CEL.Expression, "mig") {
-			return true
-		}
-	}
-	return false
-}
+// migClass reports whether the DeviceClass selects MIG devices of the
+// GPU drivers, and no whole GPUs, as its selectors evaluate.
+func (d *draListers) migClass(name string) bool { return len(d.verdict(name).migs) > 0 }
+
+// gpuClass reports whether the DeviceClass selects whole GPUs of the GPU
+// drivers, and no MIG devices, as its selectors evaluate.
+func (d *draListers) gpuClass(name string) bool { return d.verdict(name).gpus }

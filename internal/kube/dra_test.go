@@ -19,7 +19,9 @@ import (
 // the devices of a fake driver as a DRA driver would, in ResourceSlices,
 // and ask for them in ResourceClaims.
 
-const fakeDriver = "gpu.example.com"
+// fakeDriver is not a driver of GPUs (Config.DRAGPUDrivers): its devices
+// are devices the core does not count, only the DynamicResources plugin.
+const fakeDriver = "devices.example.com"
 
 // deviceClass creates a DeviceClass of the fake driver's devices and
 // returns its name.
@@ -402,12 +404,20 @@ func TestDRANVIDIAMIGCountsAsMIG(t *testing.T) {
 		}
 	}
 	e.nvidiaSlice(node, devices)
+	e.migQuota(class, `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`)
+}
+
+// migQuota runs eight pods claiming one device of class that sel selects,
+// under a Queue of one GPU: seven bind, each allocated its device, and the
+// eighth waits over quota.
+func (e *env) migQuota(class, sel string) {
+	e.t.Helper()
 	q := e.createQueue("mig", 1)
 	e.start(e.config())
 	var names []string
 	for i := range 8 {
 		n := fmt.Sprintf("slice-%d", i)
-		e.claim(n, class, 1, `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`)
+		e.claim(n, class, 1, sel)
 		p := claimPod(n, n)
 		p.Labels[LabelQueue] = q
 		e.create(p)
@@ -435,7 +445,7 @@ func TestDRANVIDIAMIGCountsAsMIG(t *testing.T) {
 		}
 	}
 	if len(waiting) != 1 {
-		t.Fatalf("waiting %v: want one pod over its queue's 1 GPU", waiting)
+		e.t.Fatalf("waiting %v: want one pod over its queue's 1 GPU", waiting)
 	}
 	e.waitUnschedulable(waiting[0], "over quota")
 }

@@ -11,8 +11,8 @@ import (
 
 // runElected runs a replica until the returned function cancels it.
 func (e *env) runElected(id string) (*Scheduler, func()) {
-	s := New(e.c.Client, e.c.Dynamic, e.config(), testLogger())
-	el := Election{Namespace: e.ns, Name: "corral", Identity: id,
+	s := e.newScheduler(e.config())
+	el := Election{Namespace: leaseNamespace, Name: e.ns, Identity: id,
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -30,7 +30,7 @@ func (e *env) runElected(id string) (*Scheduler, func()) {
 func (e *env) waitHolder(id string) {
 	e.t.Helper()
 	e.eventually(func() error {
-		l, err := e.c.Client.CoordinationV1().Leases(e.ns).Get(context.Background(), "corral", metav1.GetOptions{})
+		l, err := e.c.Client.CoordinationV1().Leases(leaseNamespace).Get(context.Background(), e.ns, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

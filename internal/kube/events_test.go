@@ -24,7 +24,7 @@ func TestBindingNeverWaitsForEvents(t *testing.T) {
 		e.node(fmt.Sprintf("noevents-%d", i), 8, nil)
 	}
 	release := make(chan struct{})
-	rc := rest.CopyConfig(e.c.Config)
+	rc := rest.CopyConfig(e.deployed().Config)
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if strings.Contains(r.URL.Path, "/events") {

@@ -193,7 +193,7 @@ func (s *Scheduler) reportFault(w *stricken, rec faultrec.Record, msg string) {
 	if !w.fault.since.IsZero() {
 		rec.RecoverySeconds = max(rec.Time.Sub(w.fault.since).Seconds(), 0)
 	}
-	s.ledger.writeFault("fault "+string(w.failures[0].UID), rec)
+	s.ledger.writeFault(recordKey("fault", string(w.failures[0].UID)), rec)
 	s.log.Warn("node fault handled", "unit", w.key, "node", w.node, "fault", w.fault.String(), "action", rec.Action, "to", rec.To,
 		"lost_gpu_hours", rec.LostGPUHours)
 	if s.events == nil {

@@ -45,7 +45,7 @@ type stepper struct {
 
 func (e *env) stepper(cfg Config) *stepper {
 	e.t.Helper()
-	s := New(e.c.Client, e.c.Dynamic, cfg, testLogger())
+	s := e.newScheduler(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.t.Cleanup(cancel)
 	if err := s.Start(ctx); err != nil {
@@ -107,6 +107,11 @@ func (e *env) getPod(name string) *corev1.Pod {
 // 30 minutes after the clock's start; a preemptible pod borrows the
 // spare.
 func rackEnv(t *testing.T, spare bool, ann map[string]string) (*env, *stepper, *lockedBuffer, *fakeClock) {
+	return rackEnvWith(t, spare, ann, nil)
+}
+
+// rackEnvWith is rackEnv with the scheduler's config changed by more.
+func rackEnvWith(t *testing.T, spare bool, ann map[string]string, more func(*env, *Config)) (*env, *stepper, *lockedBuffer, *fakeClock) {
 	e := newEnv(t)
 	for _, n := range []struct{ name, rack string }{{"a1", "r1"}, {"a2", "r1"}, {"b1", "r2"}} {
 		e.node(n.name, 8, map[string]string{"corral.test/rack": n.rack})
@@ -120,6 +125,9 @@ func rackEnv(t *testing.T, spare bool, ann map[string]string) (*env, *stepper, *
 	acct := &lockedBuffer{}
 	cfg := e.config()
 	cfg.Accounting, cfg.Now = acct, clock.Now
+	if more != nil {
+		more(e, &cfg)
+	}
 	st := e.stepper(cfg)
 	borrower := pod("borrower", 4)
 	borrower.Annotations = map[string]string{AnnotationPreemptible: "true", AnnotationRuntime: "30m"}
@@ -432,5 +440,73 @@ func TestUnhealthyDeviceInPodStatus(t *testing.T) {
 	}
 	if recs := acct.faults(t); len(recs) != 1 || recs[0].Kind != faultrec.GPUFault || !strings.Contains(recs[0].Source, "GPU-8f2d") {
 		t.Errorf("fault records %+v", recs)
+	}
+}
+
+// The accounting log in the API server takes every kind of record, a
+// fault's among them, and goes on after it: the starts of a pod and of a
+// gang, the fault that moved a member to the spare, the end of a pod, and
+// the start of a pod bound after the fault (a fault's key the API server
+// refused wedged the log: that batch retried forever, no later record
+// written).
+func TestAccountingLogTakesEveryKindOfRecord(t *testing.T) {
+	var at string
+	e, st, _, clock := rackEnvWith(t, true, nil, func(e *env, cfg *Config) {
+		at = leaseNamespace + "/" + e.ns
+		cfg.AccountingConfigMaps = at
+	})
+	st.s.leading.Store(true)        // as Run leads: ends are recorded
+	st.s.continueAccounting(st.ctx) // the log's writer, which Run starts
+	failUnder(e, st, clock, "w-1")
+	st.cycles(2)
+	e.waitRecords(at, "fault", 1)
+	e.setPhase("w-0", corev1.PodSucceeded)
+	e.create(pod("after", 1))
+	st.cycles(2)
+	recs := e.waitRecords(at, "start", 4) // borrower, w-0, w-1 and after (w-1's copy is bound by the move)
+	e.waitRecords(at, "group-start", 1)
+	e.waitRecords(at, "end", 1)
+	for _, r := range recs {
+		if r.Event == "start" && r.Pod == e.ns+"/after" {
+			return
+		}
+	}
+	t.Fatalf("no start record of the pod bound after the fault in %+v", recs)
+}
+
+// A move to a spare goes through Kubernetes' filters as every placement
+// does: a 2-pod gang whose pods select pool=a, one of its nodes
+// NotReady, and the rack's spare labelled pool=b (which a kubelet would
+// refuse the copy for): the member is not moved there; the gang is
+// queued again whole.
+func TestFaultMoveKeepsThePodsNodeSelector(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a1", "a2"} {
+		e.node(n, 8, map[string]string{"corral.test/rack": "r1", "pool": "a"})
+	}
+	e.node("s1", 8, map[string]string{"corral.test/rack": "r1", "pool": "b", "corral.sh/spare": "true"})
+	clock := &fakeClock{now: time.Now()}
+	cfg := e.config()
+	cfg.Now = clock.Now
+	st := e.stepper(cfg)
+	e.podGroup("train", 2, map[string]string{AnnotationPack: "rack"})
+	for _, name := range []string{"w-0", "w-1"} {
+		p := inGroup(pod(name, 8), "train")
+		p.Spec.NodeSelector = map[string]string{"pool": "a"}
+		e.create(p)
+	}
+	st.cycles(1)
+	if got := e.livePods(); got["w-0"] == "" || got["w-1"] == "" {
+		t.Fatalf("gang placed %v, want on a1 and a2", got)
+	}
+	failUnder(e, st, clock, "w-1")
+	st.cycles(2)
+	for name, node := range e.livePods() {
+		if node == "s1" {
+			t.Errorf("%s moved to the spare s1 of pool=b, which its nodeSelector (pool=a) refuses", name)
+		}
+	}
+	if _, ok := e.livePods()["w-1-r1"]; !ok {
+		t.Errorf("pods %v: want w-1 queued again as w-1-r1", e.livePods())
 	}
 }

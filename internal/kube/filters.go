@@ -275,6 +275,17 @@ func (f *filtering) writeShared(ctx context.Context, pod *corev1.Pod, before []*
 	return nil
 }
 
+// release is what a binding does when it fails: run the plugins' Unreserve
+// for the pod, as kube-scheduler does after a failed PreBind or Bind, so
+// that its claims are neither left in the process of being allocated
+// nor reserved for a pod that is not bound; nil when it claims nothing.
+func (f *filtering) release(pod *corev1.Pod) func(context.Context) {
+	if f == nil || !f.view.NeedsPreBind(pod) {
+		return nil
+	}
+	return func(ctx context.Context) { f.view.Release(ctx, pod) }
+}
+
 // prepare is what a binding does before it binds: write the pod's claims
 // (ResourceClaim allocations, volume bindings); nil when it has none.
 func (f *filtering) prepare(pod *corev1.Pod) func(context.Context) error {

@@ -35,6 +35,27 @@ type env struct {
 	t  *testing.T
 	c  *kubetest.Cluster
 	ns string
+	sa *kubetest.Identity // corral as deployed, made when first asked for
+}
+
+// leaseNamespace is where deploy/rbac.yaml lets corral keep its Lease and
+// its accounting log.
+const leaseNamespace = "corral-system"
+
+// deployed are the clients of corral as deploy/ runs it: the
+// ServiceAccount of deploy/rbac.yaml, never an admin; the test fails if
+// any request of theirs is forbidden.
+func (e *env) deployed() *kubetest.Identity {
+	if e.sa == nil {
+		e.sa = e.c.Deployed(e.t)
+	}
+	return e.sa
+}
+
+// newScheduler is a scheduler with cfg running as deploy/ runs it.
+func (e *env) newScheduler(cfg Config) *Scheduler {
+	sa := e.deployed()
+	return New(sa.Client, sa.Dynamic, cfg, testLogger())
 }
 
 func newEnv(t *testing.T) *env {
@@ -88,7 +109,7 @@ func testLogger() *slog.Logger {
 // function stops it.
 func (e *env) start(cfg Config) (*Scheduler, func()) {
 	e.t.Helper()
-	s := New(e.c.Client, e.c.Dynamic, cfg, testLogger())
+	s := e.newScheduler(cfg)
 	return s, e.startScheduler(s)
 }
 

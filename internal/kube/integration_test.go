@@ -202,7 +202,7 @@ func TestBindConflictIsCounted(t *testing.T) {
 	e := newEnv(t)
 	e.node("race-0", 8, nil)
 	e.create(pod("p", 1))
-	s := New(e.c.Client, e.c.Dynamic, e.config(), testLogger())
+	s := e.newScheduler(e.config())
 	ctx := context.Background()
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)

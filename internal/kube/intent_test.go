@@ -33,7 +33,7 @@ var errDead = errors.New("the leader died")
 // stops; kill ends it for good (its later calls fail on a cancelled
 // context, as a dead process makes none).
 func (e *env) dyingLeader(k int) (stuck <-chan struct{}, kill func()) {
-	s := New(e.c.Client, e.c.Dynamic, e.config(), testLogger())
+	s := e.newScheduler(e.config())
 	var n atomic.Int32
 	stop, dead := make(chan struct{}), make(chan struct{})
 	s.beforeBind = func(binding) error {
@@ -93,7 +93,7 @@ func (e *env) intentRecorded() bool {
 // lease, and runs exactly one cycle.
 func (e *env) newLeaderCycle() *Scheduler {
 	e.t.Helper()
-	s := New(e.c.Client, e.c.Dynamic, e.config(), testLogger())
+	s := e.newScheduler(e.config())
 	ctx, cancel := context.WithCancel(context.Background())
 	e.t.Cleanup(cancel)
 	if err := s.Start(ctx); err != nil {
@@ -155,7 +155,7 @@ func TestLeaderDiesBetweenGangBinds(t *testing.T) {
 // two bindings: the refused binding undoes the gang in the same cycle.
 func TestMemberDeletedMidBind(t *testing.T) {
 	e := gangEnv(t)
-	s := New(e.c.Client, e.c.Dynamic, e.config(), testLogger())
+	s := e.newScheduler(e.config())
 	var n atomic.Int32
 	paused, resume := make(chan struct{}), make(chan struct{})
 	var next string

@@ -25,7 +25,7 @@ func TestMetricsAndProbes(t *testing.T) {
 	e := newEnv(t)
 	e.node("metrics-0", 8, nil)
 	q := e.createQueue("m", 4)
-	s := New(e.c.Client, e.c.Dynamic, e.config(), testLogger())
+	s := e.newScheduler(e.config())
 	h := s.Handler()
 	if code, _ := get(t, h, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before the caches sync: %d, want 503", code)

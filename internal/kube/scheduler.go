@@ -173,7 +173,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.upstream = fw
 	res := s.factory.Resource().V1()
 	s.dra = draListers{slices: res.ResourceSlices().Lister(), claims: res.ResourceClaims().Lister(), classes: res.DeviceClasses().Lister(),
-		classFor: fw.ClassFor}
+		classFor: fw.ClassFor, gpuDrivers: s.cfg.draGPUDrivers(), compiled: &classCache{}}
 	s.factory.Start(ctx.Done())
 	if s.dynf != nil {
 		s.dynf.Start(ctx.Done())
@@ -298,9 +298,8 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	// publishes has no nvidia.com/gpu for them, so the DynamicResources
 	// plugin allocates what a DeviceClass stands for there (KEP-5004).
 	asTheyAre := nodes
-	if s.dra.slices != nil { // NVIDIA's DRA GPUs are GPUs to the core (dra.go)
-		gpus := s.dra.nodeGPUs()
-		nodes, pods = asGPUNodes(nodes, gpus), s.dra.asGPUPods(pods, gpus)
+	if s.dra.slices != nil { // DRA drivers' GPUs are GPUs to the core (dra.go)
+		nodes, pods = s.dra.describe(nodes, pods)
 	}
 	mem := s.recall(pods)
 	queues := s.queueSpecs()

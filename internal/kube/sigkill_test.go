@@ -31,6 +31,9 @@ type leaderChild struct {
 	TLS       rest.TLSClientConfig
 	Namespace string
 	K         int
+	// User and Groups are whom it acts as (corral's ServiceAccount).
+	User   string
+	Groups []string
 }
 
 // runLeaderChild is the child's main.
@@ -40,7 +43,8 @@ func runLeaderChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	rc := &rest.Config{Host: c.Host, BearerToken: c.Token, TLSClientConfig: c.TLS, QPS: 100, Burst: 200}
+	rc := &rest.Config{Host: c.Host, BearerToken: c.Token, TLSClientConfig: c.TLS, QPS: 100, Burst: 200,
+		Impersonate: rest.ImpersonationConfig{UserName: c.User, Groups: c.Groups}}
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -72,8 +76,9 @@ func runLeaderChild(spec string) int {
 // before its (k+1)-th binding.
 func (e *env) startLeaderChild(k int) *exec.Cmd {
 	e.t.Helper()
-	cfg := e.c.Config
-	spec, err := json.Marshal(leaderChild{Host: cfg.Host, Token: cfg.BearerToken, TLS: cfg.TLSClientConfig, Namespace: e.ns, K: k})
+	cfg := e.deployed().Config
+	spec, err := json.Marshal(leaderChild{Host: cfg.Host, Token: cfg.BearerToken, TLS: cfg.TLSClientConfig, Namespace: e.ns, K: k,
+		User: cfg.Impersonate.UserName, Groups: cfg.Impersonate.Groups})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func (s *Scheduler) replace(ctx context.Context, w *stricken, ann map[string]str
 			return "", fmt.Errorf("pod %s has a controller, which starts it again", podKey(p))
 		}
 	}
-	moves, err := s.planMoves(w, nodes, pods)
+	moves, err := s.planMoves(ctx, w, nodes, pods)
 	if err != nil {
 		return "", err
 	}
@@ -113,9 +113,16 @@ func (s *Scheduler) bindMoved(ctx context.Context, g *podGroup, binds []binding)
 // taking room as it goes, or says why there is none. The core moves them
 // (gang.State.Replace: a spare of the failed node's innermost domain
 // first, then a free node there, evicting the pods lent the spare); a move
-// wider than the gang's required pack level is refused.
-func (s *Scheduler) planMoves(w *stricken, nodes []*corev1.Node, pods []*corev1.Pod) ([]move, error) {
-	f, _, _ := buildFleet(nodes, &s.cfg, nil)
+// wider than the gang's required pack level is refused. Kubernetes' filter
+// plugins judge each copy as they judge every pod corral places (its
+// nodeSelector, affinity, taints, volumes, claims): a node they refuse it
+// is closed to it, as to a pending pod (moveFilters).
+func (s *Scheduler) planMoves(ctx context.Context, w *stricken, nodes []*corev1.Node, pods []*corev1.Pod) ([]move, error) {
+	closed, opens, err := s.moveFilters(ctx, w.failures, nodes, pods)
+	if err != nil {
+		return nil, err
+	}
+	f, _, _ := buildFleet(nodes, &s.cfg, closed)
 	st, err := gang.New(f)
 	if err != nil {
 		return nil, err
@@ -143,8 +150,8 @@ func (s *Scheduler) planMoves(w *stricken, nodes []*corev1.Node, pods []*corev1.
 	}
 	taints := clusterTaints(nodes)
 	var moves []move
-	for _, p := range w.failures {
-		m, err := moveOff(st, p, w.node, tolerated([]*corev1.Pod{p}, taints), bound)
+	for i, p := range w.failures {
+		m, err := moveOff(st, p, w.node, append(tolerated([]*corev1.Pod{p}, taints), opens[i]...), bound)
 		if err == nil && slices.Index(f.Levels, m.level) < widest {
 			err = fmt.Errorf("%s's %s is wider than the gang may span", m.to, m.level)
 		}
@@ -240,4 +247,45 @@ func lendable(pods []*corev1.Pod) (bool, time.Duration) {
 		longest = max(longest, d)
 	}
 	return len(pods) > 0, longest
+}
+
+// moveFilters runs Kubernetes' filter plugins for a copy of each failed
+// member on the cluster as it is. closed holds, by node, the taints of the
+// members the plugins refuse there (a taint of the filterPrefix per
+// member); opens[i] the taints member i tolerates: every other member's.
+func (s *Scheduler) moveFilters(ctx context.Context, failures []*corev1.Pod, nodes []*corev1.Node, pods []*corev1.Pod) (closed map[string][]string, opens [][]string, err error) {
+	if s.upstream == nil {
+		return nil, make([][]string, len(failures)), nil
+	}
+	var on []*corev1.Pod
+	for _, p := range pods {
+		if p.Spec.NodeName != "" && !terminal(p) && p.DeletionTimestamp == nil {
+			on = append(on, p)
+		}
+	}
+	view := s.upstream.NewView(nodes, on)
+	closed, opens = map[string][]string{}, make([][]string, len(failures))
+	taints := make([]string, len(failures))
+	for i := range failures {
+		taints[i] = fmt.Sprintf("%smove-%d:NoSchedule", filterPrefix, i)
+	}
+	for i, p := range failures {
+		c := podCopy(p, nil)
+		c.UID = p.UID + "-copy"
+		v := view.Allowed(ctx, c)
+		if v.Err != nil {
+			return nil, nil, fmt.Errorf("filtering the move of %s: %w", podKey(p), v.Err)
+		}
+		for _, n := range nodes {
+			if _, ok := slices.BinarySearch(v.Nodes, n.Name); !ok {
+				closed[n.Name] = append(closed[n.Name], taints[i])
+			}
+		}
+		for j := range failures {
+			if j != i {
+				opens[i] = append(opens[i], taints[j])
+			}
+		}
+	}
+	return closed, opens, nil
 }

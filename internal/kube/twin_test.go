@@ -85,7 +85,7 @@ func (f *kubeFace) Fleet(tf twin.Fleet) error {
 	}
 	cfg := f.e.config()
 	cfg.ReclaimPatience = -1
-	f.s = New(f.e.c.Client, f.e.c.Dynamic, cfg, testLogger())
+	f.s = f.e.newScheduler(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.t.Cleanup(cancel)
 	return f.s.Start(ctx)
