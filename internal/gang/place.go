@@ -18,6 +18,10 @@ type Placement struct {
 	job  *job.Job
 }
 
+// Spec is the job placed, as it was asked for; nil for a placement the
+// state did not make.
+func (p *Placement) Spec() *job.Job { return p.job }
+
 // Unfit says why a job was not placed. Nothing was held for it.
 type Unfit struct {
 	Job     string

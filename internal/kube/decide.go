@@ -109,9 +109,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			Preemption:      preempting,
 			FairShare:       true,
 			ReclaimPatience: sched.Patience(snap.reclaimPatience),
-			Charge: func(p *gang.Placement) queue.Amounts {
-				return queue.Amounts{anyGPU: snap.state.PlacedMilli(p)}
-			},
+			Charge: func(p *gang.Placement) queue.Amounts { return charger.Placed(snap.state, p) },
 		},
 	}
 	for _, v := range runningUnits(snap) {
@@ -170,7 +168,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	}
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
-		Job: j, Queue: q, Need: queue.Amounts{anyGPU: in.kube.state.LeastMilli(j)}, Arrival: u.created.UnixNano(), Since: u.created,
+		Job: j, Queue: q, Need: charger.Need(in.kube.state, j), Arrival: u.created.UnixNano(), Since: u.created,
 		NoBorrowUntil: in.kube.stops[u.job].noBorrowUntil, Claimed: in.kube.stops[u.job].claimed,
 		Blocked: blocked, Freeing: freeing, NeverPreempts: neverPreempts(u.pods),
 	})

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/corral-sched/corral/internal/queue"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // QueueResource is corral's Queue, whose CRD is
@@ -19,6 +20,10 @@ const LabelQueue = "corral.sh/queue"
 
 // anyGPU is the one flavor Queue quotas are given in: GPUs of any model.
 var anyGPU = queue.Flavor{Model: "any", Capacity: "any"}
+
+// charger is how Queues count pods: the core's one charge, GPUs of any
+// model (a Queue's quota is in GPUs).
+var charger = sched.Charger{GPU: anyGPU}
 
 // unlimited quota, in milli-GPUs, for a Queue without spec.quota.gpus.
 const noQuota = int64(1) << 50

@@ -43,9 +43,12 @@ func (c Charger) Need(st *gang.State, j *job.Job) queue.Amounts {
 // its node's GPU gives) and, with Resources, the CPU and memory placed.
 // An elastic job of one task shape is charged for its minimum size, as in
 // Need.
-func (c Charger) Placed(st *gang.State, p *gang.Placement, j *job.Job) queue.Amounts {
+func (c Charger) Placed(st *gang.State, p *gang.Placement) queue.Amounts {
 	n := queue.Amounts{}
-	tasks, charged := len(p.Tasks), chargedSize(j).Tasks()
+	tasks, charged := len(p.Tasks), len(p.Tasks)
+	if j := p.Spec(); j != nil {
+		charged = chargedSize(j).Tasks()
+	}
 	scale := func(v int64) int64 {
 		if tasks == 0 || charged >= tasks {
 			return v

@@ -76,7 +76,7 @@ func TestChargerPlacedAtLeastNeed(t *testing.T) {
 			t.Fatalf("%s does not fit", j.Name)
 		}
 		c := Charger{GPU: gpu, Resources: true}
-		need, placed := c.Need(st, j), c.Placed(st, p, j)
+		need, placed := c.Need(st, j), c.Placed(st, p)
 		if !need.Fits(placed) || !placed.Equal(need) {
 			t.Errorf("%s: placed charge %v, need %v: want them equal on whole GPUs and thousandths", j.Name, placed, need)
 		}
