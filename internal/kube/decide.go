@@ -109,7 +109,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			Preemption:      preempting,
 			FairShare:       true,
 			ReclaimPatience: sched.Patience(snap.reclaimPatience),
-			Charge: func(p *gang.Placement) queue.Amounts { return charger.Placed(snap.state, p) },
+			Charge:          func(p *gang.Placement) queue.Amounts { return charger.Placed(snap.state, p) },
 		},
 	}
 	for _, v := range runningUnits(snap) {
