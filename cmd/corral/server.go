@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/corral-sched/corral/internal/buildinfo"
 	"github.com/corral-sched/corral/internal/discover"
 	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/server"
@@ -105,7 +106,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return unexpected(fs)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -143,6 +144,7 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger.Info("corral server starting", buildinfo.Get().LogAttrs()...)
 	st, err := store.Open(f.db)
 	if err != nil {
 		return err
@@ -430,12 +432,11 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) == 0 {
-		fs.Usage()
-		return errors.New("give list, create, set or token")
+		return &usageError{cmd: "server tenant", err: errors.New("give list, create, set or token")}
 	}
 	verb, rest := pos[0], pos[1:]
 	if verb != "list" && verb != "create" && verb != "set" && verb != "token" {
-		return fmt.Errorf("%q: give list, create, set or token (see corral server tenant -h)", verb)
+		return &usageError{cmd: "server tenant", err: fmt.Errorf("%q: give list, create, set or token", verb)}
 	}
 	if *uid > math.MaxUint32 || *gid > math.MaxUint32 {
 		return fmt.Errorf("--uid %d, --gid %d: Unix ids are below 2^32", *uid, *gid)
