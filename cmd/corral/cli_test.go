@@ -242,3 +242,27 @@ func TestCompletionScriptsNameEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// --json - writes the document alone to stdout, the table to stderr,
+// where --json takes a file; it made a file named "-".
+func TestJSONToStdout(t *testing.T) {
+	for _, dash := range [][]string{{"--json", "-"}, {"--json=-"}, {"-json", "-"}} {
+		args := append([]string{"place", "--fleet", "../../examples/fleets/h100-superpod.yaml"}, dash...)
+		out, errOut, code := runCLI(t, append(args, "../../examples/jobs/mixed.yaml")...)
+		var results []placedJob
+		if err := json.Unmarshal([]byte(out), &results); err != nil || code != 0 || len(results) != 7 {
+			t.Errorf("%v: exit %d, %d results (%v) on stdout:\n%s", dash, code, len(results), err, head(out))
+		}
+		if !strings.Contains(errOut, "6 of 7 jobs placed") {
+			t.Errorf("%v: the table is not on stderr: %q", dash, head(errOut))
+		}
+		if _, err := os.Stat("-"); err == nil {
+			os.Remove("-")
+			t.Errorf("%v: wrote a file named -", dash)
+		}
+	}
+	// A --json switch is left as it is: "-" is then an argument.
+	if _, errOut, code := runCLI(t, "prices", "--json", "-"); code != 2 || !strings.Contains(errOut, `unexpected argument "-"`) {
+		t.Errorf("prices --json -: exit %d, %q", code, errOut)
+	}
+}
