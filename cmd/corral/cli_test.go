@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,5 +265,21 @@ func TestJSONToStdout(t *testing.T) {
 	// A --json switch is left as it is: "-" is then an argument.
 	if _, errOut, code := runCLI(t, "prices", "--json", "-"); code != 2 || !strings.Contains(errOut, `unexpected argument "-"`) {
 		t.Errorf("prices --json -: exit %d, %q", code, errOut)
+	}
+}
+
+// No server listening: one line that says where the client looked and
+// how to start a server, not a raw "dial tcp".
+func TestNoServerIsOneLine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, errOut, code := runCLI(t, "queue", "--server", "http://"+addr, "--token", "x")
+	want := "corral queue: no corral server at http://" + addr + " (connection refused;"
+	if code != 1 || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "corral server --dev") {
+		t.Errorf("exit %d, stderr %q; want one line starting %q and naming corral server --dev", code, errOut, want)
 	}
 }

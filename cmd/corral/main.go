@@ -103,6 +103,10 @@ func exitCode(name string, err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "corral %s: %v\nrun 'corral %s -h' for usage\n", name, err, name)
 		return 2
 	}
+	if msg, ok := noServer(err); ok {
+		fmt.Fprintf(stderr, "corral %s: %s\n", name, msg)
+		return 1
+	}
 	fmt.Fprintf(stderr, "corral %s: %v\n", name, err)
 	return 1
 }
