@@ -283,3 +283,21 @@ func TestNoServerIsOneLine(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want one line starting %q and naming corral server --dev", code, errOut, want)
 	}
 }
+
+// A mistyped GPU model or MIG profile is an error (exit 1), not a job
+// that does not fit (exit 0).
+func TestPlaceRefusesUnknownModelsAndProfiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, file, want string }{
+		{"model", "name: a\ngpus: 1\nmodels: [H100-80G]\n", `job "a", group "task": unknown GPU model "H100-80G" (known: `},
+		{"profile of the model", "name: b\nmig: 9g.99gb\nmodels: [H100-80GB]\n", `job "b", group "task": H100-80GB has no MIG profile "9g.99gb" (valid: `},
+		{"profile of no model", "name: c\nmig: 9g.99gb\n", `job "c", group "task": no GPU model in the catalog has the MIG profile "9g.99gb"`},
+	} {
+		path := filepath.Join(dir, c.name+".yaml")
+		os.WriteFile(path, []byte(c.file), 0o644)
+		out, errOut, code := runCLI(t, "place", "--fleet", "../../examples/fleets/h100-superpod.yaml", path)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, "corral place: "+path+": "+c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.name, code, head(out), errOut, c.want)
+		}
+	}
+}

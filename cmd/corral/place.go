@@ -66,6 +66,9 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := checkCatalog(path, js); err != nil {
+			return err
+		}
 		jobs = append(jobs, js...)
 	}
 	state, err := gang.New(f)
