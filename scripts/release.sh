@@ -52,7 +52,7 @@ if [ ${#bins[@]} -gt 0 ]; then
 fi
 
 cd "$DIST"
-files=$(ls corral_"${VERSION}"_* image/corral_"${VERSION}"_* 2>/dev/null | grep -v '_oci$' || true)
+files=$(ls -d corral_"${VERSION}"_* image/corral_"${VERSION}"_* 2>/dev/null | grep -v '_oci$' || true)
 if command -v sha256sum >/dev/null; then
 	sha256sum $files >SHA256SUMS
 else
