@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -21,5 +22,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	case "scale":
 		return runBenchScale(args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("unknown benchmark %q (known: fgd, scale)", args[0])
+	if strings.HasPrefix(args[0], "-") {
+		return usageErrorf("flag provided but not defined: -%s", strings.TrimLeft(args[0], "-"))
+	}
+	return usageErrorf("unknown benchmark %q (known: fgd, scale)", args[0])
 }

@@ -71,11 +71,11 @@ Policies:
 func runBenchFGD(args []string, stdout, stderr io.Writer) error {
 	var o fgdOptions
 	fs := o.flags(stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+		return unexpected(fs)
 	}
 	specs, err := o.specs()
 	if err != nil {

@@ -113,11 +113,11 @@ Flags:
 func runBenchScale(args []string, stdout, stderr io.Writer) (err error) {
 	var o scaleFlags
 	fs := o.flags(stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+		return unexpected(fs)
 	}
 	if err := o.opt.Check(); err != nil {
 		return err

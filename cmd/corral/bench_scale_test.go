@@ -159,12 +159,12 @@ func TestBenchScaleErrors(t *testing.T) {
 }
 
 func TestBenchScaleHelp(t *testing.T) {
-	_, stderr, code := runCLI(t, "bench", "scale", "-h")
+	stdout, _, code := runCLI(t, "bench", "scale", "-h")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"Usage: corral bench scale", "decisions_per_sec", "p99_decision_ms", "gang512_p99_ms", "mixed_gangs_seconds", "heap_bytes", "-nodes", "-gpus-per-node", "-seed"} {
-		if !strings.Contains(stderr, want) {
+		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/corral-sched/corral/internal/server/client"
@@ -66,4 +68,19 @@ func requestContext(timeout time.Duration) (context.Context, context.CancelFunc)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	return ctx, func() { cancel(); stop() }
+}
+
+// noServer says, in one line, where a client looked for a server that
+// did not answer and how to start one; ok is false for other errors.
+func noServer(err error) (msg string, ok bool) {
+	var ue *url.Error
+	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &ue) {
+		return "", false
+	}
+	at := ue.URL
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		at = u.Scheme + "://" + u.Host
+	}
+	return fmt.Sprintf("no corral server at %s (connection refused; from --server, else $CORRAL_SERVER, else %s): start one with 'corral server --dev'",
+		at, client.DefaultServer), true
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
+	"github.com/corral-sched/corral/internal/ociimage"
 )
 
 // deployDir is the repository's deploy/.
@@ -170,5 +171,32 @@ func TestCRDShortNamesAvoidKueueAndVolcano(t *testing.T) {
 				t.Errorf("%s: short name %q is taken by Kueue or Volcano", filepath.Base(path), s)
 			}
 		}
+	}
+}
+
+// The Deployment runs a release image by its version tag, the binary path
+// and port the release image (internal/ociimage) has, and kustomization's
+// images: names that image, so that one line sets another.
+func TestDeployRunsTheReleaseImage(t *testing.T) {
+	dir := deployDir(t)
+	var d appsv1.Deployment
+	readYAML(t, filepath.Join(dir, "deployment.yaml"), &d)
+	c := d.Spec.Template.Spec.Containers[0]
+	repo, tag, ok := strings.Cut(c.Image, ":")
+	if !ok || repo != ociimage.Repository || tag == "latest" || !strings.HasPrefix(tag, "v") {
+		t.Errorf("image %q, want %s:vX.Y.Z", c.Image, ociimage.Repository)
+	}
+	if len(c.Command) == 0 || c.Command[0] != ociimage.BinaryPath {
+		t.Errorf("command %v, want the release image's %s", c.Command, ociimage.BinaryPath)
+	}
+	if p := c.Ports[0]; strconv.Itoa(int(p.ContainerPort))+"/tcp" != ociimage.Port {
+		t.Errorf("container port %d, the release image exposes %s", p.ContainerPort, ociimage.Port)
+	}
+	var k struct {
+		Images []struct{ Name, NewName, NewTag string } `json:"images"`
+	}
+	readYAML(t, filepath.Join(dir, "kustomization.yaml"), &k)
+	if len(k.Images) != 1 || k.Images[0].Name != repo || k.Images[0].NewTag != tag {
+		t.Errorf("kustomization images %+v, want one entry for %s with newTag %s", k.Images, repo, tag)
 	}
 }

@@ -29,46 +29,97 @@ func canonical(f *flag.Flag) string {
 	return f.Name
 }
 
-// parseFlags parses args with fs. -h prints the command's help text and
-// its flags, and returns flag.ErrHelp; a mistyped flag is one line that
-// names it and points to -h. Slurm's glued short flags (-n4, -t90) are
+// usageError is a mistake in the command line (an unknown flag, a value
+// it cannot take, an argument missing or too many): run prints it on one
+// line with a hint to the command's help and exits 2. cmd names the
+// command when it is not the top-level one ("bench fgd").
+type usageError struct {
+	cmd string
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf is a usageError of the command being run.
+func usageErrorf(format string, a ...any) error {
+	return &usageError{err: fmt.Errorf(format, a...)}
+}
+
+// unexpected is the usage error of a positional argument fs's command
+// does not take.
+func unexpected(fs *flag.FlagSet) error {
+	return &usageError{cmd: strings.TrimPrefix(fs.Name(), "corral "), err: fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+}
+
+// flagProbe is an output that makes parseFlags hand over the flag set it
+// is given instead of parsing: the completion scripts list each command's
+// flags with it, without running the command.
+type flagProbe struct{ sets []*flag.FlagSet }
+
+func (*flagProbe) Write(p []byte) (int, error) { return len(p), nil }
+
+// parseFlags parses args with fs; flags may come before, between and
+// after the positional arguments (fs.Args()), and "--" ends them. -h
+// prints the command's help text (usage, then the flags; when usage is
+// empty, fs.Usage) and returns flag.ErrHelp; a mistyped flag or value is
+// a usageError of one line. Slurm's glued short flags (-n4, -t90) are
 // taken as -n 4 and -t 90.
 func parseFlags(fs *flag.FlagSet, usage string, args []string) error {
+	return parse(fs, usage, args, true)
+}
+
+// parseLeadingFlags is parseFlags where the first positional argument
+// ends the flags: what follows it is a command with flags of its own
+// (corral submit [flags] [--] COMMAND ARGS...).
+func parseLeadingFlags(fs *flag.FlagSet, usage string, args []string) error {
+	return parse(fs, usage, args, false)
+}
+
+func parse(fs *flag.FlagSet, usage string, args []string, interspersed bool) error {
 	out := fs.Output()
+	if p, ok := out.(*flagProbe); ok {
+		p.sets = append(p.sets, fs)
+		return flag.ErrHelp
+	}
+	help := fs.Usage
+	if usage != "" || help == nil {
+		help = func() { fmt.Fprint(out, usage); printFlags(out, fs) }
+	}
 	fs.SetOutput(io.Discard) // the flag package's own message would come with every flag
 	fs.Usage = func() {}
-	err := fs.Parse(splitGlued(fs, args))
+	err := fs.Parse(normalize(fs, args, interspersed))
 	fs.SetOutput(out)
-	fs.Usage = func() { fmt.Fprint(out, usage); printFlags(out, fs) }
+	fs.Usage = help
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fs.Usage()
+		help()
 		return err
 	case err != nil:
-		return fmt.Errorf("%w (see 'corral %s -h')", err, fs.Name())
+		return &usageError{cmd: strings.TrimPrefix(fs.Name(), "corral "), err: err}
 	}
 	return nil
 }
 
-// parseInterleaved parses flags that may come before, between and after
-// the positional arguments, which it returns in order; after "--" every
-// argument is positional.
+// parseInterleaved is parseFlags returning the positional arguments.
 func parseInterleaved(fs *flag.FlagSet, usage string, args []string) ([]string, error) {
-	var pos []string
-	for {
-		before := len(args)
-		if err := parseFlags(fs, usage, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(rest) < before && args[before-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
+	if err := parseFlags(fs, usage, args); err != nil {
+		return nil, err
 	}
+	return fs.Args(), nil
+}
+
+// wantsHelp says whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // printFlags prints fs's flags like PrintDefaults, each with its other
@@ -93,32 +144,49 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	show.PrintDefaults()
 }
 
-// splitGlued rewrites a short flag glued to its value (-n4, -G2, -t1:00:00)
-// as two arguments, as Slurm's tools take them. It stops at "--" and at
-// the first argument that is not a flag (the command).
-func splitGlued(fs *flag.FlagSet, args []string) []string {
-	out := make([]string, 0, len(args)+2)
+// normalize rewrites args for the flag package, which stops at the first
+// positional argument: flags after positional arguments move before them,
+// and the positional arguments follow a "--". Interspersed false keeps
+// everything from the first positional argument on as it is. A short flag
+// glued to its value (-n4, -G2, -t1:00:00) becomes two arguments, as
+// Slurm's tools take them.
+func normalize(fs *flag.FlagSet, args []string, interspersed bool) []string {
+	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
-			return append(out, args[i:]...)
+		positional := a == "-" || !strings.HasPrefix(a, "-")
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+			continue
+		case positional && !interspersed:
+			pos = append(pos, args[i:]...)
+			i = len(args)
+			continue
+		case positional:
+			pos = append(pos, a)
+			continue
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if f := fs.Lookup(name); f != nil {
-			out = append(out, a)
+			flags = append(flags, a)
 			if !hasValue && !isBool(f) && i+1 < len(args) {
-				out = append(out, args[i+1])
+				flags = append(flags, args[i+1])
 				i++
 			}
 			continue
 		}
 		if f := fs.Lookup(a[1:min(2, len(a))]); f != nil && !strings.HasPrefix(a, "--") && !isBool(f) {
-			out = append(out, a[:2], a[2:])
+			flags = append(flags, a[:2], a[2:])
 			continue
 		}
-		out = append(out, a) // unknown: the flag package names it
+		flags = append(flags, a) // unknown: the flag package names it
 	}
-	return out
+	if len(pos) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), pos...)
 }
 
 func isBool(f *flag.Flag) bool {

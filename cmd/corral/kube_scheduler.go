@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
+	"github.com/corral-sched/corral/internal/buildinfo"
 	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/sched"
 )
@@ -172,7 +173,8 @@ func (f *kubeSchedulerFlags) scheduler(stderr io.Writer) (s *kube.Scheduler, log
 		cfg.Accounting = file
 	}
 	cfg.AccountingConfigMaps = f.accountingCMs
-	log.Info("corral kube-scheduler starting", "scheduler-name", cfg.SchedulerName, "host", rc.Host,
+	log.Info("corral kube-scheduler starting", buildinfo.Get().LogAttrs()...)
+	log.Info("corral kube-scheduler settings", "scheduler-name", cfg.SchedulerName, "host", rc.Host,
 		"qps", rc.QPS, "burst", rc.Burst, "leader-elect", f.leaderElect, "http-address", f.httpAddr)
 	return kube.New(clients.Client, clients.Dynamic, cfg, log), log, closeAll, nil
 }
@@ -237,12 +239,11 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.moveOffCordoned, "move-off-cordoned", false, "stop the pods on a cordoned node as on one about to go, and queue them again; default: a cordon only keeps new pods off")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+		return nil, unexpected(fs)
 	}
 	if f.leaderElect && f.identity == "" {
 		return nil, errors.New("--leader-elect needs --id (no hostname)")

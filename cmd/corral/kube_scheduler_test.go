@@ -26,23 +26,26 @@ func TestKubeSchedulerHelp(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"schedulerName", "nvidia.com/mig-1g.10gb", "scheduling.x-k8s.io/pod-group", "--leader-elect", "-topology-levels", "FailedScheduling"} {
-		if !strings.Contains(errb.String(), want) {
+		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
 }
 
 func TestKubeSchedulerBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"--topology-levels", "rack"},
-		{"--nvlink-level", "pod", "--topology-levels", "rack=r"},
-		{"--node-selector", "a=(", "--kubeconfig", "/nonexistent"},
-		{"--kubeconfig", "/nonexistent/kubeconfig", "--leader-elect=false"},
-		{"extra"},
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--topology-levels", "rack"}, 1},
+		{[]string{"--nvlink-level", "pod", "--topology-levels", "rack=r"}, 1},
+		{[]string{"--node-selector", "a=(", "--kubeconfig", "/nonexistent"}, 1},
+		{[]string{"--kubeconfig", "/nonexistent/kubeconfig", "--leader-elect=false"}, 1},
+		{[]string{"extra"}, 2}, // a usage error
 	} {
 		var errb bytes.Buffer
-		if code := run(append([]string{"kube-scheduler"}, args...), &bytes.Buffer{}, &errb); code != 1 {
-			t.Errorf("%v: exit %d, want 1 (%s)", args, code, errb.String())
+		if code := run(append([]string{"kube-scheduler"}, tc.args...), &bytes.Buffer{}, &errb); code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, errb.String())
 		}
 	}
 }

@@ -105,14 +105,17 @@ func TestBenchFGDReadsOpenbFiles(t *testing.T) {
 }
 
 func TestHelpAndUnknownCommand(t *testing.T) {
-	if out, _, code := runCLI(t); code != 0 || !strings.Contains(out, "bench") {
-		t.Errorf("no-argument help: exit %d\n%s", code, out)
+	if _, stderr, code := runCLI(t); code != 2 || !strings.Contains(stderr, "corral -h") {
+		t.Errorf("no argument: exit %d, want 2 and a short usage on stderr\n%s", code, stderr)
+	}
+	if out, _, code := runCLI(t, "help"); code != 0 || !strings.Contains(out, "bench") {
+		t.Errorf("help: exit %d\n%s", code, out)
 	}
 	if _, stderr, code := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(stderr, "unknown command") {
 		t.Errorf("unknown command: exit %d, %s", code, stderr)
 	}
-	if _, stderr, code := runCLI(t, "bench", "fgd", "-h"); code != 0 || !strings.Contains(stderr, "Usage: corral bench fgd") {
-		t.Errorf("bench fgd -h: exit %d\n%s", code, stderr)
+	if stdout, _, code := runCLI(t, "bench", "fgd", "-h"); code != 0 || !strings.Contains(stdout, "Usage: corral bench fgd") {
+		t.Errorf("bench fgd -h: exit %d\n%s", code, stdout)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -51,12 +50,11 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 	fleetPath := fs.String("fleet", "", "fleet file (YAML); required")
 	jsonPath := fs.String("json", "", "also write every decision as JSON to this file")
 	fs.Usage = func() { fmt.Fprint(stderr, placeUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return err
 	}
 	if *fleetPath == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return errors.New("need --fleet and at least one job file")
+		return usageErrorf("need --fleet and at least one job file")
 	}
 	f, err := fleet.Load(*fleetPath)
 	if err != nil {
@@ -66,6 +64,9 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 	for _, path := range fs.Args() {
 		js, err := job.Load(path)
 		if err != nil {
+			return err
+		}
+		if err := checkCatalog(path, js); err != nil {
 			return err
 		}
 		jobs = append(jobs, js...)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -83,14 +82,14 @@ func parsePlanFlags(args []string, stderr io.Writer) (planOptions, error) {
 	fs.StringVar(&o.held, "held", "", "GPUs already committed under the term, MODEL=N[,MODEL=N] (or N for a one-model demand): the plan buys the difference")
 	fs.StringVar(&o.now, "now", "", "the day prices are aged on, YYYY-MM-DD (default: today)")
 	fs.BoolVar(&o.allowExpired, "allow-expired", false, "buy on a price past the last day its source said it holds (said as EXPIRED in every output)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return o, unexpected(fs)
 	}
 	if o.demand == "" {
-		return o, errors.New("--demand is required (a CSV of hour,gpu_model,gpus)")
+		return o, usageErrorf("--demand is required (a CSV of hour,gpu_model,gpus)")
 	}
 	return o, nil
 }

@@ -40,11 +40,11 @@ func runPrices(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.prices, "prices", "", "YAML prices file laid over the catalog")
 	fs.StringVar(&o.now, "now", "", "the day ages are counted to, YYYY-MM-DD (default: today)")
 	fs.BoolVar(&o.json, "json", false, "print JSON: as_of, lines[] and unknown[]")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return unexpected(fs)
 	}
 	now, err := dayFlag("--now", o.now)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/corral-sched/corral/internal/buildinfo"
 	"github.com/corral-sched/corral/internal/discover"
 	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/server"
@@ -108,7 +109,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return unexpected(fs)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -146,6 +147,7 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger.Info("corral server starting", buildinfo.Get().LogAttrs()...)
 	st, err := store.Open(f.db)
 	if err != nil {
 		return err
@@ -456,12 +458,11 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) == 0 {
-		fs.Usage()
-		return errors.New("give " + tenantVerbs)
+		return &usageError{cmd: "server tenant", err: errors.New("give " + tenantVerbs)}
 	}
 	verb, rest := pos[0], pos[1:]
 	if !slices.Contains(strings.Fields(strings.NewReplacer(",", "", " or", "").Replace(tenantVerbs)), verb) {
-		return fmt.Errorf("%q: give %s (see corral server tenant -h)", verb, tenantVerbs)
+		return &usageError{cmd: "server tenant", err: fmt.Errorf("%q: give %s", verb, tenantVerbs)}
 	}
 	if err := refuseRootIDs(fs, verb); err != nil {
 		return err

@@ -321,7 +321,7 @@ func TestServerFlagErrors(t *testing.T) {
 func TestCommandHelpTeaches(t *testing.T) {
 	for _, cmd := range []string{"server", "submit", "queue", "gpus", "cancel", "logs", "acct", "explain"} {
 		var out strings.Builder
-		if code := run([]string{cmd, "-h"}, io.Discard, &out); code != 0 {
+		if code := run([]string{cmd, "-h"}, &out, io.Discard); code != 0 {
 			t.Errorf("corral %s -h: exit %d", cmd, code)
 		}
 		if !strings.Contains(out.String(), "Usage: corral "+cmd) || !strings.Contains(out.String(), "-") {

@@ -282,7 +282,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "", args); err != nil {
 		return o, err
 	}
 	if (o.workloadKind == "jobs" || o.workloadKind == "sacct") && fs.NArg() > 0 && o.workloadPath == "" {
@@ -293,7 +293,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 		}
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return o, unexpected(fs)
 	}
 	if o.reclaimPatience < 0 {
 		return o, fmt.Errorf("--reclaim-patience %v: want 0 (at once) or more", o.reclaimPatience)

@@ -73,7 +73,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) error {
 	var r api.JobRequest
 	var sf submitFlags
 	defineSubmitFlags(fs, &r, &sf)
-	if err := parseFlags(fs, submitUsage, args); err != nil {
+	if err := parseLeadingFlags(fs, submitUsage, args); err != nil {
 		return err
 	}
 	req, err := buildRequest(fs, r, &sf, os.Environ(), stderr)

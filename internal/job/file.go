@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -101,7 +100,7 @@ func Parse(data []byte, source string) ([]*Job, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: job %d: %s", source, doc, strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, decodeError(source, doc, err)
 		}
 		j, err := fj.job()
 		if err == nil {

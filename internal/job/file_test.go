@@ -52,7 +52,9 @@ memory: 8Gi
 
 func TestParseJobFileErrors(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
-		{"unknown field", "name: a\ngpus: 1\ncolour: red\n", `line 3: field colour not found`},
+		{"unknown field", "name: a\ngpus: 1\ncolour: red\n", `j.yaml:3: job 1: unknown field "colour" in a job (known: name, tenant, priority, minMember, elastic, preemptible, runtime, checkpointEvery, queue, tolerations, topology, groups, count, gpus, mig, shares, gpuMemory, gpuMilli, cpu, memory, models)`},
+		{"unknown field in a group", "name: a\ngroups:\n  - name: w\n    gpu: 1\n", `j.yaml:4: job 1: unknown field "gpu" in a group (known: name, count, gpus, mig,`},
+		{"unknown field in a constraint, second job", "name: a\ngpus: 1\n---\nname: b\ngpus: 1\ntopology: [{level: rack, requird: true}]\n", `j.yaml:6: job 2: unknown field "requird" in a topology constraint (known: level, required, spread, maxPerDomain)`},
 		{"bad memory", "name: a\nmemory: 16G\n", `memory: "16G"`},
 		{"bad cpu", "name: a\ncpu: lots\n", `cpu: "lots"`},
 		{"two GPU kinds", "name: a\ngpus: 1\nmig: 1g.10gb\n", "more than one of"},
