@@ -173,7 +173,7 @@ func TestBashCompletion(t *testing.T) {
 		{"corral bench ", "fgd scale"},
 		{"corral bench fgd --se", "--seeds"},
 		{"corral server ", "tenant"},
-		{"corral server --de", "--dev"},
+		{"corral server --dev", "--dev"},
 		{"corral server tenant --quo", "--quota --quota-cpus --quota-mem"},
 		{"corral server tenant cr", "create"},
 		{"corral completion ", "bash zsh fish"},

@@ -60,7 +60,7 @@ func TestSimCommandRefusesJobsOverQuotaForever(t *testing.T) {
 	os.WriteFile(jobs, []byte("name,submit_s,duration_s,tenant,tasks,gpus\nbig,0,3600,research,8,8\nwhole,60,3600,research,4,8\nother,120,3600,product,1,4\n"), 0o644)
 	out, doc := simDocOf(t, "--workload", "jobs", jobs, "--nodes", "4", "--explain", "big")
 	for _, want := range []string{"refused: over quota forever: 1 jobs (64 GPU-h of work)",
-		"big              tenant research      64.00 GPUs", "is 32.000 GPUs; the job needs 64.000",
+		"big              tenant research      64.00 GPUs", "can never hold more than 32 GPUs: ", "; the job needs 64 GPUs",
 		"big under slurm-like:\n       0.00h  refused: over quota forever"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -155,6 +155,12 @@ func (in *cycleInput) add(u *unit) *rejection {
 		return &rejection{pods: u.pods, message: err.Error(), code: sched.CodeInvalid}
 	}
 	blocked, freeing := u.blocked, in.kube.filter.freeingOf(u.pods)
+	if blocked != "" {
+		// It cannot start whatever the fleet (a group missing members):
+		// stopping work for the pods it has would free too little, for
+		// the wrong pods, and leave its later pods nothing to free.
+		freeing = nil
+	}
 	if why := in.kube.filter.refusal(u.pods); why != "" {
 		if len(freeing) == 0 {
 			return &rejection{pods: u.pods, message: why, code: sched.CodeCapacity}
