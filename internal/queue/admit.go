@@ -71,7 +71,7 @@ func (b *Book) Release(queue string, amounts Amounts) error {
 	used := b.queues[i].used
 	for _, f := range amounts.Flavors() {
 		if amounts[f] > used[f] {
-			return fmt.Errorf("release %v: queue %q uses only %s GPUs of %v", amounts, queue, milliString(used[f]), f)
+			return fmt.Errorf("release %v: queue %q uses only %s GPUs of %v", amounts, queue, MilliString(used[f]), f)
 		}
 	}
 	b.apply(i, amounts, -1)

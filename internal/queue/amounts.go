@@ -121,13 +121,13 @@ func (a Amounts) String() string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%v=%s", f, milliString(a[f]))
+		fmt.Fprintf(&b, "%v=%s", f, MilliString(a[f]))
 	}
 	return b.String()
 }
 
-// milliString writes v milli-GPUs as GPUs without trailing zeros.
-func milliString(v int64) string {
+// MilliString writes v milli-GPUs as GPUs without trailing zeros.
+func MilliString(v int64) string {
 	s := fmt.Sprintf("%.3f", float64(v)/Milli)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")

@@ -61,7 +61,7 @@ func (e *QuotaError) Error() string {
 		at = fmt.Sprintf(" at parent queue %q", e.Level)
 	}
 	return fmt.Sprintf("queue %q: %v: need %s GPUs, room for %s%s (%s of its nominal lent out): %v",
-		e.Queue, e.Flavor, milliString(e.Need), milliString(e.Room), at, milliString(e.Reclaimable), ErrNoQuota)
+		e.Queue, e.Flavor, MilliString(e.Need), MilliString(e.Room), at, MilliString(e.Reclaimable), ErrNoQuota)
 }
 
 func (e *QuotaError) Unwrap() error { return ErrNoQuota }

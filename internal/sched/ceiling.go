@@ -76,24 +76,12 @@ func (r *Refusal) Error() string {
 func Amount(f queue.Flavor, v int64) string {
 	switch f {
 	case queue.CPU:
-		return decimal(v) + " CPUs"
+		return queue.MilliString(v) + " CPUs"
 	case queue.Memory:
 		return fmt.Sprintf("%d MiB of memory", v)
 	}
 	if v == queue.Milli {
 		return "1 GPU"
 	}
-	return decimal(v) + " GPUs"
-}
-
-// decimal writes thousandths as a number with no trailing zeros.
-func decimal(milli int64) string {
-	s := fmt.Sprintf("%d.%03d", milli/1000, milli%1000)
-	for s[len(s)-1] == '0' {
-		s = s[:len(s)-1]
-	}
-	if s[len(s)-1] == '.' {
-		s = s[:len(s)-1]
-	}
-	return s
+	return queue.MilliString(v) + " GPUs"
 }

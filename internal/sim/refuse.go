@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -46,8 +44,3 @@ func (s *Sim) refuse(a *workload.Arrival, reason string) {
 
 // workGPUH is the work a job asks for: its GPUs for its run time.
 func workGPUH(a *workload.Arrival) float64 { return demandGPUs(a) * a.Duration.Hours() }
-
-// gpuString writes milli-GPUs as GPUs, to the milli-GPU.
-func gpuString(milli int64) string {
-	return fmt.Sprintf("%.3f", float64(milli)/queue.Milli)
-}
