@@ -309,3 +309,16 @@ func TestSimCommandAutoscales(t *testing.T) {
 		t.Errorf("scale from zero bought %.1f%% of the fixed fleet with %d nodes joining; want a share below 100%%", share, joined)
 	}
 }
+
+// readJSONFile decodes the JSON file at path into v, failing the test on
+// any error.
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

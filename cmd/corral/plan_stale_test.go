@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,13 +57,7 @@ func TestPlanSaysExpiredAndStaleInTextJSONAndHTML(t *testing.T) {
 			} `json:"price_warnings"`
 		} `json:"plan"`
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	readJSONFile(t, jsonPath, &doc)
 	states := map[string]int{}
 	for _, w := range doc.Plan.Warnings {
 		states[w.State] = w.AgeDays

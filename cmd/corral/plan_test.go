@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,13 +75,7 @@ func TestPlanCommand(t *testing.T) {
 			UnpackedLevel int    `json:"unpacked_committed_gpus"`
 		} `json:"differences"`
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	readJSONFile(t, jsonPath, &doc)
 	if doc.Version != 1 || len(doc.Plan.Models) != 2 || len(doc.Differences) != 2 {
 		t.Fatalf("json: %+v", doc)
 	}
@@ -195,13 +188,7 @@ func TestPlanCommandAllOnDemandWithSpotShare(t *testing.T) {
 			} `json:"models"`
 		} `json:"plan"`
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	readJSONFile(t, jsonPath, &doc)
 	for _, m := range doc.Plan.Models {
 		want := m.GPUHours * m.Prices.OnDemand.USD
 		if math.Abs(m.AllOnDemand-want) > 1e-6 || m.NoCommitment >= m.AllOnDemand {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,13 +43,7 @@ func TestSimMovesCommand(t *testing.T) {
 		} `json:"moves"`
 		Best string `json:"best_move"`
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	readJSONFile(t, jsonPath, &doc)
 	if len(doc.Moves) != 5 || doc.Baseline.Cost <= 0 || doc.Best == "" {
 		t.Fatalf("report %+v", doc)
 	}
