@@ -72,15 +72,7 @@ func (e *env) waitFailedBinding(s *Scheduler) {
 func TestDRAFailedPreBindUndoesItsReservation(t *testing.T) {
 	e := newEnv(t)
 	node := "unprebind-0"
-	e.nodeSpec(kubetest.Node{Name: node})
-	e.vendorClasses("nvidia-deviceclasses.yaml", false)
-	e.vendorSlice("nvidia-resourceslice-h100.yaml", node, 2)
-	id, grant := e.lessThanDeployed("resourceclaims/binding")
-	s := New(id.Client, id.Dynamic, e.config(), testLogger())
-	e.startScheduler(s)
-	e.claim("two", "gpu.nvidia.com", 2, "")
-	e.create(claimPod("p", "two"))
-	e.waitFailedBinding(s)
+	grant := e.failingClaimPod(node, "resourceclaims/binding")
 	if got := e.nodesOf()["p"]; got != "" {
 		t.Fatalf("p bound to %s though its claim could not be written", got)
 	}
@@ -95,15 +87,7 @@ func TestDRAFailedPreBindUndoesItsReservation(t *testing.T) {
 func TestDRAFailedBindUndoesItsReservation(t *testing.T) {
 	e := newEnv(t)
 	node := "unbind-0"
-	e.nodeSpec(kubetest.Node{Name: node})
-	e.vendorClasses("nvidia-deviceclasses.yaml", false)
-	e.vendorSlice("nvidia-resourceslice-h100.yaml", node, 2)
-	id, grant := e.lessThanDeployed("pods/binding")
-	s := New(id.Client, id.Dynamic, e.config(), testLogger())
-	e.startScheduler(s)
-	e.claim("two", "gpu.nvidia.com", 2, "")
-	e.create(claimPod("p", "two"))
-	e.waitFailedBinding(s)
+	grant := e.failingClaimPod(node, "pods/binding")
 	e.eventually(func() error {
 		c := e.getClaim("two")
 		if c.Status.Allocation == nil {
@@ -117,4 +101,21 @@ func TestDRAFailedBindUndoesItsReservation(t *testing.T) {
 	grant()
 	e.waitBound("p")
 	e.allocatedOn("two", node, "p", 2)
+}
+
+// failingClaimPod runs corral with the deployed permissions less perm on
+// a node of two of NVIDIA's H100s, and a pod p whose claim two asks for
+// both, and waits until a binding of it failed; it returns what grants
+// perm back.
+func (e *env) failingClaimPod(node, perm string) (grant func()) {
+	e.nodeSpec(kubetest.Node{Name: node})
+	e.vendorClasses("nvidia-deviceclasses.yaml", false)
+	e.vendorSlice("nvidia-resourceslice-h100.yaml", node, 2)
+	id, grant := e.lessThanDeployed(perm)
+	s := New(id.Client, id.Dynamic, e.config(), testLogger())
+	e.startScheduler(s)
+	e.claim("two", "gpu.nvidia.com", 2, "")
+	e.create(claimPod("p", "two"))
+	e.waitFailedBinding(s)
+	return grant
 }
