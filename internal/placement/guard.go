@@ -51,7 +51,8 @@ type cachedLoss struct {
 
 // reset starts over from an estimate of every shape's share of arrivals
 // (counts or decayed counts, CPU-only pods included). A learner only ever
-// adds shapes, so when their number is unchanged only the weights moved.
+// adds shapes, so when the shapes are those of the last reset only the
+// weights moved.
 func (g *hostGuard) reset(c *Cluster, all Mix) {
 	total, gpu, cpu := 0.0, 0.0, 0.0
 	var shapes Mix
@@ -69,7 +70,7 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	g.meanGPU, g.meanCPU = gpu/total, cpu/total
 	g.losses = make([][]cachedLoss, len(c.Nodes)) // the pod's GPU choice depends on the mix
 	g.logPos = -1                                 // recount every node at the next refresh
-	if g.index != nil && len(shapes) == len(g.shapes) {
+	if g.index != nil && g.sameShapes(shapes) {
 		g.shapes = shapes
 		g.sumDemand()
 		return
@@ -89,6 +90,19 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	g.canHost = make([]shapeSet, len(c.Nodes))
 	g.gen = make([]uint32, len(c.Nodes))
 	g.short = newShapeSet(len(g.shapes))
+}
+
+// sameShapes reports whether shapes are the guard's, in the same order.
+func (g *hostGuard) sameShapes(shapes Mix) bool {
+	if len(shapes) != len(g.shapes) {
+		return false
+	}
+	for s, t := range shapes {
+		if i, ok := g.index[classKey{t.CPUMilli, t.GPUMilli, t.NumGPU, joinModels(t.Models)}]; !ok || i != s {
+			return false
+		}
+	}
+	return true
 }
 
 // nest finds the node types each shape fits when empty, and for every
