@@ -101,6 +101,7 @@ type kubeSchedulerFlags struct {
 	interval                                                time.Duration
 	verbose                                                 bool
 	accounting, accountingCMs, draGPUDrivers                string
+	unitMemoryCM                                            string
 	noPreemption                                            bool
 	preemptionGrace                                         time.Duration
 	reclaimPatience                                         time.Duration
@@ -173,6 +174,7 @@ func (f *kubeSchedulerFlags) scheduler(stderr io.Writer) (s *kube.Scheduler, log
 		cfg.Accounting = file
 	}
 	cfg.AccountingConfigMaps = f.accountingCMs
+	cfg.UnitMemoryConfigMap = f.unitMemoryCM
 	log.Info("corral kube-scheduler starting", buildinfo.Get().LogAttrs()...)
 	log.Info("corral kube-scheduler settings", "scheduler-name", cfg.SchedulerName, "host", rc.Host,
 		"qps", rc.QPS, "burst", rc.Burst, "leader-elect", f.leaderElect, "http-address", f.httpAddr)
@@ -223,6 +225,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.verbose, "v", false, "log every cycle")
 	fs.StringVar(&f.accounting, "accounting", "", "append accounting records (JSON lines: pods and pod groups started, preempted, ended, with waits and GPU-seconds) to this file")
 	fs.StringVar(&f.accountingCMs, "accounting-configmaps", "", "keep the accounting records in the API server too, in ConfigMaps PREFIX-NNNNNN of NAMESPACE (namespace/prefix), which outlive a replica and which a new leader continues")
+	fs.StringVar(&f.unitMemoryCM, "memory-configmap", "", "keep what the scheduler remembers of units (preemption counts, reborrow back-offs, claimed room) in this ConfigMap (namespace/name), so that a new leader continues it; empty: in this replica only")
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
 	fs.StringVar(&f.draGPUDrivers, "dra-gpu-drivers", strings.Join(kube.DefaultDRAGPUDrivers, ","), "DRA drivers whose devices are GPUs to the core (counted for packing and quotas); empty: none")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)

@@ -51,6 +51,12 @@ type Config struct {
 	// prefix-NNNNNN of the namespace, so that the log survives restarts
 	// and a new leader continues it (acctstore.go).
 	AccountingConfigMaps string
+	// UnitMemoryConfigMap, when set ("namespace/name"), keeps the core's
+	// memory of units (how often each was preempted, until when it may
+	// not borrow, the room claimed for it) in that ConfigMap, so that a
+	// new leader or a restarted replica continues it (memstore.go);
+	// otherwise it lives in this replica only.
+	UnitMemoryConfigMap string
 	// DRAGPUDrivers are the DRA drivers whose devices are GPUs to the
 	// core (dra.go); nil is DefaultDRAGPUDrivers.
 	DRAGPUDrivers []string

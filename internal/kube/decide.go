@@ -130,7 +130,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 // that are not already terminating may be preempted.
 func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true,
-		Preemptions: in.kube.stops[v.name].count}
+		Preemptions: in.kube.stops[v.name].Preemptions}
 	var milli int64
 	for _, b := range v.pods {
 		milli += b.milli
@@ -175,7 +175,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
 		Job: j, Queue: q, Need: charger.Need(in.kube.state, j), Arrival: u.created.UnixNano(), Since: u.created,
-		NoBorrowUntil: in.kube.stops[u.job].noBorrowUntil, Claimed: in.kube.stops[u.job].claimed,
+		NoBorrowUntil: in.kube.stops[u.job].NoBorrowUntil, Claimed: in.kube.stops[u.job].Claimed,
 		Blocked: blocked, Freeing: freeing, NeverPreempts: neverPreempts(u.pods),
 	})
 	return nil

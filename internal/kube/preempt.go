@@ -35,16 +35,6 @@ type preemption struct {
 	victims map[string]time.Time
 }
 
-// unitStops is what the scheduler remembers of a unit: how often it was
-// stopped and until when it may not borrow quota again, and, for a unit
-// that running pods were evicted for, that the room they free is its own
-// (sched.Unit.Claimed) until it starts.
-type unitStops struct {
-	count         int
-	noBorrowUntil time.Time
-	claimed       bool
-}
-
 // runningUnits groups the bound pods into the units they were placed as:
 // a pod, or the bound pods of one pod group. Priority is the highest of
 // its pods, creation the earliest, start the latest bind.

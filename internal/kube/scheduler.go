@@ -77,11 +77,14 @@ type Scheduler struct {
 	// time of the cycle that placed it, which a running unit's lost work
 	// is measured from (boundTime).
 	boundAt map[types.UID]time.Time
-	// stops is how often this replica preempted each unit still there,
-	// until when it may not borrow, and whether pods were evicted for it
-	// (a unit is a pod group, or a pod by name: a bare pod its controller
-	// creates again under a new name starts afresh, as after a failover).
-	stops map[string]unitStops
+	// units is the core's memory of the units still there: how often
+	// each was preempted, until when it may not borrow, and whether pods
+	// were evicted for it (a unit is a pod group, or a pod by name: a bare
+	// pod its controller creates again under a new name starts afresh).
+	// It is kept in the API server (memstore.go), so that a new leader
+	// continues it.
+	units    *sched.Memory
+	unitsLog *memoryStore // nil: kept in this replica only
 	// refusals are where the filter plugins refused pending pods the core
 	// had placed (refusals.go).
 	refusals map[types.UID]refusal
@@ -100,9 +103,14 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]unitStops{}, refusals: map[types.UID]refusal{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, units: sched.NewMemory(), refusals: map[types.UID]refusal{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.ledger.store = s.accountingStore()
+	if st, err := newMemoryStore(client, cfg.UnitMemoryConfigMap); err != nil {
+		log.Error("unit memory", "err", err)
+	} else {
+		s.unitsLog = st
+	}
 	s.metrics = newMetrics(&s.n, &s.leading)
 	s.reports = newReporter(client, &s.n, log)
 	s.status = newStatusWriter(dyn, log)
@@ -207,6 +215,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) loop(ctx context.Context) error {
 	s.lastEnd.Store(time.Now().UnixNano())
 	defer s.continueAccounting(ctx)()
+	s.restoreUnits(ctx)
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	reporting := make(chan struct{})
@@ -255,6 +264,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 // Pods with scheduling gates are not pending: they are never placed and
 // hold nothing.
 func (s *Scheduler) Cycle(ctx context.Context) error {
+	defer s.persistUnits(ctx)
 	s.recoverIntents(ctx)
 	s.handleFaults(ctx)
 	snap, err := s.snapshot(ctx)
@@ -466,9 +476,9 @@ func (s *Scheduler) listCustom(l cache.GenericLister) []*unstructured.Unstructur
 
 // memory is what the scheduler remembers of the pods a cycle sees.
 type memory struct {
-	assumed map[string]string       // pod uid -> node: bound here, not yet seen bound
-	boundAt map[types.UID]time.Time // when this replica bound them
-	stops   map[string]unitStops    // by unit name
+	assumed map[string]string           // pod uid -> node: bound here, not yet seen bound
+	boundAt map[types.UID]time.Time     // when this replica bound them
+	stops   map[string]sched.Remembered // by unit name
 	refused refusedNodes
 }
 
@@ -479,8 +489,9 @@ type memory struct {
 func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := memory{assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]unitStops{},
+	m := memory{assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]sched.Remembered{},
 		refused: refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}}
+	present := map[string]bool{}
 	for _, p := range pods {
 		if node, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
 			m.assumed[string(p.UID)] = node
@@ -488,9 +499,10 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 		if at, ok := s.boundAt[p.UID]; ok {
 			m.boundAt[p.UID] = at
 		}
-		if len(s.stops) > 0 {
+		if s.units.Len() > 0 {
 			name := unitName(p)
-			if st, ok := s.stops[name]; ok {
+			present[name] = true
+			if st := s.units.Of(name); st != (sched.Remembered{}) {
 				m.stops[name] = st
 			}
 		}
@@ -498,7 +510,8 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 			m.refused.add(p.UID, r)
 		}
 	}
-	s.assumed, s.boundAt, s.stops = maps.Clone(m.assumed), maps.Clone(m.boundAt), maps.Clone(m.stops)
+	s.assumed, s.boundAt = maps.Clone(m.assumed), maps.Clone(m.boundAt)
+	s.units.Keep(s.cfg.Now(), func(name string) bool { return present[name] })
 	return m
 }
 
@@ -506,27 +519,14 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 func (s *Scheduler) stopped(p *preemption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name, until := range p.victims {
-		st := s.stops[name]
-		st.count++
-		st.noBorrowUntil = until
-		s.stops[name] = st
-	}
-	st := s.stops[p.forJob]
-	st.claimed = true
-	s.stops[p.forJob] = st
+	s.units.Preempted(p.forJob, p.victims)
 }
 
 // started forgets the claims of the units a cycle started.
 func (s *Scheduler) started(units []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, name := range units {
-		if st, ok := s.stops[name]; ok {
-			st.claimed = false
-			s.stops[name] = st
-		}
-	}
+	s.units.Started(units...)
 }
 
 // assume remembers the pods as bound at, before the cache shows it.

@@ -45,7 +45,7 @@ type snapshot struct {
 	nodeCaps map[string]int
 	// stops is what this replica remembers of the units it preempted,
 	// by unit name.
-	stops map[string]unitStops
+	stops map[string]sched.Remembered
 	book  *queue.Book // quota in use per queue, learnt afresh
 	specs []queue.Spec
 	// ledger, when set, is the scheduler's quota book kept across cycles

@@ -14,6 +14,18 @@
 // its Decisions say (started units are placed and admitted), so that the
 // face applies the same decisions the cycle saw.
 //
+// Memory (memory.go) is what the scheduler keeps of units from one cycle
+// to the next: preemption counts, reborrow back-offs and claims. A face
+// tells it what it carried out and persists what Changes hands back. What
+// each face keeps today, and where:
+//
+//	state                     simulator        server                   kube-scheduler
+//	fair-share history        Ledger (memory)  Ledger (memory; rebuilt  Ledger (memory)
+//	                                           from the store's jobs)
+//	preemptions, back-offs    sim fields       the job's record (bbolt) Memory, ConfigMap
+//	claims                    sim fields       memory                   Memory, ConfigMap
+//	last waits and estimates  -                memory (explain)         pod conditions
+//
 // It imports internal/gang, internal/fleet, internal/job and internal/queue
 // only. Start
 // with Cycle in cycle.go; reservations and backfill are in reserve.go,

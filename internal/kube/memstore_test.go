@@ -1,0 +1,103 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// cohortQueue makes a Queue of this test with a GPU quota in a cohort.
+func (e *env) cohortQueue(name string, gpus int64, cohort string) string {
+	e.t.Helper()
+	name = e.ns + "-" + name
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "corral.sh/v1alpha1", "kind": "Queue", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"tenant": name, "quota": map[string]any{"gpus": gpus}, "cohort": e.ns + "-" + cohort}}}
+	ctx := context.Background()
+	if _, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("queue %s: %v", name, err)
+	}
+	e.t.Cleanup(func() { _ = e.c.Dynamic.Resource(QueueResource).Delete(ctx, name, metav1.DeleteOptions{}) })
+	return name
+}
+
+// A pod stopped to give lent quota back may not borrow again for the
+// reborrow back-off, and a new leader knows it: the core's memory of units
+// is in the API server (--memory-configmap), not in the replica that
+// preempted. Before, the new leader started from nothing, and the pod,
+// created again under its name, borrowed at once.
+func TestLeaderChangeKeepsTheReborrowBackOff(t *testing.T) {
+	e := newEnv(t)
+	e.node("mem-0", 8, nil)
+	owner, borrower := e.cohortQueue("owner", 4, "lab"), e.cohortQueue("borrower", 4, "lab")
+	cfg := e.configNoGrace()
+	cfg.ReclaimPatience = -1 // reclaim at once
+	cfg.UnitMemoryConfigMap = leaseNamespace + "/" + e.ns + "-memory"
+	inQ := func(name string, gpus int, q string) {
+		p := pod(name, gpus)
+		p.Labels[LabelQueue] = q
+		e.create(p)
+	}
+	stopA := e.elected("a", cfg)
+	inQ("big", 6, borrower) // borrows 2 of the owner's 4
+	e.waitBound("big")
+	inQ("claim", 4, owner) // the owner takes its quota back
+	e.waitBound("claim")
+	if got := e.getPodOrNil("big"); got != nil {
+		t.Fatalf("big still there (on %q), want it preempted for claim", got.Spec.NodeName)
+	}
+	stored := e.storedMemory(cfg.UnitMemoryConfigMap, "pod."+e.ns+"_big")
+	if stored.Preemptions != 1 || stored.NoBorrowUntil.Before(time.Now().Add(5*time.Minute)) {
+		t.Fatalf("stored memory of big %+v, want 1 preemption and a back-off of about 10 minutes", stored)
+	}
+
+	now := int64(0) // no kubelet runs to finish it
+	if err := e.c.Client.CoreV1().Pods(e.ns).Delete(context.Background(), "claim", metav1.DeleteOptions{GracePeriodSeconds: &now}); err != nil {
+		t.Fatal(err)
+	}
+	stopA() // the leader goes away before big is submitted again
+	e.elected("b", cfg)
+	e.waitHolder("b")
+	e.waitQueueStatus(owner, 0, 0, 0, 0) // the owner lends its 4 again
+	inQ("big", 6, borrower) // its controller creates it again, under its name
+	e.waitUnschedulable("big", "may not borrow until")
+	time.Sleep(2 * cfg.Interval) // more cycles of the new leader
+	if p := e.getPodOrNil("big"); p == nil || p.Spec.NodeName != "" {
+		t.Fatalf("big %v, want it pending through the back-off", p)
+	}
+	inQ("small", 4, borrower) // within its own quota it runs
+	e.waitBound("small")
+}
+
+// getPodOrNil returns the pod of this test, or nil when it is not there.
+func (e *env) getPodOrNil(name string) *corev1.Pod {
+	e.t.Helper()
+	p, err := e.c.Client.CoreV1().Pods(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// storedMemory reads one unit's memory from the ConfigMap at
+// "namespace/name", waiting until it is there.
+func (e *env) storedMemory(at, key string) storedUnit {
+	e.t.Helper()
+	ns, name, _ := strings.Cut(at, "/")
+	e.t.Cleanup(func() { _ = e.c.Client.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	var u storedUnit
+	e.eventually(func() error {
+		cm, err := e.c.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal([]byte(cm.Data[key]), &u)
+	})
+	return u
+}

@@ -1,0 +1,66 @@
+package sched
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// A preemption counts once per victim, sets its back-off and claims the
+// room for the unit it was made for; starting drops the claim; a unit gone
+// is forgotten; Changes says each of these once, deletions included.
+func TestMemoryRecordsWhatTheFaceCarriedOut(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewMemory()
+	m.Preempted("big", map[string]time.Time{"small": at, "tiny": {}})
+	m.Preempted("big", map[string]time.Time{"small": at.Add(time.Hour)})
+	if got, want := m.Of("small"), (Remembered{Preemptions: 2, NoBorrowUntil: at.Add(time.Hour)}); got != want {
+		t.Errorf("small: %+v, want %+v", got, want)
+	}
+	if got := m.Of("big"); !got.Claimed {
+		t.Errorf("big: %+v, want its claim", got)
+	}
+	want := []Change{
+		{Unit: "big", Remembered: Remembered{Claimed: true}},
+		{Unit: "small", Remembered: Remembered{Preemptions: 2, NoBorrowUntil: at.Add(time.Hour)}},
+		{Unit: "tiny", Remembered: Remembered{Preemptions: 1}},
+	}
+	if got := m.Changes(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("changes %+v, want %+v", got, want)
+	}
+	if got := m.Changes(); len(got) != 0 {
+		t.Fatalf("changes again %+v, want none", got)
+	}
+	m.Started("big", "never-seen")
+	m.Keep(at, func(name string) bool { return name != "tiny" && name != "small" }) // small is gone, in its back-off
+	want = []Change{{Unit: "big", Gone: true}, {Unit: "tiny", Gone: true}}
+	if got := m.Changes(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after start and keep: changes %+v, want %+v", got, want)
+	}
+	if m.Len() != 1 {
+		t.Errorf("remembers %v, want small alone", m.Snapshot())
+	}
+	m.Keep(at.Add(time.Hour), func(string) bool { return false })
+	if m.Len() != 0 {
+		t.Errorf("remembers %v after small's back-off, want nothing", m.Snapshot())
+	}
+}
+
+// What was persisted comes back whole, and a failed write is returned by
+// the next Changes with the memory's current value.
+func TestMemoryRestoreAndUnsaved(t *testing.T) {
+	m := NewMemory()
+	m.Preempted("x", map[string]time.Time{"y": {}})
+	saved := m.Snapshot()
+	lost := m.Changes()
+	m.Preempted("x", map[string]time.Time{"y": {}})
+	m.Unsaved(lost)
+	if got := m.Changes(); len(got) != 2 || got[1].Remembered.Preemptions != 2 {
+		t.Errorf("changes after a failed write %+v, want x and y (2 preemptions)", got)
+	}
+	other := NewMemory()
+	other.Restore(saved)
+	if got := other.Of("y"); got.Preemptions != 1 || len(other.Changes()) != 0 {
+		t.Errorf("restored y %+v with changes, want 1 preemption and nothing to write", got)
+	}
+}
