@@ -32,7 +32,7 @@ func loadOpenb(b *testing.B, trace string) ([]model.Node, []model.Pod) {
 // BenchmarkRun times one run (one trace, one policy, one seed) of the
 // protocol; the target is fgd on the default trace under 2 s.
 func BenchmarkRun(b *testing.B) {
-	for _, policy := range []string{"fgd", "corral", "corral-online", "bestfit", "random"} {
+	for _, policy := range []string{"fgd", "corral", "corral-online", LivePolicy, "bestfit", "random"} {
 		b.Run("default/"+policy, func(b *testing.B) {
 			nodes, pods := loadOpenb(b, "default")
 			benchRun(b, Spec{Trace: "default", Nodes: nodes, Pods: pods, Policy: policy, Seed: 42})

@@ -54,6 +54,10 @@ type Corral struct {
 	guard       hostGuard
 	pools       poolGuard
 	renew       bool // the guard must start over from all
+	// before is each node's fragmentation as it is, valid while beforeGen
+	// (the node's generation + 1) is current and the mix unchanged.
+	before    []float64
+	beforeGen []uint32
 }
 
 // NewCorral returns corral's policy, measuring against the typical mix of
@@ -95,6 +99,7 @@ func (p *Corral) follow() {
 	p.all = p.learner.all
 	p.renew = true
 	p.cache = scoreCache{} // scores depend on the mix
+	clear(p.beforeGen)
 }
 
 func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
@@ -122,7 +127,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		if kept := p.pools.keep(c, pod, feasible, p.guard.arrivals(c)); kept != nil {
 			feasible = kept
 		}
-		if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
+		if kept := p.guard.keep(c, pod, feasible, gpus); len(kept) > 0 {
 			feasible = kept
 		}
 	}
@@ -181,11 +186,22 @@ func (p *Corral) frag(gpuModel string, cpuLeft int64, left []int64) float64 {
 	return corralBlend*p.mix.Frag(gpuModel, cpuLeft, left) + (1-corralBlend)*p.mix.FragCopies(gpuModel, cpuLeft, left)
 }
 
+// fragNow is node n's fragmentation as it is.
+func (p *Corral) fragNow(c *Cluster, n int) float64 {
+	if len(p.before) != len(c.Nodes) {
+		p.before, p.beforeGen = make([]float64, len(c.Nodes)), make([]uint32, len(c.Nodes))
+	}
+	if gen := c.Generation(n) + 1; p.beforeGen[n] != gen {
+		p.before[n], p.beforeGen[n] = p.frag(c.Nodes[n].Model, c.CPULeft[n], c.GPULeft[n]), gen
+	}
+	return p.before[n]
+}
+
 // score is minus the increase of node n's fragmentation if it takes pod,
 // and for a sharing pod the GPU that increases it least.
 func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
 	gpuModel := c.Nodes[n].Model
-	before := p.frag(gpuModel, c.CPULeft[n], c.GPULeft[n])
+	before := p.fragNow(c, n)
 	return bestTrial(c, n, pod, func(cpuAfter int64, after []int64) float64 {
 		return before - p.frag(gpuModel, cpuAfter, after)
 	})

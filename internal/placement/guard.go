@@ -1,6 +1,10 @@
 package placement
 
-import "github.com/corral-sched/corral/internal/model"
+import (
+	mbits "math/bits"
+
+	"github.com/corral-sched/corral/internal/model"
+)
 
 // guardSlack is how many hosts per copy expected before the cluster is full
 // a pod shape must keep; with fewer, it is short of hosts. 1.0 and 2.0 were
@@ -36,17 +40,9 @@ type hostGuard struct {
 	canHost    []shapeSet // per node
 	gen        []uint32   // per node: generation + 1 when canHost was computed
 	logPos     int        // position in the cluster's change log refresh has read to; -1: read every node
-	losses     [][]cachedLoss
 	short      shapeSet
 	kept       []int
 	after      []int64
-}
-
-// cachedLoss is the set of shapes a node stops hosting if it takes a pod of
-// one class, valid while the node's generation is unchanged.
-type cachedLoss struct {
-	gen  uint32
-	lost shapeSet
 }
 
 // reset starts over from an estimate of every shape's share of arrivals
@@ -68,7 +64,6 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 		shapes[i].Weight /= total
 	}
 	g.meanGPU, g.meanCPU = gpu/total, cpu/total
-	g.losses = make([][]cachedLoss, len(c.Nodes)) // the pod's GPU choice depends on the mix
 	g.logPos = -1                                 // recount every node at the next refresh
 	if g.index != nil && g.sameShapes(shapes) {
 		g.shapes = shapes
@@ -254,48 +249,42 @@ func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) bool {
 
 // keep returns the feasible nodes on which pod ends no short shape's host,
 // or nil when no shape is short. gpus is the policy's GPU choice on a node.
-func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, gpus func(n int) []int) []int {
+func (g *hostGuard) keep(c *Cluster, pod *model.Pod, feasible []int, gpus func(n int) []int) []int {
 	g.refresh(c)
 	if !g.shortFor(c, pod) {
 		return nil
 	}
 	g.kept = g.kept[:0]
 	for _, n := range feasible {
-		if !g.canHost[n].meets(g.short) || !g.lost(c, n, pod, class, gpus).meets(g.short) {
+		if !g.endsShort(c, n, pod, gpus) {
 			g.kept = append(g.kept, n)
 		}
 	}
 	return g.kept
 }
 
-// lost is the set of shapes node n can host now but not after taking pod.
-func (g *hostGuard) lost(c *Cluster, n int, pod *model.Pod, class int, gpus func(n int) []int) shapeSet {
-	row := g.losses[n]
-	if class >= len(row) {
-		row = append(row, make([]cachedLoss, class+1-len(row))...)
-		g.losses[n] = row
-	}
-	gen := c.Generation(n) + 1
-	if row[class].gen == gen {
-		return row[class].lost
+// endsShort reports whether node n, taking pod, stops hosting a short
+// shape it hosts now. Only the short shapes it hosts are tried, the first
+// lost one ending the search: few shapes are short at a time, and a fleet
+// sees hundreds of shapes (every CPU request is one).
+func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, gpus func(n int) []int) bool {
+	hosts := g.canHost[n]
+	if !hosts.meets(g.short) {
+		return false
 	}
 	cpuAfter := c.CPULeft[n] - pod.CPUMilli
 	g.after = append(g.after[:0], c.GPULeft[n]...)
 	for _, i := range gpus(n) {
 		g.after[i] -= pod.GPUMilli
 	}
-	lost := row[class].lost
-	if lost == nil {
-		lost = newShapeSet(len(g.shapes))
-	}
-	clear(lost)
-	for _, s := range g.typeShapes[g.typeOf[n]] {
-		if g.canHost[n].has(s) && !g.shapes[s].fitsOn(cpuAfter, g.after) {
-			lost.add(s)
+	for w, bits := range hosts {
+		for b := bits & g.short[w]; b != 0; b &= b - 1 {
+			if !g.shapes[w*64+mbits.TrailingZeros64(b)].fitsOn(cpuAfter, g.after) {
+				return true
+			}
 		}
 	}
-	row[class] = cachedLoss{gen: gen, lost: lost}
-	return lost
+	return false
 }
 
 // shapeSet is a set of shape indices.
