@@ -65,7 +65,7 @@ func TestLeaderChangeKeepsTheReborrowBackOff(t *testing.T) {
 	e.elected("b", cfg)
 	e.waitHolder("b")
 	e.waitQueueStatus(owner, 0, 0, 0, 0) // the owner lends its 4 again
-	inQ("big", 6, borrower) // its controller creates it again, under its name
+	inQ("big", 6, borrower)              // its controller creates it again, under its name
 	e.waitUnschedulable("big", "may not borrow until")
 	time.Sleep(2 * cfg.Interval) // more cycles of the new leader
 	if p := e.getPodOrNil("big"); p == nil || p.Spec.NodeName != "" {
@@ -90,7 +90,9 @@ func (e *env) getPodOrNil(name string) *corev1.Pod {
 func (e *env) storedMemory(at, key string) storedUnit {
 	e.t.Helper()
 	ns, name, _ := strings.Cut(at, "/")
-	e.t.Cleanup(func() { _ = e.c.Client.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	e.t.Cleanup(func() {
+		_ = e.c.Client.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	var u storedUnit
 	e.eventually(func() error {
 		cm, err := e.c.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})

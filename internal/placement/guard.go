@@ -64,7 +64,7 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 		shapes[i].Weight /= total
 	}
 	g.meanGPU, g.meanCPU = gpu/total, cpu/total
-	g.logPos = -1                                 // recount every node at the next refresh
+	g.logPos = -1 // recount every node at the next refresh
 	if g.index != nil && g.sameShapes(shapes) {
 		g.shapes = shapes
 		g.sumDemand()
