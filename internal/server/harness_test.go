@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ type harness struct {
 	st    *store.Store
 	url   string
 	admin *client.Client
+	// stop stops the server at once, as the test's end does, closing its
+	// store or leaving it open for another server.
+	stop func(closeStore bool)
 }
 
 func fakeGPUs(n int) []GPU {
@@ -57,17 +61,23 @@ func startHarness(t *testing.T, srv *Server, st *store.Store) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, srv: srv, st: st, url: ts.URL, admin: &client.Client{Server: ts.URL, Token: tok}}
-	t.Cleanup(func() {
-		// Stop scheduling first: killing the tasks frees GPUs, and a cycle
-		// still running would start waiting jobs into the removed TempDir.
-		cancel()
-		srv.Close()
-		srv.Wait()
-		h.killAll()
-		ts.Close()
-		st.Close()
-		removeSettled(srv.cfg.StateDir)
-	})
+	var once sync.Once
+	h.stop = func(closeStore bool) {
+		once.Do(func() {
+			// Stop scheduling first: killing the tasks frees GPUs, and a cycle
+			// still running would start waiting jobs into the removed TempDir.
+			cancel()
+			srv.Close()
+			srv.Wait()
+			h.killAll()
+			ts.Close()
+			if closeStore {
+				st.Close()
+			}
+			removeSettled(srv.cfg.StateDir)
+		})
+	}
+	t.Cleanup(func() { h.stop(true) })
 	return h
 }
 
