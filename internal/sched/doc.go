@@ -19,12 +19,13 @@
 // tells it what it carried out and persists what Changes hands back. What
 // each face keeps today, and where:
 //
-//	state                     simulator        server                   kube-scheduler
-//	fair-share history        Ledger (memory)  Ledger (memory; rebuilt  Ledger (memory)
-//	                                           from the store's jobs)
-//	preemptions, back-offs    sim fields       the job's record (bbolt) Memory, ConfigMap
-//	claims                    sim fields       memory                   Memory, ConfigMap
-//	last waits and estimates  -                memory (explain)         pod conditions
+//	state                     simulator         server                    kube-scheduler
+//	fair-share history        queue.Book        Ledger (rebuilt from the  Ledger
+//	                                            store's jobs at start)
+//	preemptions, back-offs    Memory (volatile) the job's record (bbolt)  Memory, in a ConfigMap
+//	claims                    Memory (volatile) a map in memory           Memory, in a ConfigMap
+//	kept reservations, hints  sim fields        -                         -
+//	last waits and estimates  -                 a map in memory (explain) pod conditions
 //
 // It imports internal/gang, internal/fleet, internal/job and internal/queue
 // only. Start

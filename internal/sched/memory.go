@@ -29,25 +29,39 @@ func (r Remembered) empty() bool { return r == Remembered{} }
 // Restore when it starts or takes over. Memory is not safe for
 // concurrent use.
 type Memory struct {
-	units map[string]Remembered
-	dirty map[string]bool
+	units  map[string]Remembered
+	dirty  map[string]bool // nil: changes are not tracked
+	claims int             // units with Claimed set
 }
 
-// NewMemory returns a memory that knows nothing.
+// NewMemory returns a memory that knows nothing and tracks its changes
+// for a face to persist.
 func NewMemory() *Memory {
 	return &Memory{units: map[string]Remembered{}, dirty: map[string]bool{}}
+}
+
+// NewVolatileMemory returns a memory that knows nothing and tracks no
+// changes, for a face that keeps nothing past its process (the
+// simulator); Changes is then always empty.
+func NewVolatileMemory() *Memory {
+	return &Memory{units: map[string]Remembered{}}
 }
 
 // Restore replaces what the memory knows with what was persisted; nothing
 // is left to persist.
 func (m *Memory) Restore(saved map[string]Remembered) {
-	m.units = map[string]Remembered{}
+	m.units, m.claims = map[string]Remembered{}, 0
 	for name, r := range saved {
 		if !r.empty() {
 			m.units[name] = r
 		}
+		if r.Claimed {
+			m.claims++
+		}
 	}
-	m.dirty = map[string]bool{}
+	if m.dirty != nil {
+		m.dirty = map[string]bool{}
+	}
 }
 
 // Of is what the memory holds of the named unit.
@@ -56,14 +70,20 @@ func (m *Memory) Of(name string) Remembered { return m.units[name] }
 // Len is the number of units remembered.
 func (m *Memory) Len() int { return len(m.units) }
 
+// Claims is the number of units holding a claim.
+func (m *Memory) Claims() int { return m.claims }
+
 // Preempted records a preemption carried out for unit forUnit: each victim
-// was stopped once more and may not borrow until its time (zero: no
-// bound), and forUnit holds a claim on the room until it starts.
+// was stopped once more and may not borrow until its time (zero: no new
+// bound; a back-off already running is never shortened), and forUnit
+// holds a claim on the room until it starts.
 func (m *Memory) Preempted(forUnit string, victims map[string]time.Time) {
-	for name, until := range victims {
+	for _, name := range slices.Sorted(maps.Keys(victims)) {
 		r := m.units[name]
 		r.Preemptions++
-		r.NoBorrowUntil = until
+		if until := victims[name]; until.After(r.NoBorrowUntil) {
+			r.NoBorrowUntil = until
+		}
 		m.set(name, r)
 	}
 	r := m.units[forUnit]
@@ -92,14 +112,19 @@ func (m *Memory) Keep(now time.Time, present func(name string) bool) {
 			continue
 		}
 		if r.NoBorrowUntil.After(now) {
-			if r.Claimed {
-				r.Claimed = false
-				m.set(name, r)
-			}
+			r.Claimed = false
+			m.set(name, r)
 			continue
 		}
-		delete(m.units, name)
-		m.dirty[name] = true
+		m.set(name, Remembered{})
+	}
+}
+
+// Forget drops what the memory holds of a unit that will not come back
+// (finished).
+func (m *Memory) Forget(name string) {
+	if _, ok := m.units[name]; ok {
+		m.set(name, Remembered{})
 	}
 }
 
@@ -116,6 +141,9 @@ type Change struct {
 // Changes returns what changed since the last call, by unit name, and
 // considers it persisted; a face whose write failed hands it to Unsaved.
 func (m *Memory) Changes() []Change {
+	if m.dirty == nil {
+		return nil
+	}
 	names := slices.Sorted(maps.Keys(m.dirty))
 	out := make([]Change, 0, len(names))
 	for _, name := range names {
@@ -129,16 +157,33 @@ func (m *Memory) Changes() []Change {
 // Unsaved marks changes as not persisted, so that the next Changes
 // returns their units again with what the memory then holds.
 func (m *Memory) Unsaved(changes []Change) {
+	if m.dirty == nil {
+		return
+	}
 	for _, c := range changes {
 		m.dirty[c.Unit] = true
 	}
 }
 
+// set stores r for the unit (nothing when r is empty), keeping the
+// count of claims and the changes.
 func (m *Memory) set(name string, r Remembered) {
+	old, had := m.units[name]
+	if old == r && (had || r.empty()) {
+		return
+	}
+	if old.Claimed {
+		m.claims--
+	}
+	if r.Claimed {
+		m.claims++
+	}
 	if r.empty() {
 		delete(m.units, name)
 	} else {
 		m.units[name] = r
 	}
-	m.dirty[name] = true
+	if m.dirty != nil {
+		m.dirty[name] = true
+	}
 }

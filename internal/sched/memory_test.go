@@ -64,3 +64,21 @@ func TestMemoryRestoreAndUnsaved(t *testing.T) {
 		t.Errorf("restored y %+v with changes, want 1 preemption and nothing to write", got)
 	}
 }
+
+// Claims counts the units holding one; a priority preemption (no new
+// bound) leaves a running back-off as it was; a volatile memory tracks no
+// changes.
+func TestMemoryClaimsBackOffAndVolatile(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewVolatileMemory()
+	m.Preempted("a", map[string]time.Time{"v": at})
+	m.Preempted("b", map[string]time.Time{"v": {}})
+	if m.Claims() != 2 || m.Of("v") != (Remembered{Preemptions: 2, NoBorrowUntil: at}) {
+		t.Errorf("claims %d, v %+v; want 2 claims, v stopped twice and backing off until %v", m.Claims(), m.Of("v"), at)
+	}
+	m.Started("a")
+	m.Forget("b")
+	if m.Claims() != 0 || m.Len() != 1 || len(m.Changes()) != 0 {
+		t.Errorf("after a started and b went: claims %d, %v remembered, changes %v", m.Claims(), m.Snapshot(), m.Changes())
+	}
+}

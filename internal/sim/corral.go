@@ -65,7 +65,7 @@ func (corralPolicy) Cycle(s *Sim) {
 // replay of 100,000 jobs fast.
 func (s *Sim) coreSnapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig()}
-	onlyNew := !s.freed && len(s.claimed) == 0
+	onlyNew := !s.freed && s.units.Claims() == 0
 	// Nothing placed, released or resized, and no node's health changed,
 	// since the last cycle ended: its reservations of room still hold.
 	unchanged := s.state.Version() == s.keptVersion && s.healthChanges == s.keptHealth
@@ -76,13 +76,11 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 		if onlyNew && !fresh && !s.heads[p.a.Job.Name] {
 			continue // it did not fit before, and nothing has ended since
 		}
+		mem := s.units.Of(p.a.Job.Name)
 		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: s.need(p.a), Arrival: int64(i),
-			Claimed: s.claimed[p.a.Job.Name], Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
+			Claimed: mem.Claimed, NoBorrowUntil: mem.NoBorrowUntil, Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
 		if unchanged {
 			u.Kept = s.kept[p.a.Job.Name]
-		}
-		if p.noBorrowUntil > 0 {
-			u.NoBorrowUntil = epoch.Add(p.noBorrowUntil)
 		}
 		snap.Pending = append(snap.Pending, u)
 	}
@@ -114,7 +112,7 @@ func (s *Sim) coreRunning(name string) sched.Running {
 	r := s.running[name]
 	j := r.a.Job
 	out := sched.Running{Name: name, Parts: r.parts, Priority: j.Priority, Started: epoch.Add(r.start),
-		Preemptible: j.Preemptible, Preemptions: s.records[s.byName[name]].Preemptions,
+		Preemptible: j.Preemptible, Preemptions: s.units.Of(name).Preemptions,
 		GPUs: r.gpus, CheckpointEvery: j.CheckpointEvery}
 	if r.admitted {
 		out.Queue, out.Need = tenantOf(r.a), s.need(r.a)
@@ -182,7 +180,7 @@ func (s *Sim) startPlaced(p *pendingJob, pl *gang.Placement, admitted bool) {
 	s.series.hold(pl, 1)
 	s.placedOn(pl)
 	p.admitted = admitted
-	delete(s.claimed, p.a.Job.Name)
+	s.units.Started(p.a.Job.Name)
 	s.start(p, []string{p.a.Job.Name})
 }
 
@@ -191,16 +189,14 @@ func (s *Sim) startPlaced(p *pendingJob, pl *gang.Placement, admitted bool) {
 // out, on the capacity held for it. A victim that gave quota back may not
 // borrow again until the core says.
 func (s *Sim) stopForCore(pr sched.Preempt, p *pendingJob) {
-	rec := &s.records[s.byName[pr.Victim]]
-	rec.Preemptions++
+	s.records[s.byName[pr.Victim]].Preemptions++
 	cause := "preempted by higher-priority " + pr.For
 	if pr.Reclaim {
 		cause = "preempted for " + pr.For
-		s.running[pr.Victim].pending.noBorrowUntil = pr.NoBorrowUntil.Sub(epoch)
 	}
+	s.units.Preempted(pr.For, map[string]time.Time{pr.Victim: pr.NoBorrowUntil})
 	s.preempted.add(s.now)
 	s.interrupt(pr.Victim, pr.Grace > 0, cause)
-	s.claimed[pr.For] = true
 	p.startDelay = pr.Grace
 }
 
@@ -238,7 +234,7 @@ func (s *Sim) startFirstHead(d sched.Decisions) bool {
 		if p == nil || !(s.shrinkElastic(p, p.a.Job, true) || s.defragment(p, p.a.Job)) {
 			return false
 		}
-		delete(s.claimed, w.Unit)
+		s.units.Started(w.Unit)
 		s.start(p, []string{w.Unit})
 		return true
 	}

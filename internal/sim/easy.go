@@ -102,7 +102,7 @@ func (s *Sim) reservationWithout(j, head *job.Job) *reservationCache {
 // placeAdmitted takes p's quota (when quota counts) and places j, or
 // changes nothing and reports false.
 func (s *Sim) placeAdmitted(p *pendingJob, j *job.Job, quota bool) bool {
-	if quota && s.now < p.noBorrowUntil && !s.withinNominal(p) {
+	if quota && epoch.Add(s.now).Before(s.units.Of(p.a.Job.Name).NoBorrowUntil) && !s.withinNominal(p) {
 		return false // backing off from borrowing after a preemption
 	}
 	if quota && !s.admit(p) {

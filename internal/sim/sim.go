@@ -61,9 +61,10 @@ type Sim struct {
 	noDefrag       failedAt
 	moved          hourWindow
 	defragGainGPUH float64
-	// claimed: jobs that running jobs were stopped for, not yet started;
+	// units is the core's memory of jobs between cycles: how often each
+	// was stopped, until when it may not borrow, the room claimed for it.
 	// budgetWake: the latest wake-up scheduled for the preemption bound.
-	claimed    map[string]bool
+	units      *sched.Memory
 	budgetWake time.Duration
 	heads      map[string]bool // jobs holding reservations after the last cycle
 	hints      map[string]int  // how many running jobs their reservations released
@@ -88,10 +89,7 @@ type pendingJob struct {
 	admitted bool
 	fresh    bool          // arrived since the last cycle
 	done     time.Duration // work saved by checkpoints before an interruption
-	// noBorrowUntil: after a preemption it may use only its tenant's own
-	// quota until then.
-	noBorrowUntil time.Duration
-	wakeSet       bool // a wake-up at the end of its patience is scheduled
+	wakeSet  bool          // a wake-up at the end of its patience is scheduled
 	// startDelay: it starts this long after it is placed, while the jobs
 	// it preempted checkpoint on the capacity held for it.
 	startDelay time.Duration
@@ -178,7 +176,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		claimed: map[string]bool{}, heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{}}
+		units: sched.NewVolatileMemory(), heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{}}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
@@ -284,6 +282,7 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 
 func (s *Sim) finish(name string) {
 	r := s.stop(name)
+	s.units.Forget(name)
 	s.note(name, "finishes")
 	rec := &s.records[s.byName[name]]
 	rec.Finished, rec.End = true, s.now
