@@ -93,6 +93,7 @@ Flags:
 // kubeSchedulerFlags are the parsed flags of corral kube-scheduler.
 type kubeSchedulerFlags struct {
 	kubeconfig, schedulerName, levels, nvlink, nodeSelector string
+	levelsSet                                               bool
 	qps                                                     float64
 	burst                                                   int
 	httpAddr                                                string
@@ -211,9 +212,9 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.IntVar(&f.burst, "kube-api-burst", kube.DefaultBurst, "requests allowed in a burst to the API server, per client")
 	fs.StringVar(&f.httpAddr, "http-address", ":10251", "serve /livez, /readyz and /metrics on this address; empty: not at all")
 	fs.StringVar(&f.schedulerName, "scheduler-name", kube.DefaultSchedulerName, "place the pods whose spec.schedulerName is this")
-	fs.StringVar(&f.levels, "topology-levels", "zone=topology.kubernetes.io/zone,block=corral.sh/block,rack=corral.sh/rack",
-		"topology levels, outermost first, as name=node-label pairs")
-	fs.StringVar(&f.nvlink, "nvlink-level", "", "the level whose domains are rack-scale NVLink domains (GB200 NVL72: rack); empty: NVLink ends at the node")
+	fs.StringVar(&f.levels, "topology-levels", kube.FormatLevels(kube.DefaultLevels()),
+		"topology levels, outermost first, as name=label pairs; name=label|label tries the labels in order (the defaults: the labels Kubernetes, EKS, GKE and NVIDIA GPU feature discovery publish)")
+	fs.StringVar(&f.nvlink, "nvlink-level", "", "the level whose domains are multi-node NVLink domains (GB200 NVL72); empty: "+kube.DefaultNVLinkLevel+" with the default --topology-levels, else NVLink ends at the node")
 	fs.StringVar(&f.nodeSelector, "node-selector", "", "place only on nodes matching this label selector, for example pool=gpu")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "take a Lease before scheduling, so that only one replica schedules")
 	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "kube-system", "namespace of the Lease")
@@ -245,6 +246,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	if fs.NArg() > 0 {
 		return nil, unexpected(fs)
 	}
+	fs.Visit(func(fl *flag.Flag) { f.levelsSet = f.levelsSet || fl.Name == "topology-levels" })
 	if f.leaderElect && f.identity == "" {
 		return nil, errors.New("--leader-elect needs --id (no hostname)")
 	}
@@ -259,11 +261,15 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 	if levels == nil {
 		levels = []kube.Level{}
 	}
+	nvlink := f.nvlink
+	if nvlink == "" && !f.levelsSet {
+		nvlink = kube.DefaultNVLinkLevel
+	}
 	sel, err := labels.Parse(f.nodeSelector)
 	if err != nil {
 		return kube.Config{}, fmt.Errorf("--node-selector: %w", err)
 	}
-	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: f.nvlink, NodeSelector: sel,
+	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: nvlink, NodeSelector: sel,
 		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience),
 		DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...)}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
@@ -273,8 +279,8 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 		grace := int64(f.preemptionGrace / time.Second)
 		cfg.PreemptionGrace = &grace
 	}
-	if f.nvlink != "" && !hasLevel(levels, f.nvlink) {
-		return cfg, fmt.Errorf("--nvlink-level %q is not one of --topology-levels", f.nvlink)
+	if nvlink != "" && !hasLevel(levels, nvlink) {
+		return cfg, fmt.Errorf("--nvlink-level %q is not one of --topology-levels", nvlink)
 	}
 	return cfg, nil
 }
