@@ -85,6 +85,7 @@ API requests, in cluster as with --kubeconfig. Manifests: deploy/.
 
 Examples:
   corral kube-scheduler --kubeconfig ~/.kube/config --leader-elect=false
+  corral kube-scheduler --kubeconfig ~/.kube/config --print-topology
   corral kube-scheduler --topology-levels block=example.com/block,rack=example.com/rack
 
 Flags:
@@ -109,18 +110,22 @@ type kubeSchedulerFlags struct {
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
 	deviceHealth, moveOffCordoned                           bool
+	printTopology, asJSON                                   bool
 }
 
 func runKubeScheduler(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return kubeSchedulerMain(ctx, args, stderr)
+	return kubeSchedulerMain(ctx, args, stdout, stderr)
 }
 
-func kubeSchedulerMain(ctx context.Context, args []string, stderr io.Writer) error {
+func kubeSchedulerMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseKubeSchedulerFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.printTopology {
+		return f.writeTopology(ctx, stdout)
 	}
 	s, log, closeAll, err := f.scheduler(stderr)
 	if err != nil {
@@ -239,6 +244,8 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.deviceHealth, "device-health", true, "stop and start again a pod whose device the kubelet reports Unhealthy in its status (allocatedResourcesStatus)")
 	fs.BoolVar(&f.moveOffCordoned, "move-off-cordoned", false, "stop the pods on a cordoned node as on one about to go, and queue them again; default: a cordon only keeps new pods off")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
+	fs.BoolVar(&f.printTopology, "print-topology", false, "print the topology tree the nodes' labels make (levels, the labels read, GPUs per domain) and exit")
+	fs.BoolVar(&f.asJSON, "json", false, "with --print-topology: print JSON")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {
 		return nil, err

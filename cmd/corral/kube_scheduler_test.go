@@ -71,7 +71,7 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 	addr := freeAddr(t)
 	go func() {
 		done <- kubeSchedulerMain(runCtx, []string{"--kubeconfig", kubeconfig, "--leader-elect-namespace", ns, "--id", "one",
-			"--http-address", addr, "--kube-api-qps", "100", "--kube-api-burst", "150"}, &syncWriter{w: &logs})
+			"--http-address", addr, "--kube-api-qps", "100", "--kube-api-burst", "150"}, io.Discard, &syncWriter{w: &logs})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

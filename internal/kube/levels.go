@@ -29,6 +29,9 @@ const (
 	// VM (A4X, A4, A3 Ultra, A3 Mega and A3 High nodes, and compact
 	// placement); "the more label values two VMs share, the closer".
 	// https://cloud.google.com/ai-hypercomputer/docs/workloads/schedule-gke-workloads-tas
+	// The host is not a default level: a GPU VM of those types fills its
+	// host, so the host is the node, and a GB200 NVL72 clique spans 18 of
+	// them (a host level would split it into domains of one node).
 	LabelGKEBlock    = "cloud.google.com/gce-topology-block"
 	LabelGKESubblock = "cloud.google.com/gce-topology-subblock"
 	LabelGKEHost     = "cloud.google.com/gce-topology-host"
@@ -53,12 +56,15 @@ const DefaultNVLinkLevel = "clique"
 // DefaultLevels are the topology levels read when none are configured,
 // outermost first. A cluster is on one cloud, so the clouds' labels share
 // levels: block is EKS's layer 1 or GKE's block, subblock layer 2 or
-// GKE's sub-block. rack is EKS's layer 3; leaf is the bottom of the
-// network whatever its depth (layer 4 where there is one, else layer 3)
-// or GKE's host. clique, innermost, is the NVLink domain: a node without
-// the label is one of its own. AKS publishes no topology label finer than
-// the zone (its proximity placement groups are per node pool, with no
-// node label: https://learn.microsoft.com/azure/aks/reduce-latency-ppg).
+// GKE's sub-block. rack is EKS's layer 3; leaf is EKS's bottom network
+// node whatever the depth (layer 4 where there is one, else layer 3).
+// clique, innermost, is the multi-node NVLink domain: a node without the
+// label is one of its own (once any node has one). Innermost, a clique
+// that spans several leaves is split (--print-topology warns of it); a
+// pool of GB200 racks can name its own order with --topology-levels. AKS
+// publishes no topology label finer than the zone (its proximity
+// placement groups are per node pool, with no node label:
+// https://learn.microsoft.com/azure/aks/reduce-latency-ppg).
 func DefaultLevels() []Level {
 	return []Level{
 		{Name: "region", Labels: []string{LabelRegion}},
@@ -66,7 +72,7 @@ func DefaultLevels() []Level {
 		{Name: "block", Labels: []string{LabelEKSLayer1, LabelGKEBlock, LabelCorralBlock}},
 		{Name: "subblock", Labels: []string{LabelEKSLayer2, LabelGKESubblock}},
 		{Name: "rack", Labels: []string{LabelEKSLayer3, LabelCorralRack}},
-		{Name: "leaf", Labels: []string{LabelEKSLayer4, LabelEKSLayer3, LabelGKEHost}},
+		{Name: "leaf", Labels: []string{LabelEKSLayer4, LabelEKSLayer3}},
 		{Name: DefaultNVLinkLevel, Labels: []string{LabelGPUClique}},
 	}
 }

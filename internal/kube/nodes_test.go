@@ -167,7 +167,7 @@ func TestNodeDomains(t *testing.T) {
 			LabelEKSLayer3: "nn-3", LabelEKSLayer4: "nn-4"},
 			[]string{"none", "none", "nn-1", "nn-2", "nn-3", "nn-4", "n1"}},
 		{"GKE", map[string]string{LabelGKEBlock: "b", LabelGKESubblock: "s", LabelGKEHost: "h"},
-			[]string{"none", "none", "b", "s", "none", "h", "n2"}},
+			[]string{"none", "none", "b", "s", "none", "none", "n2"}}, // the host is the node
 		{"GB200 with GPU feature discovery's clique", map[string]string{LabelGKESubblock: "s", LabelGPUClique: "uuid.1"},
 			[]string{"none", "none", "none", "s", "none", "none", "uuid.1"}},
 		{"corral's own labels where no cloud's are", map[string]string{LabelCorralBlock: "b1", LabelCorralRack: "r1"},
