@@ -132,6 +132,12 @@ func kubeSchedulerMain(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer closeAll()
+	return f.run(ctx, s, log)
+}
+
+// run serves the probes and metrics and schedules with s, under the
+// Lease when the flags say so, until ctx ends.
+func (f *kubeSchedulerFlags) run(ctx context.Context, s *kube.Scheduler, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	serving, err := serveHTTP(ctx, s, f.httpAddr, log)
@@ -151,11 +157,16 @@ func kubeSchedulerMain(ctx context.Context, args []string, stdout, stderr io.Wri
 // limited as --kube-api-qps and --kube-api-burst say, in cluster too) and
 // its logger; closeAll closes the accounting file.
 func (f *kubeSchedulerFlags) scheduler(stderr io.Writer) (s *kube.Scheduler, log *slog.Logger, closeAll func(), err error) {
-	cfg, err := f.config()
+	rc, err := kube.RESTConfig(kube.ClientOptions{Kubeconfig: f.kubeconfig, QPS: float32(f.qps), Burst: f.burst})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rc, err := kube.RESTConfig(kube.ClientOptions{Kubeconfig: f.kubeconfig, QPS: float32(f.qps), Burst: f.burst})
+	return f.schedulerOn(rc, stderr)
+}
+
+// schedulerOn is scheduler with the client configuration rc.
+func (f *kubeSchedulerFlags) schedulerOn(rc *rest.Config, stderr io.Writer) (s *kube.Scheduler, log *slog.Logger, closeAll func(), err error) {
+	cfg, err := f.config()
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/corral-sched/corral/internal/kube/kubetest"
@@ -117,5 +118,22 @@ func wantNodes(t *testing.T, bound map[string]string, pods []string, want ...str
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("bound on %s, want %s", strings.Join(got, " "), strings.Join(want, " "))
+	}
+}
+
+// A label value under several parents is split by the tree: the printed
+// topology says so, naming the parents.
+func TestTopologyWarnsOfSplitDomains(t *testing.T) {
+	gpus := map[string]string{"nvidia.com/gpu": "4"}
+	clique := func(name, leaf string) *corev1.Node {
+		return kubeNode(name, map[string]string{LabelEKSLayer3: leaf, LabelGPUClique: "uuid.1"}, gpus)
+	}
+	topo := DescribeTopology([]*corev1.Node{clique("a", "nn-1"), clique("b", "nn-2"), clique("c", "nn-2")}, Config{})
+	if len(topo.Warnings) != 1 || !strings.Contains(topo.Warnings[0], "clique uuid.1 lies under 2 leaf domains") {
+		t.Errorf("warnings %q, want the clique split over two leaves", topo.Warnings)
+	}
+	topo = DescribeTopology([]*corev1.Node{clique("b", "nn-2"), clique("c", "nn-2")}, Config{})
+	if len(topo.Warnings) != 0 {
+		t.Errorf("warnings %q for a clique under one leaf", topo.Warnings)
 	}
 }
