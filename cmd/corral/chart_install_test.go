@@ -211,4 +211,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
-
