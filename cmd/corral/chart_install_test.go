@@ -176,7 +176,7 @@ func runChartScheduler(t *testing.T, c *kubetest.Cluster, rc *rest.Config) func(
 	return stop
 }
 
-// printTopologyAs runs corral kube-scheduler --print-topology --json with a
+// printTopologyAs runs corral kube-scheduler --print-topology -o json with a
 // kubeconfig of rc's token: the one node, its 8 GPUs.
 func printTopologyAs(t *testing.T, rc *rest.Config) {
 	t.Helper()
@@ -190,15 +190,15 @@ func printTopologyAs(t *testing.T, rc *rest.Config) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if err := kubeSchedulerMain(context.Background(), []string{"--kubeconfig", path, "--print-topology", "--json"}, &stdout, &stderr); err != nil {
+	if err := kubeSchedulerMain(context.Background(), []string{"--kubeconfig", path, "--print-topology", "-o", "json"}, &stdout, &stderr); err != nil {
 		t.Fatalf("--print-topology: %v\n%s", err, stderr.String())
 	}
 	var topo kube.Topology
 	if err := json.Unmarshal(stdout.Bytes(), &topo); err != nil {
-		t.Fatalf("--print-topology --json: %v\n%s", err, stdout.String())
+		t.Fatalf("--print-topology -o json: %v\n%s", err, stdout.String())
 	}
 	if topo.Tree == nil || topo.Tree.Nodes != 1 || topo.Tree.GPUs != 8 || len(topo.Levels) == 0 {
-		t.Errorf("--print-topology --json: %s", stdout.String())
+		t.Errorf("--print-topology -o json: %s", stdout.String())
 	}
 }
 

@@ -110,7 +110,8 @@ type kubeSchedulerFlags struct {
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
 	deviceHealth, moveOffCordoned                           bool
-	printTopology, asJSON                                   bool
+	printTopology                                           bool
+	output                                                  string
 }
 
 func runKubeScheduler(args []string, stdout, stderr io.Writer) error {
@@ -256,13 +257,17 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.moveOffCordoned, "move-off-cordoned", false, "stop the pods on a cordoned node as on one about to go, and queue them again; default: a cordon only keeps new pods off")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
 	fs.BoolVar(&f.printTopology, "print-topology", false, "print the topology tree the nodes' labels make (levels, the labels read, GPUs per domain) and exit")
-	fs.BoolVar(&f.asJSON, "json", false, "with --print-topology: print JSON")
+	fs.StringVar(&f.output, "o", "text", "output `format` of --print-topology: text or json")
+	alias(fs, "o", "output")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, unexpected(fs)
+	}
+	if f.output != "text" && f.output != "json" {
+		return nil, fmt.Errorf("-o %q: want text or json", f.output)
 	}
 	fs.Visit(func(fl *flag.Flag) { f.levelsSet = f.levelsSet || fl.Name == "topology-levels" })
 	if f.leaderElect && f.identity == "" {

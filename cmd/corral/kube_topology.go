@@ -9,7 +9,7 @@ import (
 )
 
 // writeTopology prints the topology the flags' levels read from the
-// cluster's nodes (kube.ReadTopology): text, or JSON with --json.
+// cluster's nodes (kube.ReadTopology): text, or JSON with -o json.
 func (f *kubeSchedulerFlags) writeTopology(ctx context.Context, stdout io.Writer) error {
 	cfg, err := f.config()
 	if err != nil {
@@ -27,7 +27,7 @@ func (f *kubeSchedulerFlags) writeTopology(ctx context.Context, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	if !f.asJSON {
+	if f.output != "json" {
 		return t.WriteText(stdout)
 	}
 	enc := json.NewEncoder(stdout)
