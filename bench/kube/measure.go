@@ -136,7 +136,7 @@ func startScheduler(ctx context.Context, c *kubetest.Cluster, dir, name, ns stri
 			return nil, err
 		}
 		cfg := kube.Config{NodeSelector: labels.SelectorFromSet(labels.Set{"bench": "gpu"}),
-			Levels: []kube.Level{{Name: "rack", Label: "corral.sh/rack"}}, Interval: time.Second, Events: cl.Events}
+			Levels: []kube.Level{{Name: "rack", Labels: []string{"corral.sh/rack"}}}, Interval: time.Second, Events: cl.Events}
 		s := kube.New(cl.Client, cl.Dynamic, cfg, quietLogger())
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})

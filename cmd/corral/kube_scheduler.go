@@ -85,6 +85,7 @@ API requests, in cluster as with --kubeconfig. Manifests: deploy/.
 
 Examples:
   corral kube-scheduler --kubeconfig ~/.kube/config --leader-elect=false
+  corral kube-scheduler --kubeconfig ~/.kube/config --print-topology
   corral kube-scheduler --topology-levels block=example.com/block,rack=example.com/rack
 
 Flags:
@@ -93,6 +94,7 @@ Flags:
 // kubeSchedulerFlags are the parsed flags of corral kube-scheduler.
 type kubeSchedulerFlags struct {
 	kubeconfig, schedulerName, levels, nvlink, nodeSelector string
+	levelsSet                                               bool
 	qps                                                     float64
 	burst                                                   int
 	httpAddr                                                string
@@ -109,24 +111,35 @@ type kubeSchedulerFlags struct {
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
 	deviceHealth, moveOffCordoned                           bool
+	printTopology                                           bool
+	output                                                  string
 }
 
 func runKubeScheduler(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return kubeSchedulerMain(ctx, args, stderr)
+	return kubeSchedulerMain(ctx, args, stdout, stderr)
 }
 
-func kubeSchedulerMain(ctx context.Context, args []string, stderr io.Writer) error {
+func kubeSchedulerMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseKubeSchedulerFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.printTopology {
+		return f.writeTopology(ctx, stdout)
 	}
 	s, log, closeAll, err := f.scheduler(stderr)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	return f.run(ctx, s, log)
+}
+
+// run serves the probes and metrics and schedules with s, under the
+// Lease when the flags say so, until ctx ends.
+func (f *kubeSchedulerFlags) run(ctx context.Context, s *kube.Scheduler, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	serving, err := serveHTTP(ctx, s, f.httpAddr, log)
@@ -146,11 +159,16 @@ func kubeSchedulerMain(ctx context.Context, args []string, stderr io.Writer) err
 // limited as --kube-api-qps and --kube-api-burst say, in cluster too) and
 // its logger; closeAll closes the accounting file.
 func (f *kubeSchedulerFlags) scheduler(stderr io.Writer) (s *kube.Scheduler, log *slog.Logger, closeAll func(), err error) {
-	cfg, err := f.config()
+	rc, err := kube.RESTConfig(kube.ClientOptions{Kubeconfig: f.kubeconfig, QPS: float32(f.qps), Burst: f.burst})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rc, err := kube.RESTConfig(kube.ClientOptions{Kubeconfig: f.kubeconfig, QPS: float32(f.qps), Burst: f.burst})
+	return f.schedulerOn(rc, stderr)
+}
+
+// schedulerOn is scheduler with the client configuration rc.
+func (f *kubeSchedulerFlags) schedulerOn(rc *rest.Config, stderr io.Writer) (s *kube.Scheduler, log *slog.Logger, closeAll func(), err error) {
+	cfg, err := f.config()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -213,9 +231,9 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.IntVar(&f.burst, "kube-api-burst", kube.DefaultBurst, "requests allowed in a burst to the API server, per client")
 	fs.StringVar(&f.httpAddr, "http-address", ":10251", "serve /livez, /readyz and /metrics on this address; empty: not at all")
 	fs.StringVar(&f.schedulerName, "scheduler-name", kube.DefaultSchedulerName, "place the pods whose spec.schedulerName is this")
-	fs.StringVar(&f.levels, "topology-levels", "zone=topology.kubernetes.io/zone,block=corral.sh/block,rack=corral.sh/rack",
-		"topology levels, outermost first, as name=node-label pairs")
-	fs.StringVar(&f.nvlink, "nvlink-level", "", "the level whose domains are rack-scale NVLink domains (GB200 NVL72: rack); empty: NVLink ends at the node")
+	fs.StringVar(&f.levels, "topology-levels", kube.FormatLevels(kube.DefaultLevels()),
+		"topology levels, outermost first, as name=label pairs; name=label|label tries the labels in order (the defaults: the labels Kubernetes, EKS, GKE and NVIDIA GPU feature discovery publish)")
+	fs.StringVar(&f.nvlink, "nvlink-level", "", "the level whose domains are multi-node NVLink domains (GB200 NVL72); empty: "+kube.DefaultNVLinkLevel+" with the default --topology-levels, else NVLink ends at the node")
 	fs.StringVar(&f.nodeSelector, "node-selector", "", "place only on nodes matching this label selector, for example pool=gpu")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "take a Lease before scheduling, so that only one replica schedules")
 	fs.StringVar(&f.leaseNamespace, "leader-elect-namespace", "kube-system", "namespace of the Lease")
@@ -241,6 +259,9 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.deviceHealth, "device-health", true, "stop and start again a pod whose device the kubelet reports Unhealthy in its status (allocatedResourcesStatus)")
 	fs.BoolVar(&f.moveOffCordoned, "move-off-cordoned", false, "stop the pods on a cordoned node as on one about to go, and queue them again; default: a cordon only keeps new pods off")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
+	fs.BoolVar(&f.printTopology, "print-topology", false, "print the topology tree the nodes' labels make (levels, the labels read, GPUs per domain) and exit")
+	fs.StringVar(&f.output, "o", "text", "output `format` of --print-topology: text or json")
+	alias(fs, "o", "output")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {
 		return nil, err
@@ -248,6 +269,10 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	if fs.NArg() > 0 {
 		return nil, unexpected(fs)
 	}
+	if f.output != "text" && f.output != "json" {
+		return nil, fmt.Errorf("-o %q: want text or json", f.output)
+	}
+	fs.Visit(func(fl *flag.Flag) { f.levelsSet = f.levelsSet || fl.Name == "topology-levels" })
 	if f.leaderElect && f.identity == "" {
 		return nil, errors.New("--leader-elect needs --id (no hostname)")
 	}
@@ -262,11 +287,15 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 	if levels == nil {
 		levels = []kube.Level{}
 	}
+	nvlink := f.nvlink
+	if nvlink == "" && !f.levelsSet {
+		nvlink = kube.DefaultNVLinkLevel
+	}
 	sel, err := labels.Parse(f.nodeSelector)
 	if err != nil {
 		return kube.Config{}, fmt.Errorf("--node-selector: %w", err)
 	}
-	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: f.nvlink, NodeSelector: sel,
+	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: nvlink, NodeSelector: sel,
 		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience),
 		DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...)}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
@@ -276,8 +305,8 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 		grace := int64(f.preemptionGrace / time.Second)
 		cfg.PreemptionGrace = &grace
 	}
-	if f.nvlink != "" && !hasLevel(levels, f.nvlink) {
-		return cfg, fmt.Errorf("--nvlink-level %q is not one of --topology-levels", f.nvlink)
+	if nvlink != "" && !hasLevel(levels, nvlink) {
+		return cfg, fmt.Errorf("--nvlink-level %q is not one of --topology-levels", nvlink)
 	}
 	return cfg, nil
 }

@@ -41,6 +41,9 @@ func TestKubeSchedulerBadFlags(t *testing.T) {
 		{[]string{"--nvlink-level", "pod", "--topology-levels", "rack=r"}, 1},
 		{[]string{"--node-selector", "a=(", "--kubeconfig", "/nonexistent"}, 1},
 		{[]string{"--kubeconfig", "/nonexistent/kubeconfig", "--leader-elect=false"}, 1},
+		{[]string{"--print-topology", "-o", "yaml"}, 1},
+		{[]string{"--print-topology", "--kubeconfig", "/nonexistent/kubeconfig"}, 1},
+		{[]string{"--nvlink-level", "clique", "--topology-levels", "rack=r"}, 1}, // clique is a default level only
 		{[]string{"extra"}, 2}, // a usage error
 	} {
 		var errb bytes.Buffer
@@ -71,7 +74,7 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 	addr := freeAddr(t)
 	go func() {
 		done <- kubeSchedulerMain(runCtx, []string{"--kubeconfig", kubeconfig, "--leader-elect-namespace", ns, "--id", "one",
-			"--http-address", addr, "--kube-api-qps", "100", "--kube-api-burst", "150"}, &syncWriter{w: &logs})
+			"--http-address", addr, "--kube-api-qps", "100", "--kube-api-burst", "150"}, io.Discard, &syncWriter{w: &logs})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

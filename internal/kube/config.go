@@ -1,30 +1,43 @@
 package kube
 
 import (
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 )
 
-// Level is one topology level of the fleet and the node label that names a
-// node's domain at it.
+// Level is one topology level of the fleet and the node labels that name a
+// node's domain at it: the first of them the node has. A node with none
+// of them is in the level's domain "none" under its parent, with every
+// other such node there, except at the NVLink level, where it is a
+// domain of its own (NVLink ends at the node).
 type Level struct {
-	Name  string // "rack"
-	Label string // "corral.sh/rack"
+	Name   string   // "rack"
+	Labels []string // ["topology.k8s.aws/network-node-layer-3", "corral.sh/rack"]
+}
+
+// label is the first of l's labels that n has, and its value.
+func (l Level) label(nodeLabels map[string]string) (key, value string) {
+	for _, k := range l.Labels {
+		if v := nodeLabels[k]; v != "" {
+			return k, v
+		}
+	}
+	return "", ""
 }
 
 // Config says how the scheduler reads the cluster.
 type Config struct {
 	// SchedulerName is the spec.schedulerName of the pods it places.
 	SchedulerName string
-	// Levels are the topology levels, outermost first.
+	// Levels are the topology levels, outermost first; nil means
+	// DefaultLevels.
 	Levels []Level
 	// NVLinkLevel names the level (one of Levels) whose domains are
-	// rack-scale NVLink domains, or is empty.
+	// rack-scale NVLink domains, or is empty. With Levels nil it defaults
+	// to DefaultNVLinkLevel.
 	NVLinkLevel string
 	// NodeSelector limits the nodes it places on; nil means all.
 	NodeSelector labels.Selector
@@ -89,32 +102,6 @@ const (
 	AnnotationSpreadMax       = "corral.sh/spread-max"
 )
 
-// DefaultLevels are the topology labels read when none are configured.
-func DefaultLevels() []Level {
-	return []Level{
-		{Name: "zone", Label: "topology.kubernetes.io/zone"},
-		{Name: "block", Label: "corral.sh/block"},
-		{Name: "rack", Label: "corral.sh/rack"},
-	}
-}
-
-// ParseLevels reads "name=label,name=label", outermost first.
-func ParseLevels(s string) ([]Level, error) {
-	var out []Level
-	for _, field := range strings.Split(s, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
-		name, label, ok := strings.Cut(field, "=")
-		if !ok || name == "" || label == "" {
-			return nil, fmt.Errorf("topology level %q: want name=label, for example rack=corral.sh/rack", field)
-		}
-		out = append(out, Level{Name: name, Label: label})
-	}
-	return out, nil
-}
-
 func (c *Config) withDefaults() Config {
 	out := *c
 	if out.SchedulerName == "" {
@@ -122,6 +109,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.Levels == nil {
 		out.Levels = DefaultLevels()
+		if out.NVLinkLevel == "" {
+			out.NVLinkLevel = DefaultNVLinkLevel
+		}
 	}
 	if out.NodeSelector == nil {
 		out.NodeSelector = labels.Everything()

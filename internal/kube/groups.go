@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -141,8 +142,8 @@ func topologyConstraints(obj *unstructured.Unstructured, levels []Level) ([]job.
 			level = "node"
 		}
 		for _, l := range levels {
-			if l.Label == key {
-				level = l.Name
+			if level == "" && slices.Contains(l.Labels, key) {
+				level = l.Name // the outermost level reading it: rack, not leaf, for EKS's layer 3
 			}
 		}
 		if level == "" {

@@ -86,7 +86,7 @@ func (e *env) nodeSpec(n kubetest.Node) {
 func (e *env) config() Config {
 	sel := labels.SelectorFromSet(labels.Set{testLabel: e.ns})
 	return Config{NodeSelector: sel, Interval: 500 * time.Millisecond,
-		Levels: []Level{{Name: "block", Label: "corral.test/block"}, {Name: "rack", Label: "corral.test/rack"}}}
+		Levels: []Level{{Name: "block", Labels: []string{"corral.test/block"}}, {Name: "rack", Labels: []string{"corral.test/rack"}}}}
 }
 
 // configNoGrace is config with no grace period for preemption victims:

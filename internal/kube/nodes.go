@@ -57,7 +57,8 @@ const mib = 1 << 20
 // out and reported in skipped; a node whose GPU model the catalog lacks is
 // described from its labels and reported in described.
 func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f *fleet.Fleet, skipped map[string]error, described map[string]string) {
-	f = &fleet.Fleet{NVLinkDomain: cfg.NVLinkLevel}
+	nvlink := nvlinkLevel(nodes, cfg)
+	f = &fleet.Fleet{NVLinkDomain: nvlink}
 	for _, l := range cfg.Levels {
 		f.Levels = append(f.Levels, l.Name)
 	}
@@ -65,7 +66,7 @@ func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
 	skipped, described = map[string]error{}, map[string]string{}
 	for _, n := range sorted {
-		fn, note, err := describeNode(n, cfg)
+		fn, note, err := describeNode(n, cfg, nvlink)
 		if err != nil {
 			skipped[n.Name] = err
 			continue
@@ -82,17 +83,35 @@ func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f
 	return f, skipped, described
 }
 
+// nvlinkLevel is cfg's NVLink level when one of nodes has a label of it,
+// else none: where no node names a multi-node NVLink domain, NVLink ends
+// at the node and the level's domains ("none") say nothing of it.
+func nvlinkLevel(nodes []*corev1.Node, cfg *Config) string {
+	for _, l := range cfg.Levels {
+		if l.Name != cfg.NVLinkLevel {
+			continue
+		}
+		for _, n := range nodes {
+			if _, v := l.label(n.Labels); v != "" {
+				return l.Name
+			}
+		}
+	}
+	return ""
+}
+
 // fleetNode describes one node as describeNode does, without its note.
 func fleetNode(n *corev1.Node, cfg *Config) (fleet.Node, error) {
-	fn, _, err := describeNode(n, cfg)
+	fn, _, err := describeNode(n, cfg, nvlinkLevel([]*corev1.Node{n}, cfg))
 	return fn, err
 }
 
-// describeNode describes one node: its domains from topology labels, its
-// allocatable CPU and memory, and its GPUs from the device plugin's
-// resources and GPU feature discovery's labels. note says how a GPU model
-// the catalog lacks was described, or is empty.
-func describeNode(n *corev1.Node, cfg *Config) (fn fleet.Node, note string, err error) {
+// describeNode describes one node: its domains from topology labels (at
+// the NVLink level nvlink, when set, the node alone if it has no label
+// there), its allocatable CPU and memory, and its GPUs from the device
+// plugin's resources and GPU feature discovery's labels. note says how a
+// GPU model the catalog lacks was described, or is empty.
+func describeNode(n *corev1.Node, cfg *Config, nvlink string) (fn fleet.Node, note string, err error) {
 	alloc := n.Status.Allocatable
 	fn = fleet.Node{
 		Name:      n.Name,
@@ -107,16 +126,25 @@ func describeNode(n *corev1.Node, cfg *Config) (fn fleet.Node, note string, err 
 		fn.Taints = append(fn.Taints, draOnly)
 	}
 	for _, l := range cfg.Levels {
-		d := n.Labels[l.Label]
-		if d == "" {
-			d = noDomain
-		}
-		fn.Domains = append(fn.Domains, d)
+		fn.Domains = append(fn.Domains, nodeDomain(n, l, nvlink))
 	}
 	if note, err = describeGPUs(&fn, n); err != nil {
 		return fn, "", fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	return fn, note, nil
+}
+
+// nodeDomain is n's domain at level l: the value of the first of its
+// labels that n has; without one, noDomain, or at the NVLink level nvlink
+// the node alone (its name), as NVLink then ends at the node.
+func nodeDomain(n *corev1.Node, l Level, nvlink string) string {
+	if _, v := l.label(n.Labels); v != "" {
+		return v
+	}
+	if l.Name == nvlink {
+		return n.Name
+	}
+	return noDomain
 }
 
 // describeGPUs sets the GPU fields of fn: whole GPUs, MIG instances (the

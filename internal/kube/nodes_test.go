@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +29,7 @@ func kubeNode(name string, labels map[string]string, alloc map[string]string) *c
 }
 
 func TestFleetNode(t *testing.T) {
-	cfg := (&Config{Levels: []Level{{"block", "b"}, {"rack", "r"}}}).withDefaults()
+	cfg := (&Config{Levels: []Level{{"block", []string{"b"}}, {"rack", []string{"r"}}}}).withDefaults()
 	h100 := map[string]string{LabelProduct: "NVIDIA-H100-80GB-HBM3", LabelCount: "8", "r": "r7"}
 	tests := []struct {
 		name  string
@@ -115,13 +117,81 @@ func TestNodeHealthAndTaints(t *testing.T) {
 }
 
 func TestParseLevels(t *testing.T) {
-	got, err := ParseLevels("block=corral.sh/block, rack=corral.sh/rack")
-	want := []Level{{"block", "corral.sh/block"}, {"rack", "corral.sh/rack"}}
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, %v", got, err)
+	tests := []struct {
+		name, in string
+		want     []Level
+	}{
+		{"one label a level", "block=corral.sh/block, rack=corral.sh/rack",
+			[]Level{{"block", []string{"corral.sh/block"}}, {"rack", []string{"corral.sh/rack"}}}},
+		{"labels tried in order", "leaf=topology.k8s.aws/network-node-layer-4|topology.k8s.aws/network-node-layer-3 ",
+			[]Level{{"leaf", []string{LabelEKSLayer4, LabelEKSLayer3}}}},
+		{"empty: no levels", "", nil},
 	}
-	if _, err := ParseLevels("rack"); err == nil {
-		t.Error("a level without a label parsed")
+	for _, tt := range tests {
+		got, err := ParseLevels(tt.in)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: got %v, %v; want %v", tt.name, got, err, tt.want)
+		}
+		if len(got) > 0 && FormatLevels(got) != strings.ReplaceAll(strings.TrimSpace(tt.in), ", ", ",") {
+			t.Errorf("%s: FormatLevels gives %q, not what was parsed", tt.name, FormatLevels(got))
+		}
+	}
+	for _, bad := range []string{"rack", "rack=", "=a/b", "rack=|"} {
+		if _, err := ParseLevels(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	defaults := FormatLevels(DefaultLevels())
+	if got, err := ParseLevels(defaults); err != nil || !reflect.DeepEqual(got, DefaultLevels()) {
+		t.Errorf("the default levels %q do not parse back: %v %v", defaults, got, err)
+	}
+}
+
+// A node's domain at a level is the first of the level's labels it has;
+// without any, "none" (with every other such node under its parent). At
+// the NVLink level, once some node of the fleet has a clique, a node
+// without one is a domain of its own; where none has, NVLink ends at the
+// node (no NVLink level), as before cliques were read.
+func TestNodeDomains(t *testing.T) {
+	cfg := (&Config{}).withDefaults()
+	gpus := map[string]string{"nvidia.com/gpu": "8"}
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   []string // region zone block subblock rack leaf clique
+	}{
+		{"EKS, three layers (p5)", map[string]string{LabelRegion: "us-east-1", LabelZone: "us-east-1a",
+			LabelEKSLayer1: "nn-1", LabelEKSLayer2: "nn-2", LabelEKSLayer3: "nn-3"},
+			[]string{"us-east-1", "us-east-1a", "nn-1", "nn-2", "nn-3", "nn-3", "n0"}},
+		{"EKS, four layers (p6-b200): leaf is layer 4", map[string]string{LabelEKSLayer1: "nn-1", LabelEKSLayer2: "nn-2",
+			LabelEKSLayer3: "nn-3", LabelEKSLayer4: "nn-4"},
+			[]string{"none", "none", "nn-1", "nn-2", "nn-3", "nn-4", "n1"}},
+		{"GKE", map[string]string{LabelGKEBlock: "b", LabelGKESubblock: "s", LabelGKEHost: "h"},
+			[]string{"none", "none", "b", "s", "none", "none", "n2"}}, // the host is the node
+		{"GB200 with GPU feature discovery's clique", map[string]string{LabelGKESubblock: "s", LabelGPUClique: "uuid.1"},
+			[]string{"none", "none", "none", "s", "none", "none", "uuid.1"}},
+		{"corral's own labels where no cloud's are", map[string]string{LabelCorralBlock: "b1", LabelCorralRack: "r1"},
+			[]string{"none", "none", "b1", "none", "r1", "none", "n4"}},
+		{"a cloud's label wins over corral's", map[string]string{LabelEKSLayer1: "nn-1", LabelCorralBlock: "b1"},
+			[]string{"none", "none", "nn-1", "none", "none", "none", "n5"}},
+	}
+	var nodes []*corev1.Node
+	for i, tt := range tests {
+		nodes = append(nodes, kubeNode(fmt.Sprintf("n%d", i), tt.labels, gpus))
+	}
+	f, skipped, _ := buildFleet(nodes, &cfg, nil)
+	if len(skipped) != 0 || f.NVLinkDomain != DefaultNVLinkLevel {
+		t.Fatalf("skipped %v, NVLink level %q", skipped, f.NVLinkDomain)
+	}
+	for i, tt := range tests {
+		if got := f.Nodes[i].Domains; !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: domains %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	noClique := append(slices.Clone(nodes[:3]), nodes[4:]...)
+	f, _, _ = buildFleet(noClique, &cfg, nil)
+	if f.NVLinkDomain != "" || f.Nodes[0].Domains[6] != "none" {
+		t.Errorf("no clique anywhere: NVLink level %q, domains %v; want none, and NVLink ending at the node", f.NVLinkDomain, f.Nodes[0].Domains)
 	}
 }
 
@@ -144,7 +214,7 @@ func TestDescribeNodeOfUnknownModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, note, err := describeNode(kubeNode("n", tt.labels, map[string]string{"nvidia.com/gpu": "4"}), &cfg)
+			n, note, err := describeNode(kubeNode("n", tt.labels, map[string]string{"nvidia.com/gpu": "4"}), &cfg, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func replay(t *testing.T, file string, steps int) {
 	cfg := e.config()
 	cfg.Levels = nil
 	for _, l := range f.Levels {
-		cfg.Levels = append(cfg.Levels, Level{Name: l, Label: "corral.test/" + l})
+		cfg.Levels = append(cfg.Levels, Level{Name: l, Labels: []string{"corral.test/" + l}})
 	}
 	cfg.NodeSelector = labels.SelectorFromSet(labels.Set{testLabel: e.ns})
 	for i := range f.Nodes {

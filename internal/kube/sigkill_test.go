@@ -56,7 +56,7 @@ func runLeaderChild(spec string) int {
 		return 2
 	}
 	cfg := Config{NodeSelector: labels.SelectorFromSet(labels.Set{testLabel: c.Namespace}), Interval: 500 * time.Millisecond,
-		Levels: []Level{{Name: "block", Label: "corral.test/block"}, {Name: "rack", Label: "corral.test/rack"}}}
+		Levels: []Level{{Name: "block", Labels: []string{"corral.test/block"}}, {Name: "rack", Labels: []string{"corral.test/rack"}}}}
 	s := New(client, dyn, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	var n atomic.Int32
 	s.beforeBind = func(binding) error {

@@ -41,6 +41,16 @@ func Start(ctx context.Context, dir string) (*Cluster, error) {
 // StartWithEtcd is Start with the etcd binary at etcd (empty: the one
 // Start finds).
 func StartWithEtcd(ctx context.Context, dir, etcd string) (*Cluster, error) {
+	return startCluster(ctx, dir, etcd, true)
+}
+
+// StartBare is Start without the CRDs of deploy/crds: for installing
+// them as a user would (the chart's tests).
+func StartBare(ctx context.Context, dir string) (*Cluster, error) {
+	return startCluster(ctx, dir, "", false)
+}
+
+func startCluster(ctx context.Context, dir, etcd string, crds bool) (*Cluster, error) {
 	bins, err := findBinaries()
 	if err != nil {
 		return nil, err
@@ -52,14 +62,14 @@ func StartWithEtcd(ctx context.Context, dir, etcd string) (*Cluster, error) {
 	if _, err := os.Stat(bins.scheduler); err == nil {
 		c.Scheduler = bins.scheduler
 	}
-	if err := c.start(ctx, bins); err != nil {
+	if err := c.start(ctx, bins, crds); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Cluster) start(ctx context.Context, bins binaries) error {
+func (c *Cluster) start(ctx context.Context, bins binaries, crds bool) error {
 	p, err := writePKI(c.Dir)
 	if err != nil {
 		return err
@@ -120,6 +130,9 @@ func (c *Cluster) start(ctx context.Context, bins binaries) error {
 	}
 	if c.Dynamic, err = dynamic.NewForConfig(c.Config); err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
+	}
+	if !crds {
+		return nil
 	}
 	return c.applyCRDs(wait)
 }

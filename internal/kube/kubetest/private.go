@@ -20,6 +20,18 @@ import (
 func StartFor(t testing.TB) *Cluster {
 	t.Helper()
 	c, err := Start(context.Background(), t.TempDir())
+	return startedFor(t, c, err)
+}
+
+// StartBareFor is StartFor without the CRDs of deploy/crds (StartBare).
+func StartBareFor(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := StartBare(context.Background(), t.TempDir())
+	return startedFor(t, c, err)
+}
+
+func startedFor(t testing.TB, c *Cluster, err error) *Cluster {
+	t.Helper()
 	switch {
 	case err == nil:
 		t.Cleanup(c.Stop)
