@@ -82,7 +82,7 @@ func (s *State) fastWhole(r *request, g int) (int, fastResult) {
 // frontier of has, or fastUnknown when it cannot take the task (the
 // general search then decides).
 func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bool) (int, fastResult) {
-	for _, v := range s.frontier(r, has) {
+	for _, v := range s.frontier(r, has, false) {
 		for _, n := range s.tree.nodes(v) {
 			if r.classOK[s.nodes[n].class] && s.nodes[n].sum.open && nodeHas(n) {
 				if c, _ := s.capacity(n, r); c > 0 {
@@ -99,13 +99,15 @@ func (s *State) descend(r *request, has func(v int) bool, nodeHas func(n int) bo
 // the children for which has holds that sit in the most used domains (ties
 // kept together, in tree order): the order of the general search's key. It
 // returns the innermost vertices reached, or nil when has(root) is false.
-func (s *State) frontier(r *request, has func(v int) bool) []int {
+// With aboveNodes it stops above a level whose children with room each
+// hold one node, leaving the choice among those nodes to the caller.
+func (s *State) frontier(r *request, has func(v int) bool, aboveNodes bool) []int {
 	if !has(0) {
 		return nil
 	}
 	frontier := append(s.scratch.frontier[0][:0], 0)
 	s.scratch.frontier[0] = frontier
-	for flip := 1; len(s.tree.children[frontier[0]]) > 0; flip ^= 1 {
+	for flip := 1; len(s.tree.children[frontier[0]]) > 0 && !(aboveNodes && s.oneNodeEach(frontier, has)); flip ^= 1 {
 		next := s.scratch.frontier[flip][:0]
 		best := int32(0)
 		for _, v := range frontier {
@@ -131,6 +133,19 @@ func (s *State) frontier(r *request, has func(v int) bool) []int {
 	return frontier
 }
 
+// oneNodeEach reports whether every child with room of the frontier's
+// domains holds one node: such a level says nothing a node does not.
+func (s *State) oneNodeEach(frontier []int, has func(v int) bool) bool {
+	for _, v := range frontier {
+		for _, c := range s.tree.children[v] {
+			if has(c) && len(s.tree.nodes(c)) > 1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // fastShare picks, among the nodes of the most used domains that have a
 // partly shared GPU with room for the task, the one whose best GPU grows
 // fragmentation least (bestShareGPU); with no such GPU anywhere, a node
@@ -144,7 +159,7 @@ func (s *State) fastShare(r *request) (int, fastResult) {
 		}
 		return false
 	}
-	fr := s.frontier(r, has)
+	fr := s.frontier(r, has, false)
 	if fr == nil {
 		return s.fastWhole(r, 1)
 	}

@@ -123,11 +123,12 @@ func (s *State) packSingle(r *request) ([]Task, bool) {
 }
 
 // packCandidates lists, in tree order, the open nodes that can take one
-// task of r under the frontier of the most used domains that have room;
-// failing that, every such node of the fleet.
+// task of r under the frontier of the most used domains that have room,
+// stopping above a level of one-node domains (the policy chooses among
+// nodes); failing that, every such node of the fleet.
 func (s *State) packCandidates(r *request) []int {
 	out := s.packer.feasible[:0]
-	for _, v := range s.frontier(r, s.roomFor(r)) {
+	for _, v := range s.frontier(r, s.roomFor(r), true) {
 		out = s.appendFeasible(out, r, s.tree.nodes(v))
 	}
 	if len(out) == 0 {
