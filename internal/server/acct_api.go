@@ -80,8 +80,8 @@ func acctView(recs []store.Record, sums []store.Sum) api.Acct {
 			Job: store.FormatID(r.JobID), Tenant: r.Tenant, Name: r.Name, Attempt: r.Attempt,
 			GPUModel: r.GPUModel, MIGProfile: r.MIGProfile, GPUs: r.GPUs, Start: r.Start, End: r.End,
 			GPUSeconds: r.GPUSeconds, State: string(r.State), ExitCode: r.ExitCode, Signal: r.Signal,
-			SlurmState: recordSlurmState(r),
-			Submitted:  r.Submitted, Tasks: r.Tasks, TaskGPUs: r.TaskGPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli,
+			SlurmState: recordSlurmState(r), MaxRSSKiB: r.MaxRSSKiB, CPUSeconds: r.CPUSeconds,
+			Submitted: r.Submitted, Tasks: r.Tasks, TaskGPUs: r.TaskGPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli,
 			MemoryMiB: r.MemoryMiB, Priority: r.Priority, CheckpointSeconds: r.CheckpointEvery.Seconds(), TimeLimitSeconds: r.TimeLimit.Seconds(),
 		})
 	}

@@ -111,3 +111,24 @@ func TestExpand(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSignal(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Signal
+	}{
+		{"USR1@120", Signal{Name: "SIGUSR1", Before: 120 * time.Second}},
+		{"SIGUSR1", Signal{Name: "SIGUSR1", Before: 60 * time.Second}},
+		{"B:TERM@30", Signal{Name: "SIGTERM", Before: 30 * time.Second, MainOnly: true}},
+		{"10@5", Signal{Name: "SIGUSR1", Before: 5 * time.Second}},
+	} {
+		if got, err := ParseSignal(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseSignal(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"KILLALL", "USR1@-1", "USR1@x", "R:USR1", "USR1@70000"} {
+		if _, err := ParseSignal(bad); err == nil {
+			t.Errorf("ParseSignal(%q): no error", bad)
+		}
+	}
+}
