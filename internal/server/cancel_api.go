@@ -16,7 +16,7 @@ import (
 // every waiting and running job, narrowed by the filters.
 type selection struct {
 	refs   []eligible.Ref // jobs named: an array's ID names all its tasks
-	tenant string // "" for every tenant (admins only)
+	tenant string         // "" for every tenant (admins only)
 	states []store.State
 	name   string
 	admin  bool
