@@ -108,11 +108,16 @@ func writeCSV(w http.ResponseWriter, recs []store.Record) {
 	cw.Flush()
 }
 
-// recordSlurmState is how an attempt ended as sacct names it; an older
-// record of an attempt that was requeued says REQUEUED.
+// recordSlurmState is how an attempt ended as sacct names it, whatever
+// the job did next (a record's state is the job's after the attempt:
+// pending again when it was requeued); an older record of an attempt
+// that was requeued says REQUEUED.
 func recordSlurmState(r store.Record) string {
-	if r.Outcome == "" && r.State.Waiting() {
+	switch {
+	case r.Outcome != "":
+		return r.Outcome
+	case r.State.Waiting():
 		return "REQUEUED"
 	}
-	return store.SlurmState(r.State, r.Outcome)
+	return store.SlurmState(r.State, "")
 }
