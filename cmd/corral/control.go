@@ -66,7 +66,9 @@ func runRelease(args []string, stdout, stderr io.Writer) error {
 func runRequeue(args []string, stdout, stderr io.Writer) error {
 	var hold bool
 	return controlMainFlags("requeue", requeueUsage, args, stdout, stderr, func(fs flagDefiner) { fs.BoolVar(&hold, "hold", false, "hold them in the queue") },
-		func(ctx context.Context, c *client.Client, id string) ([]api.Job, error) { return c.Requeue(ctx, id, hold) }, "Requeued")
+		func(ctx context.Context, c *client.Client, id string) ([]api.Job, error) {
+			return c.Requeue(ctx, id, hold)
+		}, "Requeued")
 }
 
 func runUpdate(args []string, stdout, stderr io.Writer) error {
