@@ -25,6 +25,18 @@ var (
 // THH:MM[:SS], the words midnight, noon, elevenses, fika, teatime,
 // today and tomorrow, or RFC 3339.
 func ParseBegin(s string, now time.Time) (time.Time, error) {
+	return parseWhen(s, now, true)
+}
+
+// ParseSince reads a time as sacct's -S and -E take it: the forms of
+// ParseBegin, but a clock time or a word names today's, passed or not.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	return parseWhen(s, now, false)
+}
+
+// parseWhen reads the forms of ParseBegin; ahead moves a clock time or
+// a word that has passed today to tomorrow.
+func parseWhen(s string, now time.Time, ahead bool) (time.Time, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	if t, err := time.Parse(time.RFC3339, strings.ToUpper(s)); err == nil {
 		return t, nil
@@ -34,7 +46,7 @@ func ParseBegin(s string, now time.Time) (time.Time, error) {
 	}
 	if m := clockRE.FindStringSubmatch(s); m != nil {
 		t, err := atClock(now, m[1], m[2], m[3])
-		if err == nil && !t.After(now) {
+		if err == nil && ahead && !t.After(now) {
 			t = t.AddDate(0, 0, 1)
 		}
 		return t, err
@@ -53,7 +65,7 @@ func ParseBegin(s string, now time.Time) (time.Time, error) {
 	}
 	if d, ok := words[s]; ok {
 		t := day.Add(d)
-		if !t.After(now) {
+		if ahead && !t.After(now) {
 			t = t.AddDate(0, 0, 1)
 		}
 		return t, nil

@@ -81,6 +81,9 @@ func TestParseBegin(t *testing.T) {
 			t.Errorf("ParseBegin(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
+	if got, err := ParseSince("09:15:30", now); err != nil || !got.Equal(time.Date(2026, 3, 10, 9, 15, 30, 0, time.UTC)) {
+		t.Errorf("ParseSince(09:15:30) = %v, %v; want today's, passed or not", got, err)
+	}
 	for _, bad := range []string{"soon", "now+1fortnight", "25:00", "2026-02-30", "2026-13-01", "now+999999999weeks"} {
 		if _, err := ParseBegin(bad, now); err == nil {
 			t.Errorf("ParseBegin(%q): no error", bad)
