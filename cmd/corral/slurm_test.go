@@ -248,8 +248,9 @@ func TestCLISlurmHabitsAgainstServer(t *testing.T) {
 		t.Fatalf("submit: %q %q", out, errOut)
 	}
 	waitJob(t, c, j.ID, func(j api.Job) bool { return j.State == "succeeded" })
-	if logs, _, _ := cli("logs", j.ID); logs != "hello notoken noslurm \n" {
-		t.Errorf("the job's environment: %q; want MY_VAR and neither the token nor SLURM_*", logs)
+	own := strings.TrimLeft(strings.TrimPrefix(j.ID, "j"), "0")
+	if logs, _, _ := cli("logs", j.ID); logs != "hello notoken "+own+" \n" {
+		t.Errorf("the job's environment: %q; want MY_VAR, no token, and its own SLURM_JOB_ID %s, not the client's 99", logs, own)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{"--gpus 3 true", "the largest node has 2 GPUs"},
