@@ -16,7 +16,7 @@ import (
 // scontrol makes them: hold, release, requeue and update. A path's job
 // may name an array by its ID (every task) or one task (j000017_3).
 
-var errNotWaiting = errors.New("only a waiting job can be")
+var errNotWaiting = errors.New("only a waiting job can be changed so")
 
 func (s *Server) handleHold(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	s.control(w, r, who, func(jobs []store.Job) ([]store.Job, error) { return s.Hold(jobs, true) })
@@ -79,7 +79,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, who store.Tenan
 // Hold holds (or releases) the waiting ones of jobs; a single job that
 // does not wait is an error, an array's tasks that do not are skipped.
 func (s *Server) Hold(jobs []store.Job, held bool) ([]store.Job, error) {
-	verb := map[bool]string{true: "held", false: "released"}[held]
+	verb := map[bool]string{true: "hold", false: "release"}[held]
 	return s.changeWaiting(jobs, verb, func(j *store.Job) error {
 		j.Held = held
 		return nil
@@ -140,7 +140,7 @@ func (s *Server) Update(jobs []store.Job, ch change) ([]store.Job, error) {
 		}
 		deps = &store.Spec{Dependency: d}
 	}
-	return s.changeWaiting(jobs, "updated", func(j *store.Job) error {
+	return s.changeWaiting(jobs, "update", func(j *store.Job) error {
 		if ch.name != nil {
 			j.Spec.Name = *ch.name
 		}
@@ -176,7 +176,7 @@ func (s *Server) changeWaiting(jobs []store.Job, verb string, fn func(*store.Job
 		}
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("%s %s: %w %s (it is %s)", verb, jobs[0].ArrayName(), errNotWaiting, verb, jobs[0].State)
+		return nil, fmt.Errorf("%s %s: %w (it is %s)", verb, jobs[0].ArrayName(), errNotWaiting, jobs[0].State)
 	}
 	var out []store.Job
 	err := s.st.Update(func(tx *store.Tx) error {
@@ -223,7 +223,7 @@ func (s *Server) Requeue(jobs []store.Job, hold bool) ([]store.Job, error) {
 		}
 	}
 	if len(stop) == 0 && len(ended) == 0 {
-		return nil, fmt.Errorf("requeue %s: %w requeued by stopping or ending first (it is %s)", jobs[0].ArrayName(), errNotRunning, jobs[0].State)
+		return nil, fmt.Errorf("requeue %s: %w (it is %s)", jobs[0].ArrayName(), errNotRunning, jobs[0].State)
 	}
 	out, err := s.requeueEnded(ended, hold)
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Server) Requeue(jobs []store.Job, hold bool) ([]store.Job, error) {
 	return out, nil
 }
 
-var errNotRunning = errors.New("a waiting job is not")
+var errNotRunning = errors.New("only a running or ended job can be requeued")
 
 // requeueEnded makes ended jobs wait again, in one transaction. The
 // caller holds s.mu.
