@@ -58,7 +58,8 @@ func cliRun(args ...string) (string, string, int) {
 // refused naming its line.
 func TestSbatchScriptsAgainstServer(t *testing.T) {
 	c := slurmServer(t, 2)
-	out, errOut, code := cliRun("sbatch", "--hold", filepath.Join("..", "..", "internal", "sbatch", "testdata", "princeton-single-gpu.slurm"))
+	dir := jobDir(t)
+	out, errOut, code := cliRun("sbatch", "--hold", "-D", dir, filepath.Join("..", "..", "internal", "sbatch", "testdata", "princeton-single-gpu.slurm"))
 	if code != 0 || !strings.HasPrefix(out, "Submitted batch job j") || !strings.Contains(errOut, "princeton-single-gpu.slurm:9: #SBATCH --reservation ignored") {
 		t.Fatalf("sbatch the Princeton script: exit %d, %q, %q", code, out, errOut)
 	}
@@ -67,7 +68,6 @@ func TestSbatchScriptsAgainstServer(t *testing.T) {
 	if r := j.Request; err != nil || r.Name != "mnist" || r.GPUs != 1 || r.CPU != 1 || r.MemoryMiB != 8<<10 || r.Time != "5m0s" || r.Command[0] != "princeton-single-gpu.slurm" || !strings.HasPrefix(r.Script, "#!/bin/bash") {
 		t.Errorf("the Princeton script's job: %+v, %v", j.Request, err)
 	}
-	dir := jobDir(t)
 	script := filepath.Join(dir, "hello.sbatch")
 	os.WriteFile(script, []byte("#!/bin/sh\n#SBATCH -J fromscript\n#SBATCH --gpus=1 --time=5\n#SBATCH -o out-%x-%j.txt\necho hello $1 $SLURM_JOB_NAME\n"), 0o644)
 	out, errOut, code = cliRun("sbatch", "--parsable", "-J", "fromflag", "-D", dir, script, "world")
@@ -80,6 +80,15 @@ func TestSbatchScriptsAgainstServer(t *testing.T) {
 	num := strings.TrimLeft(strings.TrimPrefix(id, "j"), "0")
 	if got := readOr(filepath.Join(dir, "out-fromflag-"+num+".txt")); got != "hello world fromflag\n" {
 		t.Errorf("the -o file holds %q; want the copy's output with the command line's name", got)
+	}
+	out, errOut, code = cliRun("sbatch", "--parsable", "-G", "0", "-D", dir, "--wrap", "echo wrapped")
+	if code != 0 {
+		t.Fatalf("sbatch --wrap: exit %d, %q", code, errOut)
+	}
+	id = strings.TrimSpace(out)
+	waitJob(t, c, id, func(j api.Job) bool { return j.State == "succeeded" })
+	if got := readOr(filepath.Join(dir, "slurm-"+strings.TrimLeft(strings.TrimPrefix(id, "j"), "0")+".out")); got != "wrapped\n" {
+		t.Errorf("sbatch's default output file holds %q; want the job's output in slurm-%%j.out", got)
 	}
 	two := filepath.Join(dir, "two.sbatch")
 	os.WriteFile(two, []byte("#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --nodes=2\nsrun true\n"), 0o644)

@@ -199,6 +199,12 @@ func buildRequest(fs *flag.FlagSet, flags *api.JobRequest, sf *submitFlags, envi
 	if err := slurmHabits(fs, &req, sf); err != nil {
 		return req, err
 	}
+	if sf.sbatch && req.Output == "" && req.Error == "" {
+		req.Output = "slurm-%j.out" // sbatch's default, in the work directory
+		if req.Array != "" {
+			req.Output = "slurm-%A_%a.out"
+		}
+	}
 	if err := checkSetFlags(fs, req); err != nil {
 		return req, err
 	}
