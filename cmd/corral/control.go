@@ -92,27 +92,19 @@ func runUpdate(args []string, stdout, stderr io.Writer) error {
 	if len(args) != 1 {
 		return &usageError{cmd: "update", err: errors.New("give one job ID, then the fields to change")}
 	}
-	set := map[string]any{"name": &name, "time": &limit, "priority": &prio, "begin": &begin, "dependency": &dep, "array-limit": &arrayLimit}
-	n := 0
-	for flagName, v := range set {
-		if !isSet(fs, flagName) {
-			continue
+	for _, f := range []struct {
+		flag string
+		set  func()
+	}{
+		{"name", func() { u.Name = &name }}, {"time", func() { u.Time = &limit }}, {"priority", func() { u.Priority = &prio }},
+		{"begin", func() { u.Begin = &begin }}, {"dependency", func() { u.Dependency = &dep }}, {"array-limit", func() { u.ArrayLimit = &arrayLimit }},
+	} {
+		if isSet(fs, f.flag) {
+			f.set()
 		}
-		n++
-		switch flagName {
-		case "name":
-			u.Name = v.(*string)
-		case "time":
-			u.Time = v.(*string)
-		case "priority":
-			u.Priority = v.(*int)
-		case "begin":
-			u.Begin = v.(*string)
-		case "dependency":
-			u.Dependency = v.(*string)
-		case "array-limit":
-			u.ArrayLimit = v.(*int)
-		}
+	}
+	if u == (api.JobUpdate{}) {
+		return &usageError{cmd: "update", err: errors.New("nothing to change: give --time, --priority, --name, --begin, --dependency or --array-limit")}
 	}
 	if u.Begin != nil && *u.Begin != "" {
 		at, err := slurmfmt.ParseBegin(*u.Begin, time.Now())
@@ -120,9 +112,6 @@ func runUpdate(args []string, stdout, stderr io.Writer) error {
 			return &usageError{cmd: "update", err: fmt.Errorf("--begin %q: %w", *u.Begin, err)}
 		}
 		*u.Begin = at.Format(time.RFC3339)
-	}
-	if n == 0 {
-		return &usageError{cmd: "update", err: errors.New("nothing to change: give --time, --priority, --name, --begin, --dependency or --array-limit")}
 	}
 	c, err := cf.client()
 	if err != nil {

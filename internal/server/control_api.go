@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/corral-sched/corral/internal/eligible"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/slurmfmt"
 	"github.com/corral-sched/corral/internal/store"
@@ -132,13 +133,13 @@ func (s *Server) changeOf(u api.JobUpdate, who store.Tenant) (change, error) {
 
 // Update applies ch to the waiting ones of jobs.
 func (s *Server) Update(jobs []store.Job, ch change) ([]store.Job, error) {
-	var deps *store.Spec
+	var deps *eligible.Dependency
 	if ch.dependency != nil {
 		d, err := s.resolveDeps(*ch.dependency, ch.who)
 		if err != nil {
 			return nil, &httpError{http.StatusBadRequest, err}
 		}
-		deps = &store.Spec{Dependency: d}
+		deps = &d
 	}
 	return s.changeWaiting(jobs, "update", func(j *store.Job) error {
 		if ch.name != nil {
@@ -154,7 +155,7 @@ func (s *Server) Update(jobs []store.Job, ch change) ([]store.Job, error) {
 			j.Spec.Begin = *ch.begin
 		}
 		if deps != nil {
-			j.Spec.Dependency = deps.Dependency
+			j.Spec.Dependency = *deps
 		}
 		if ch.arrayLimit != nil && j.Array != nil {
 			j.Array.Limit = *ch.arrayLimit
