@@ -186,6 +186,18 @@ func TestQueueShowsArraysAndFilters(t *testing.T) {
 	if _, errOut, code := cliRun("release", arr+"_3"); code != 0 {
 		t.Fatalf("release: %q", errOut)
 	}
+	if out, errOut, code := cliRun("update", arr, "--array-limit", "4"); code != 0 || strings.Count(out, "Updated job") != 2 {
+		t.Fatalf("update %s --array-limit 4: exit %d, %q %q; want the two waiting tasks updated", arr, code, out, errOut)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if out, _, _ := cliRun("queue", "-t", "R", "--noheader", "-o", "%i"); strings.Count(out, "\n") == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the array's four tasks do not all run after its limit was raised to 4")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if out, errOut, code := cliRun("cancel", arr); code != 0 || strings.Count(out, "job") != 4 {
 		t.Fatalf("cancel %s: exit %d, %q %q; want all four tasks", arr, code, out, errOut)
 	}
