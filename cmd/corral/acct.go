@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/slurmfmt"
 )
 
 const acctUsage = `Usage: corral acct [flags]
@@ -25,8 +29,12 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	csv := fs.Bool("csv", false, "print the records as CSV")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tenant := fs.String("tenant", "", "only this tenant (admins)")
-	since := fs.String("since", "", "records that ended since this time (RFC 3339) or this long ago (24h)")
+	since := fs.String("since", "", "records that ended since this time (RFC 3339, sacct's 2026-04-01T08:00, 08:00, now-2hours) or this long ago (24h)")
+	alias(fs, "since", "S", "starttime")
 	until := fs.String("until", "", "records that ended before this time or this long ago")
+	alias(fs, "until", "E", "endtime")
+	jobsFlag := fs.String("job", "", "only these `jobs` (comma-separated IDs; sacct's -j)")
+	alias(fs, "job", "j")
 	period := fs.String("period", "", "sum per period of this length, such as 24h")
 	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
 	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler instead of asking a server: a file of JSON lines (--accounting), or configmaps:NAMESPACE/PREFIX (--accounting-configmaps, through $KUBECONFIG or in cluster)")
@@ -50,9 +58,15 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	}
 	q := url.Values{}
 	for k, v := range map[string]string{"tenant": *tenant, "since": *since, "until": *until, "period": *period} {
-		if v != "" {
-			q.Set(k, v)
+		if v == "" {
+			continue
 		}
+		if k == "since" || k == "until" {
+			if v, err = acctTime(v); err != nil {
+				return &usageError{cmd: "acct", err: fmt.Errorf("--%s: %w", k, err)}
+			}
+		}
+		q.Set(k, v)
 	}
 	ctx, cancel := requestContext(60 * time.Second)
 	defer cancel()
@@ -62,6 +76,17 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	a, err := c.Acct(ctx, q)
 	if err != nil {
 		return err
+	}
+	if *jobsFlag != "" {
+		keep := set(*jobsFlag)
+		a.Records = slices.DeleteFunc(a.Records, func(r api.Record) bool {
+			for id := range keep {
+				if sameJob(id, r.Job) {
+					return false
+				}
+			}
+			return true
+		})
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(a)
@@ -73,11 +98,11 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		return writeHourlyDemand(stdout, a.Records)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tTENANT\tNAME\tTRY\tGPUS\tMODEL\tSTART\tELAPSED\tGPU-HOURS\tSTATE\tEXIT")
+	fmt.Fprintln(tw, "JOBID\tTENANT\tNAME\tTRY\tGPUS\tMODEL\tSTART\tELAPSED\tGPU-HOURS\tMAXRSS\tTOTALCPU\tSTATE\tEXIT")
 	for _, r := range a.Records {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%g\t%s\t%s\t%s\t%.4f\t%s\t%d\n", r.Job, r.Tenant, orDash(r.Name), r.Attempt, r.GPUs,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%g\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%d\n", r.Job, r.Tenant, orDash(r.Name), r.Attempt, r.GPUs,
 			modelName(r.GPUModel, r.MIGProfile), r.Start.Local().Format(time.DateTime), r.End.Sub(r.Start).Round(time.Second),
-			r.GPUSeconds/3600, slurmState(r.SlurmState, r.State), r.ExitCode)
+			r.GPUSeconds/3600, rssString(r.MaxRSSKiB), cpuString(r.CPUSeconds), slurmState(r.SlurmState, r.State), r.ExitCode)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "TENANT\tPERIOD\tMODEL\tJOBS\tGPU-HOURS")
@@ -89,6 +114,40 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\n", s.Tenant, p, modelName(s.GPUModel, s.MIGProfile), s.Jobs, s.GPUSeconds/3600)
 	}
 	return tw.Flush()
+}
+
+// acctTime is a --since or --until the server takes: a duration back
+// from now as it is, else sacct's forms read by this machine's clock.
+func acctTime(v string) (string, error) {
+	if _, err := time.ParseDuration(v); err == nil {
+		return v, nil
+	}
+	t, err := slurmfmt.ParseSince(v, time.Now())
+	if err != nil {
+		return "", err
+	}
+	return t.Format(time.RFC3339), nil
+}
+
+// rssString writes a peak memory as sacct's MaxRSS does (K, M, G).
+func rssString(kib int64) string {
+	switch {
+	case kib == 0:
+		return "-"
+	case kib >= 10<<20:
+		return fmt.Sprintf("%.1fG", float64(kib)/(1<<20))
+	case kib >= 10<<10:
+		return fmt.Sprintf("%dM", kib>>10)
+	}
+	return fmt.Sprintf("%dK", kib)
+}
+
+// cpuString writes CPU time as sacct's TotalCPU does: [D-][H:]MM:SS.
+func cpuString(secs float64) string {
+	if secs == 0 {
+		return "-"
+	}
+	return clock(time.Duration(secs * float64(time.Second)))
 }
 
 func modelName(model, mig string) string {

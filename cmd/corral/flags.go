@@ -133,7 +133,12 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	})
 	show := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 	show.SetOutput(w)
+	var ignored []string
 	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Usage, ignoredPrefix) {
+			ignored = append(ignored, "-"+f.Name)
+			return
+		}
 		if canonical(f) != f.Name {
 			return
 		}
@@ -142,7 +147,14 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		show.Lookup(name).DefValue = f.DefValue
 	})
 	show.PrintDefaults()
+	if len(ignored) > 0 {
+		fmt.Fprintf(w, "Taken and ignored (one machine): %s\n", strings.Join(ignored, " "))
+	}
 }
+
+// ignoredPrefix starts the usage of a flag taken and ignored (sbatch's
+// --partition): printFlags lists them on one line.
+const ignoredPrefix = "ignored: "
 
 // normalize rewrites args for the flag package, which stops at the first
 // positional argument: flags after positional arguments move before them,

@@ -29,10 +29,16 @@ func commands() []command {
 		{"plan", "size 1- or 3-year GPU commitments for an hourly demand; compare packed and unpacked", runPlan, nil},
 		{"place", "place gangs of GPU jobs on a fleet described in YAML, or say why they do not fit", runPlace, nil},
 		{"server", "run the daemon that queues and runs jobs on this machine's GPUs (try: corral server --dev)", runServer, []string{"tenant"}},
-		{"submit", "queue a job on a corral server (like sbatch)", runSubmit, nil},
+		{"submit", "queue a job or a batch script on a corral server (like sbatch)", runSubmit, nil},
+		{"sbatch", "queue a batch script, reading its #SBATCH lines, and answer as sbatch does", runSbatch, nil},
+		{"run", "run a job in the foreground: its output here, its exit code yours (like srun)", runRun, nil},
 		{"queue", "list waiting and running jobs and why they wait (like squeue)", runQueue, nil},
 		{"gpus", "list the server's GPUs and what runs on each (like sinfo)", runGPUs, nil},
 		{"cancel", "cancel jobs (like scancel)", runCancel, nil},
+		{"hold", "hold waiting jobs (like scontrol hold)", runHold, nil},
+		{"release", "release held jobs (like scontrol release)", runRelease, nil},
+		{"requeue", "put running or ended jobs back in the queue (like scontrol requeue)", runRequeue, nil},
+		{"update", "change a waiting job: time limit, priority, name, begin, dependency (like scontrol update)", runUpdate, nil},
 		{"logs", "print a job's output; -f follows it", runLogs, nil},
 		{"acct", "GPU use per job and per tenant (like sacct)", runAcct, nil},
 		{"explain", "say why a job waits and when it could start", runExplain, nil},
@@ -93,9 +99,12 @@ func lookup(name string) (command, bool) {
 // error is one line and a hint to the command's help.
 func exitCode(name string, err error, stderr io.Writer) int {
 	var ue *usageError
+	var es *exitStatus
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &es):
+		return es.code
 	case errors.As(err, &ue):
 		if ue.cmd != "" {
 			name = ue.cmd

@@ -24,7 +24,7 @@ func parseSubmit(args []string, environ []string, stderr io.Writer) (api.JobRequ
 	if err := parseLeadingFlags(fs, submitUsage, args); err != nil {
 		return r, err
 	}
-	return buildRequest(fs, r, &sf, environ, stderr)
+	return buildRequest(fs, &r, &sf, environ, stderr)
 }
 
 func TestSubmitTakesSlurmFlags(t *testing.T) {
@@ -32,18 +32,29 @@ func TestSubmitTakesSlurmFlags(t *testing.T) {
 		args  string
 		check func(api.JobRequest) bool
 	}{
-		{"-G 2 -n 4 -t 90 -J x true", func(r api.JobRequest) bool {
+		{"-G 8 -n 4 -t 90 -J x true", func(r api.JobRequest) bool {
 			return r.GPUs == 2 && r.Tasks == 4 && r.Time == "90" && r.Name == "x"
 		}},
 		{"--gpus-per-task=1 --ntasks=2 --time=1-12:00:00 --job-name=y true", func(r api.JobRequest) bool {
 			return r.GPUs == 1 && r.Tasks == 2 && r.Time == "1-12:00:00" && r.Name == "y"
 		}},
-		{"-G2 -n4 -t1:00:00 -Jglued true", func(r api.JobRequest) bool {
+		{"-G8 -n4 -t1:00:00 -Jglued true", func(r api.JobRequest) bool {
 			return r.GPUs == 2 && r.Tasks == 4 && r.Time == "1:00:00" && r.Name == "glued"
 		}},
-		{"--gpus 1 --tasks 2 --name old --time 2h --cpu 2 --workdir /tmp true", func(r api.JobRequest) bool {
+		{"--gpus 2 --tasks 2 --name old --time 2h --cpu 2 --workdir /tmp true", func(r api.JobRequest) bool {
 			return r.GPUs == 1 && r.Tasks == 2 && r.Name == "old" && r.Time == "2h" && r.CPU == 2 && r.WorkDir == "/tmp"
 		}},
+		{"-G 4 -n 4 true", func(r api.JobRequest) bool { return r.GPUs == 1 && r.Tasks == 4 }},
+		{"--gpus-per-task 4 -n 2 true", func(r api.JobRequest) bool { return r.GPUs == 4 && r.Tasks == 2 }},
+		{"--mem 32G -n 2 -G 2 true", func(r api.JobRequest) bool { return r.MemoryMiB == 16<<10 }},
+		{"--mem-per-cpu 4G -c 8 -G 1 true", func(r api.JobRequest) bool { return r.MemoryMiB == 32<<10 && r.CPU == 8 }},
+		{"--mem-per-gpu 10G --gpus-per-task 2 true", func(r api.JobRequest) bool { return r.MemoryMiB == 20<<10 }},
+		{"--cpus-per-gpu 6 --gpus-per-task 2 true", func(r api.JobRequest) bool { return r.CPU == 12 }},
+		{"--nice 5 --priority 3 -G 1 true", func(r api.JobRequest) bool { return r.Priority == -2 }},
+		{"-a 0-9%2 -d afterok:17 -H -o out-%j --open-mode append --signal USR1@60 -G 1 true", func(r api.JobRequest) bool {
+			return r.Array == "0-9%2" && r.Dependency == "afterok:17" && r.Hold && r.Output == "out-%j" && r.OpenMode == "append" && r.Signal == "USR1@60"
+		}},
+		{"-N 1 -A physics --qos high -p gpu --exclusive -G 1 true", func(r api.JobRequest) bool { return r.GPUs == 1 }},
 		{"--gres gpu:8 -n 4 true", func(r api.JobRequest) bool { return r.GPUs == 2 && r.Tasks == 4 }},
 		{"--gres=gpu true", func(r api.JobRequest) bool { return r.GPUs == 1 }},
 		{"--gres gpu:h100:2 true", func(r api.JobRequest) bool { return r.GPUs == 2 }},
@@ -65,6 +76,9 @@ func TestSubmitTakesSlurmFlags(t *testing.T) {
 			t.Errorf("submit %s: %+v, %v", tc.args, r, err)
 		}
 	}
+	if r, err := parseSubmit([]string{"--wrap", "echo hi", "-G", "1"}, nil, io.Discard); err != nil || r.Script != "#!/bin/sh\necho hi\n" || r.Command[0] != "wrap" {
+		t.Errorf("--wrap: script %q, command %q, %v; want a shell script named wrap, as sbatch's", r.Script, r.Command, err)
+	}
 }
 
 func TestSubmitRefusesBadSlurmFlags(t *testing.T) {
@@ -77,7 +91,12 @@ func TestSubmitRefusesBadSlurmFlags(t *testing.T) {
 		{"--gres gpu:3 -n 2 true", "--gres gpu:3 for 2 tasks"},
 		{"--gres shard:1 true", "only gpu"},
 		{"--gres gpu:1g.10gb:2 true", "one MIG slice"},
-		{"-G 1 --gres gpu:1 true", "one of -G/--gpus and --gres"},
+		{"-G 1 --gres gpu:1 true", "one of -G/--gpus, --gpus-per-task and --gres"},
+		{"-G 3 -n 2 true", "--gpus 3 for 2 tasks"},
+		{"-N 2 -G 1 true", "this server is one machine"},
+		{"--mem 1G --mem-per-cpu 1G -G 1 true", "one of --mem, --mem-per-cpu"},
+		{"--begin soon -G 1 true", "--begin \"soon\""},
+		{"--kill-on-invalid-dep maybe -G 1 true", "want yes or no"},
 		{"-n 0 -G 1 true", "-n/--tasks 0"},
 		{"--share 0 true", "--share 0"},
 		{"--gpus -1 true", "negative"},
@@ -182,7 +201,8 @@ func TestTenantHelpNeedsNoToken(t *testing.T) {
 func TestSubmitHelpListsSlurmNames(t *testing.T) {
 	var out strings.Builder
 	run([]string{"submit", "-h"}, &out, io.Discard)
-	for _, want := range []string{"-tasks, -n, -ntasks int", "-gpus, -G, -gpus-per-task GPUs", "-time, -t limit", "-export string", `(default "ALL")`} {
+	for _, want := range []string{"-tasks, -n, -ntasks, -ntasks-per-node int", "-gpus, -G, -gpus-per-node GPUs", "-gpus-per-task GPUs", "-time, -t limit",
+		"-export string", `(default "ALL")`, "Taken and ignored (one machine):", "-partition"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("submit -h lacks %q:\n%s", want, out.String())
 		}
@@ -228,8 +248,9 @@ func TestCLISlurmHabitsAgainstServer(t *testing.T) {
 		t.Fatalf("submit: %q %q", out, errOut)
 	}
 	waitJob(t, c, j.ID, func(j api.Job) bool { return j.State == "succeeded" })
-	if logs, _, _ := cli("logs", j.ID); logs != "hello notoken noslurm \n" {
-		t.Errorf("the job's environment: %q; want MY_VAR and neither the token nor SLURM_*", logs)
+	own := strings.TrimLeft(strings.TrimPrefix(j.ID, "j"), "0")
+	if logs, _, _ := cli("logs", j.ID); logs != "hello notoken "+own+" \n" {
+		t.Errorf("the job's environment: %q; want MY_VAR, no token, and its own SLURM_JOB_ID %s, not the client's 99", logs, own)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{"--gpus 3 true", "the largest node has 2 GPUs"},

@@ -7,54 +7,68 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/slurmfmt"
 )
 
 const submitUsage = `Usage: corral submit [flags] COMMAND [ARGS...]
+       corral submit [flags] SCRIPT [ARGS...]
        corral submit [flags] -f JOB.yaml
 
 Queues a job on a corral server, like sbatch. The job waits until its GPUs
 are free (see 'corral queue' and 'corral explain JOB'), then runs as a real
 process that sees only its GPUs in CUDA_VISIBLE_DEVICES.
 
-Ask for one kind of GPU per task (a job without any is refused unless
-you ask for it with --gpus 0):
-  -G, --gpus N       N whole GPUs per task (Slurm's --gpus-per-task; TYPE:N
-                     checks the server's model, h100:2)
-  --gres gpu:N       N GPUs for the whole job, shared out among its tasks
-                     (gpu:TYPE:N; gpu:1g.10gb:1 is a MIG slice)
-  --mig 1g.10gb      one MIG slice (on a machine in MIG mode)
-  --share 0.25       a time-sliced fraction of one GPU
+A SCRIPT is a file whose first line starts with #!: its #SBATCH lines,
+before its first command, are read as sbatch reads them (flags given on
+the command line win), and the job runs the copy taken now, as sbatch
+runs its copy. Directives that mean nothing on one machine (--partition,
+--account, --exclusive, ...) are named on stderr with their line and
+ignored; those corral cannot honour (--nodes=2, --uid) are refused.
+'corral sbatch' takes only scripts (or --wrap) and answers as sbatch.
+
+Ask for GPUs as Slurm does (a job without any is refused unless you ask
+for it with --gpus 0):
+  -G, --gpus N          N GPUs for the whole job, shared out among its
+                        tasks (TYPE:N checks the server's model, h100:2)
+  --gpus-per-task N     N whole GPUs per task
+  --gres gpu:N          the same as --gpus N (gpu:TYPE:N; gpu:1g.10gb:1 is
+                        a MIG slice)
+  --mig 1g.10gb         one MIG slice per task (on a machine in MIG mode)
+  --share 0.25          a time-sliced fraction of one GPU per task
 -n/--tasks N starts a gang of N tasks together, each with its own GPUs and
 the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
-MASTER_PORT).
+MASTER_PORT) and srun sets (SLURM_PROCID, SLURM_NTASKS, ...).
 
 Slurm's habits work: -J name, -t 90 (minutes), -t 1-12:00:00, -t 2h,
---mem 16G (a bare number is MiB), -c cores, -D dir, and glued short flags
+--mem 16G for the job (a bare number is MiB; --mem-per-cpu, --mem-per-gpu),
+-c cores per task, -D dir, -o/-e files (%j %x %A %a %u), --array 0-99%10,
+-d afterok:ID, -H (held), --begin now+1hour, --nice, --signal USR1@120,
+--wrap 'cmd', --parsable, -W (wait for the end), and glued short flags
 (-n4). The job gets your environment, as sbatch's --export=ALL, except
 CORRAL_* (your token), SLURM_*, the device and rank variables corral sets
 per task, PWD, OLDPWD, SHLVL and _; --export=NONE sends none,
 --export=VAR1,VAR2=val only these, --export=ALL,VAR=val everything and
-these (a variable named there is sent even if it is held back by default).
+these. It gets your umask and SLURM_SUBMIT_DIR, the directory you are in.
 
 A job file holds the same fields in YAML (flags given on the command line
 win):
   name: train
   command: [torchrun, train.py, --epochs, "3"]
-  gpus: 2
+  gpus: 2            # per task, the API's field
   tasks: 4
   time: 2h
-  priority: 10
-  grace: 60s
 
 Examples:
   corral submit -G 1 -- python -c 'import torch; print(torch.cuda.device_count())'
-  corral submit --gpus 2 -n 4 -t 2:00:00 -J pretrain torchrun train.py
-  corral submit --gres gpu:8 -n 8 --mem 64G torchrun train.py
-  corral submit --share 0.25 --priority -1 --export=NONE jupyter lab
+  corral submit train.sbatch --epochs 3
+  corral submit --gpus 8 -n 4 -t 2:00:00 -J pretrain torchrun train.py
+  corral submit --array 0-99%10 -G 1 -o 'sweep-%A_%a.out' python sweep.py
+  corral submit -d afterok:j000017 -G 1 python eval.py
   corral submit -f train.yaml
 ` + clientHelp + `
 Flags:
@@ -62,23 +76,45 @@ Flags:
 
 // submitFlags are submit's flags beside the request's own fields.
 type submitFlags struct {
-	file, export string
-	gpus, gres   gpuAsk
-	env          multiFlag
-	json         bool
+	file, export, begin, wrap string
+	gpus, gpusPerTask, gres   gpuAsk
+	mem, memPerCPU, memPerGPU int64 // MiB
+	cpusPerGPU                float64
+	nice                      int
+	env                       multiFlag
+	json, parsable, wait      bool
+	noRequeue                 bool
+	notes                     []string // what was ignored, said on stderr
+	sbatch                    bool     // run as corral sbatch
 }
 
 func runSubmit(args []string, stdout, stderr io.Writer) error {
-	fs, cf := clientFlagSet("submit", stderr)
+	return submitMain("submit", args, stdout, stderr)
+}
+
+func runSbatch(args []string, stdout, stderr io.Writer) error {
+	return submitMain("sbatch", args, stdout, stderr)
+}
+
+// submitMain is corral submit, and corral sbatch when name says so.
+func submitMain(name string, args []string, stdout, stderr io.Writer) error {
+	fs, cf := clientFlagSet(name, stderr)
 	var r api.JobRequest
-	var sf submitFlags
+	sf := submitFlags{sbatch: name == "sbatch"}
 	defineSubmitFlags(fs, &r, &sf)
-	if err := parseLeadingFlags(fs, submitUsage, args); err != nil {
+	usage := submitUsage
+	if sf.sbatch {
+		usage = sbatchUsage
+	}
+	if err := parseLeadingFlags(fs, usage, args); err != nil {
 		return err
 	}
-	req, err := buildRequest(fs, r, &sf, os.Environ(), stderr)
+	req, err := buildRequest(fs, &r, &sf, os.Environ(), stderr)
 	if err != nil {
 		return err
+	}
+	for _, n := range sf.notes {
+		fmt.Fprintf(stderr, "corral %s: %s\n", name, n)
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -86,7 +122,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := requestContext(30 * time.Second)
 	defer cancel()
-	for _, a := range []gpuAsk{sf.gpus, sf.gres} {
+	for _, a := range []gpuAsk{sf.gpus, sf.gpusPerTask, sf.gres} {
 		if err := a.checkType(ctx, c); err != nil {
 			return err
 		}
@@ -95,47 +131,48 @@ func runSubmit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if sf.json {
-		return json.NewEncoder(stdout).Encode(j)
+	switch {
+	case sf.json:
+		if err := json.NewEncoder(stdout).Encode(j); err != nil {
+			return err
+		}
+	case sf.parsable:
+		fmt.Fprintln(stdout, j.ID)
+	default:
+		fmt.Fprintln(stdout, submitted(j, sf.sbatch))
 	}
-	fmt.Fprintf(stdout, "Submitted job %s\n", j.ID)
+	if sf.wait {
+		return waitForJobs(c, j, stderr)
+	}
 	return nil
 }
 
-func defineSubmitFlags(fs *flag.FlagSet, r *api.JobRequest, sf *submitFlags) {
-	fs.StringVar(&sf.file, "f", "", "read the job from this YAML `file`")
-	fs.StringVar(&r.Name, "name", "", "job `name` (letters, digits, '.', '_', '-')")
-	alias(fs, "name", "J", "job-name")
-	fs.Var(gpusValue{&sf.gpus}, "gpus", "whole `GPUs` per task, or TYPE:N (0: a job without GPUs)")
-	alias(fs, "gpus", "G", "gpus-per-task")
-	fs.Var(gresValue{&sf.gres}, "gres", "`gpu:N` or gpu:TYPE:N GPUs for the whole job, shared out among its tasks")
-	fs.StringVar(&r.MIG, "mig", "", "a MIG `profile` per task, such as 1g.10gb")
-	fs.Float64Var(&r.Share, "share", 0, "a `fraction` of one GPU per task, such as 0.25")
-	fs.Float64Var(&r.CPU, "cpu", 0, "CPU `cores` per task")
-	alias(fs, "cpu", "c", "cpus-per-task")
-	fs.Var(memValue{&r.MemoryMiB}, "mem", "`memory` per task: MiB, or with a unit K, M, G, T (16G)")
-	fs.IntVar(&r.Tasks, "tasks", 0, "tasks in the gang (default 1)")
-	alias(fs, "tasks", "n", "ntasks")
-	fs.Var(timeValue{&r.Time}, "time", "time `limit`: minutes (90), H:M:S, D-H:M:S, or 90m, 2h, 1d")
-	alias(fs, "time", "t")
-	fs.IntVar(&r.Priority, "priority", 0, "priority; higher runs first and may preempt lower")
-	fs.StringVar(&r.Queue, "queue", "", "queue `name`")
-	fs.StringVar(&r.Image, "image", "", "run the command in a container of this `image` (the server needs --container-runtime)")
-	fs.StringVar(&r.CheckpointEvery, "checkpoint-every", "", "how often the job checkpoints, such as 30m")
-	fs.StringVar(&r.Grace, "grace", "", "SIGTERM to SIGKILL delay when the job is stopped (default 10s)")
-	fs.StringVar(&r.WorkDir, "workdir", "", "working `directory` (absolute; default the current one)")
-	alias(fs, "workdir", "D", "chdir")
-	fs.BoolVar(&r.Requeue, "requeue", false, "requeue the job if it is lost across a server restart")
-	fs.StringVar(&sf.export, "export", "ALL", "the environment sent with the job, as sbatch: ALL, NONE, VAR1,VAR2=val or ALL,VAR=val")
-	fs.Var(&sf.env, "env", "`KEY=VALUE` for the job's environment (repeatable)")
-	fs.BoolVar(&sf.json, "json", false, "print the submitted job as JSON")
+// submitted is the line that says a job was queued.
+func submitted(j api.Job, sbatch bool) string {
+	line := "Submitted job " + j.ID
+	if sbatch {
+		line = "Submitted batch job " + j.ID
+	}
+	if j.ArrayTasks > 0 {
+		line += fmt.Sprintf(" (an array of %d tasks, %s_%d to %s_%d)", j.ArrayTasks, j.ID, *j.ArrayIndex, j.ID, lastIndex(j))
+	}
+	return line
 }
 
-// buildRequest merges the job file, when given, with the flags set on
-// the command line, the command after the flags and the exported
-// environment, and validates the result.
-func buildRequest(fs *flag.FlagSet, flags api.JobRequest, sf *submitFlags, environ []string, stderr io.Writer) (api.JobRequest, error) {
-	req := flags
+// lastIndex is the highest index of the array j is the first task of.
+func lastIndex(j api.Job) int {
+	a, err := slurmfmt.ParseArray(j.Request.Array)
+	if err != nil || len(a.Indices) == 0 {
+		return *j.ArrayIndex
+	}
+	return a.Indices[len(a.Indices)-1]
+}
+
+// buildRequest merges the job file or the batch script, when given,
+// with the flags set on the command line, the command after the flags
+// and the exported environment, and validates the result.
+func buildRequest(fs *flag.FlagSet, flags *api.JobRequest, sf *submitFlags, environ []string, stderr io.Writer) (api.JobRequest, error) {
+	req := *flags
 	var data []byte
 	if sf.file != "" {
 		var err error
@@ -145,53 +182,100 @@ func buildRequest(fs *flag.FlagSet, flags api.JobRequest, sf *submitFlags, envir
 		if req, err = api.ParseJobFile(data); err != nil {
 			return req, fmt.Errorf("%s: %w", sf.file, err)
 		}
-		overrideSet(fs, &req, flags)
+		overrideSet(fs, &req, *flags)
 	}
-	if fs.NArg() > 0 {
-		req.Command = fs.Args()
+	if err := commandOf(fs, &req, sf, flags); err != nil {
+		return req, err
 	}
 	if len(req.Command) == 0 {
-		return req, errors.New("no command: give one after the flags, or a job file with -f (see corral submit -h)")
+		return req, errors.New("no command: give one after the flags, a batch script, or a job file with -f (see corral submit -h)")
 	}
 	if err := gpuDemand(fs, &req, sf, data); err != nil {
 		return req, err
 	}
-	exported, err := exportEnv(sf.export, environ, stderr)
-	if err != nil {
+	if err := environment(&req, sf, environ, stderr); err != nil {
 		return req, err
 	}
-	req.Env = append(append(exported, req.Env...), sf.env...)
-	if len(req.Env) > api.MaxEnv {
-		return req, fmt.Errorf("--export: %d variables, the server takes at most %d; send fewer with --export=VAR1,VAR2 or --export=NONE", len(req.Env), api.MaxEnv)
+	if err := slurmHabits(fs, &req, sf); err != nil {
+		return req, err
 	}
-	if req.WorkDir == "" {
-		if wd, err := os.Getwd(); err == nil {
-			req.WorkDir = wd
+	if sf.sbatch && req.Output == "" && req.Error == "" {
+		req.Output = "slurm-%j.out" // sbatch's default, in the work directory
+		if req.Array != "" {
+			req.Output = "slurm-%A_%a.out"
 		}
 	}
 	if err := checkSetFlags(fs, req); err != nil {
 		return req, err
 	}
-	_, err = req.Validate()
+	_, err := req.Validate()
 	return req, err
 }
 
-// gpuDemand applies --gpus or --gres, and refuses a job that asks for no
-// GPU at all unless the user said so (--gpus 0, gpus: 0 in the file):
-// a GPU scheduler should not quietly run a job without one.
-func gpuDemand(fs *flag.FlagSet, req *api.JobRequest, sf *submitFlags, file []byte) error {
-	if sf.gpus.set && sf.gres.set {
-		return errors.New("give one of -G/--gpus and --gres")
-	}
-	for _, a := range []gpuAsk{sf.gpus, sf.gres} {
-		if err := a.apply(req); err != nil {
+// commandOf sets the request's command: --wrap's, a batch script's (its
+// #SBATCH lines read into the flags not given), or the one given.
+func commandOf(fs *flag.FlagSet, req *api.JobRequest, sf *submitFlags, flags *api.JobRequest) error {
+	switch {
+	case (sf.wrap != "" || fs.NArg() > 0 && isScript(fs.Arg(0))) && sf.file != "":
+		return errors.New("-f and a batch script: give one")
+	case sf.wrap != "" && fs.NArg() > 0:
+		return fmt.Errorf("--wrap and a command %q: give one", fs.Arg(0))
+	case sf.wrap != "":
+		req.Script, req.Command = "#!/bin/sh\n"+sf.wrap+"\n", []string{"wrap"}
+		return nil
+	case fs.NArg() > 0 && isScript(fs.Arg(0)):
+		body, err := readScript(fs, fs.Arg(0), sf)
+		if err != nil {
 			return err
 		}
-	}
-	if sf.gpus.set || sf.gres.set || isSet(fs, "mig", "share") || api.JobFileSets(file, "gpus", "mig", "share") {
+		*req = *flags // with the directives the command line did not override
+		req.Script, req.Command = string(body), append([]string{filepath.Base(fs.Arg(0))}, fs.Args()[1:]...)
 		return nil
+	case sf.sbatch:
+		return errors.New("give a batch script (a file whose first line starts with #!) or --wrap 'command'; corral submit takes a command")
+	case fs.NArg() > 0:
+		req.Command = fs.Args()
 	}
-	return errors.New("no GPUs asked for: give -G/--gpus N, --gres gpu:N, --mig PROFILE or --share F; --gpus 0 runs the job without GPUs")
+	return nil
+}
+
+// isScript reports whether path is a file that starts with "#!".
+func isScript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, 2)
+	n, _ := io.ReadFull(f, head)
+	return n == 2 && string(head) == "#!"
+}
+
+// environment sets what the job gets of the client's environment: the
+// exported variables, the umask and the directories.
+func environment(req *api.JobRequest, sf *submitFlags, environ []string, stderr io.Writer) error {
+	exported, err := exportEnv(sf.export, environ, stderr)
+	if err != nil {
+		return err
+	}
+	req.Env = append(append(exported, req.Env...), sf.env...)
+	if len(req.Env) > api.MaxEnv {
+		return fmt.Errorf("--export: %d variables, the server takes at most %d; send fewer with --export=VAR1,VAR2 or --export=NONE", len(req.Env), api.MaxEnv)
+	}
+	wd, _ := os.Getwd()
+	if req.WorkDir == "" {
+		req.WorkDir = wd
+	}
+	if req.SubmitDir == "" {
+		req.SubmitDir = wd
+	}
+	if req.Umask == "" {
+		req.Umask = ownUmask()
+	}
+	return nil
 }
 
 // checkSetFlags refuses flags set to a zero that means nothing: -n 0,
@@ -229,8 +313,6 @@ func overrideSet(fs *flag.FlagSet, req *api.JobRequest, flags api.JobRequest) {
 			req.Share = flags.Share
 		case "cpu":
 			req.CPU = flags.CPU
-		case "mem":
-			req.MemoryMiB = flags.MemoryMiB
 		case "tasks":
 			req.Tasks = flags.Tasks
 		case "time":
@@ -250,7 +332,30 @@ func overrideSet(fs *flag.FlagSet, req *api.JobRequest, flags api.JobRequest) {
 		case "requeue":
 			req.Requeue = flags.Requeue
 		}
+		overrideBatch(canonical(f), req, flags)
 	})
+}
+
+// overrideBatch copies the sbatch fields whose flags were given.
+func overrideBatch(name string, req *api.JobRequest, flags api.JobRequest) {
+	switch name {
+	case "array":
+		req.Array = flags.Array
+	case "dependency":
+		req.Dependency = flags.Dependency
+	case "kill-on-invalid-dep":
+		req.KillOnInvalidDep = flags.KillOnInvalidDep
+	case "hold":
+		req.Hold = flags.Hold
+	case "output":
+		req.Output = flags.Output
+	case "error":
+		req.Error = flags.Error
+	case "open-mode":
+		req.OpenMode = flags.OpenMode
+	case "signal":
+		req.Signal = flags.Signal
+	}
 }
 
 // multiFlag is a repeatable string flag.

@@ -62,6 +62,13 @@
 // KillMode=process, and Delegate=yes so that systemd leaves the tasks'
 // cgroups alone (deploy/corral-server.service).
 //
+// A task may also ask for copies of its output in files of its own
+// (sbatch's -o and -e), which the supervisor opens with the task's
+// user's file system credentials on a thread it then discards
+// (userfile_linux.go), a umask, and a signal some time before its time
+// limit; its Result holds the peak memory and CPU time of its processes
+// as the kernel counted them for the supervisor.
+//
 // Start from here: Start and Adopt in task.go, then supervise.go; users
 // in user.go, cgroups in cgroup_linux.go, devices in devices_linux.go and
 // devfilter_linux.go.

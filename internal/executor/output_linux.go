@@ -5,7 +5,6 @@ package executor
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -19,6 +18,9 @@ import (
 type cappedLog struct {
 	r, f *os.File
 	max  int64
+	// tee, when set, gets all the task writes, beyond the cap too
+	// (sbatch's -o and -e files, the user's own).
+	tee *os.File
 }
 
 // openCapped opens the log at path (appended to) behind a pipe and
@@ -41,8 +43,8 @@ const TruncatedMarker = "\n[corral: output truncated: the task wrote more than t
 
 // copy copies the task's output into the log up to the cap, writes the
 // marker when the task wrote more, and drops the rest until every
-// writer has closed the pipe. A write the disk refuses drops the rest
-// as well: the task goes on.
+// writer has closed the pipe; the tee gets everything. A write the
+// disk refuses drops the rest of the log as well: the task goes on.
 func (c *cappedLog) copy() {
 	defer c.r.Close()
 	defer c.f.Close()
@@ -50,18 +52,39 @@ func (c *cappedLog) copy() {
 	if fi, err := c.f.Stat(); err == nil {
 		room -= fi.Size()
 	}
-	if room > 0 {
-		n, err := io.CopyN(c.f, c.r, room)
-		if err != nil || n < room {
-			io.Copy(io.Discard, c.r)
+	buf := make([]byte, 32<<10)
+	logging, marked := room > 0, false
+	for {
+		n, err := c.r.Read(buf)
+		if n > 0 {
+			if c.tee != nil {
+				c.tee.Write(buf[:n]) // the user's file: a full disk there is theirs
+			}
+			logging, marked = c.log(buf[:n], &room, logging, marked)
+		}
+		if err != nil {
 			return
 		}
 	}
-	var one [1]byte
-	if n, _ := c.r.Read(one[:]); n > 0 {
-		fmt.Fprintf(c.f, TruncatedMarker, c.max)
+}
+
+// log writes p to the log while there is room, and the marker once
+// when there is not.
+func (c *cappedLog) log(p []byte, room *int64, logging, marked bool) (bool, bool) {
+	if logging {
+		k := min(int64(len(p)), *room)
+		if _, err := c.f.Write(p[:k]); err != nil {
+			return false, true // the disk refused: drop the rest, no marker
+		}
+		*room -= k
+		p = p[k:]
+		logging = *room > 0
 	}
-	io.Copy(io.Discard, c.r)
+	if len(p) > 0 && !marked {
+		fmt.Fprintf(c.f, TruncatedMarker, c.max)
+		marked = true
+	}
+	return logging, marked
 }
 
 // startCopies starts copying the capped logs; wg is done when they are.

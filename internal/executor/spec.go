@@ -71,6 +71,24 @@ type Spec struct {
 	// any other device is refused with EPERM. Files that do not exist
 	// are skipped.
 	DeviceFiles []string `json:",omitempty"`
+
+	// OutputFile and ErrorFile, when set, receive a copy of the task's
+	// standard output and error beside its logs (sbatch's -o and -e):
+	// the supervisor opens them with the task's user's credentials, so
+	// that they are created as that user and only where it may write,
+	// truncated unless OutputAppend, and not capped by OutputMax. The
+	// same path for both shares one file.
+	OutputFile   string `json:",omitempty"`
+	ErrorFile    string `json:",omitempty"`
+	OutputAppend bool   `json:",omitempty"`
+	// Umask is the task's file mode creation mask (nil: the server's).
+	Umask *uint32 `json:",omitempty"`
+	// WarnSignal (SIGUSR1, ...) is sent WarnBefore the time limit, to
+	// every process of the task, or to its main process alone when
+	// WarnMainOnly (sbatch's --signal).
+	WarnSignal   string        `json:",omitempty"`
+	WarnBefore   time.Duration `json:",omitempty"`
+	WarnMainOnly bool          `json:",omitempty"`
 }
 
 // Result is how a task ended.
@@ -90,6 +108,12 @@ type Result struct {
 	// Error describes a failure of the supervisor after the task started,
 	// such as an exit record it could not write in full.
 	Error string `json:",omitempty"`
+	// MaxRSSKiB is the largest resident set of any of the task's
+	// processes, and CPUSeconds the CPU time (user and system) they all
+	// used, as the kernel counted them for the supervisor's reaped
+	// children (getrusage RUSAGE_CHILDREN); zero when unknown.
+	MaxRSSKiB  int64   `json:",omitempty"`
+	CPUSeconds float64 `json:",omitempty"`
 }
 
 // ErrLost is returned by Adopt when neither the task's supervisor nor an

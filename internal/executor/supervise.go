@@ -44,6 +44,7 @@ type supervisor struct {
 	killAt   time.Time
 	kill     *time.Timer
 	copies   sync.WaitGroup // the capped logs being copied
+	files    []*os.File     // the user's own output files (-o, -e)
 }
 
 // supervise is the supervisor's main: start the task, watch it, record how
@@ -94,16 +95,20 @@ func startTask(l launch) (*supervisor, error) {
 	if err := reserveExitRoom(spec); err != nil {
 		return nil, err
 	}
-	cmd, logs, err := taskCommand(l)
+	if spec.Umask != nil {
+		unix.Umask(int(*spec.Umask)) // the supervisor's own records have modes of their own
+	}
+	cmd, logs, files, err := taskCommand(l)
 	if err != nil {
 		return nil, err
 	}
 	defer closeLogs(cmd)
 	if err := startIn(cmd, l); err != nil {
 		closeCapped(logs)
+		closeFiles(files)
 		return nil, err
 	}
-	s := &supervisor{spec: spec, cgroup: l.Cgroup, cmd: cmd, pgid: cmd.Process.Pid}
+	s := &supervisor{spec: spec, cgroup: l.Cgroup, cmd: cmd, pgid: cmd.Process.Pid, files: files}
 	startCopies(logs, &s.copies)
 	s.result.Started = time.Now()
 	self, err := procStart(os.Getpid())
@@ -120,48 +125,77 @@ func startTask(l launch) (*supervisor, error) {
 }
 
 // taskCommand prepares the task's process: its program found in the
-// task's own PATH, its environment, directory, logs and credentials.
-func taskCommand(l launch) (*exec.Cmd, []*cappedLog, error) {
+// task's own PATH, its environment, directory, logs, the user's output
+// files and its credentials.
+func taskCommand(l launch) (*exec.Cmd, []*cappedLog, []*os.File, error) {
 	spec := l.Spec
 	if _, err := os.Stat(spec.workDir()); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errNoWorkDir, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", errNoWorkDir, err)
 	}
 	path, err := lookPath(spec.Command[0], l.Env)
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting %w", err)
+		return nil, nil, nil, fmt.Errorf("starting %w", err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Command, Env: l.Env, Dir: spec.workDir()}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if u := spec.User; u.switches() {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
 	}
-	if spec.OutputMax > 0 {
+	if spec.OutputMax > 0 || spec.OutputFile != "" || spec.ErrorFile != "" {
 		return cappedCommand(cmd, spec)
 	}
 	if cmd.Stdout, err = openLog(spec.StdoutPath()); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if cmd.Stderr, err = openLog(spec.StderrPath()); err != nil {
 		closeLogs(cmd)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cmd, nil, nil
+	return cmd, nil, nil, nil
 }
 
-// cappedCommand gives cmd logs capped at spec.OutputMax bytes each.
-func cappedCommand(cmd *exec.Cmd, spec Spec) (*exec.Cmd, []*cappedLog, error) {
-	out, lout, err := openCapped(spec.StdoutPath(), spec.OutputMax)
+// cappedCommand gives cmd logs capped at spec.OutputMax bytes each (no
+// cap when 0), and the user's output files as their tees.
+func cappedCommand(cmd *exec.Cmd, spec Spec) (*exec.Cmd, []*cappedLog, []*os.File, error) {
+	userOut, userErr, err := userFiles(spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, fmt.Errorf("%w: %w", errOutputFile, err)
 	}
-	errw, lerr, err := openCapped(spec.StderrPath(), spec.OutputMax)
+	var files []*os.File
+	for _, f := range []*os.File{userOut, userErr} {
+		if f != nil && (len(files) == 0 || files[0] != f) {
+			files = append(files, f)
+		}
+	}
+	limit := spec.OutputMax
+	if limit <= 0 {
+		limit = 1 << 62
+	}
+	out, lout, err := openCapped(spec.StdoutPath(), limit)
+	if err != nil {
+		closeFiles(files)
+		return nil, nil, nil, err
+	}
+	errw, lerr, err := openCapped(spec.StderrPath(), limit)
 	if err != nil {
 		out.Close()
 		closeCapped([]*cappedLog{lout})
-		return nil, nil, err
+		closeFiles(files)
+		return nil, nil, nil, err
 	}
+	lout.tee, lerr.tee = userOut, userErr
 	cmd.Stdout, cmd.Stderr = out, errw
-	return cmd, []*cappedLog{lout, lerr}, nil
+	return cmd, []*cappedLog{lout, lerr}, files, nil
+}
+
+// errOutputFile marks a task whose -o or -e file could not be opened
+// as its user.
+var errOutputFile = errors.New("output file")
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 func closeLogs(cmd *exec.Cmd) {
@@ -223,11 +257,16 @@ func (s *supervisor) watch(sigs <-chan os.Signal) {
 		}
 		close(exited)
 	}()
-	var limit <-chan time.Time
+	var limit, warn <-chan time.Time
 	if s.spec.TimeLimit > 0 {
 		t := time.NewTimer(s.spec.TimeLimit - time.Since(s.result.Started))
 		defer t.Stop()
 		limit = t.C
+		if s.spec.WarnSignal != "" {
+			w := time.NewTimer(s.spec.TimeLimit - s.spec.WarnBefore - time.Since(s.result.Started))
+			defer w.Stop()
+			warn = w.C
+		}
 	}
 	s.kill = time.NewTimer(time.Hour)
 	s.kill.Stop()
@@ -238,6 +277,8 @@ func (s *supervisor) watch(sigs <-chan os.Signal) {
 			return
 		case <-limit:
 			s.stop(true, s.spec.grace())
+		case <-warn:
+			s.warn()
 		case <-s.kill.C:
 			s.killAll()
 		case sig := <-sigs:
@@ -282,6 +323,20 @@ func (s *supervisor) stop(timedOut bool, grace time.Duration) {
 	}
 }
 
+// warn sends the task the signal it asked for before its time limit:
+// to its main process alone, or to all of them.
+func (s *supervisor) warn() {
+	sig := unix.SignalNum(s.spec.WarnSignal)
+	if sig == 0 || s.stopping {
+		return
+	}
+	if s.spec.WarnMainOnly {
+		unix.Kill(s.pgid, sig)
+		return
+	}
+	s.signal(sig)
+}
+
 // finish kills what is left of the task's group, reaps the main process
 // and every re-parented descendant, and fills in the exit code.
 func (s *supervisor) finish() {
@@ -306,11 +361,24 @@ func (s *supervisor) finish() {
 		s.result.Error = fmt.Sprintf("waiting for the task: %v", err)
 	}
 	reapDescendants(30 * time.Second)
+	s.result.MaxRSSKiB, s.result.CPUSeconds = childrenUsage()
 	waitCopies(&s.copies, 10*time.Second)
+	closeFiles(s.files)
 	s.result.OOMKilled = oomKilled(s.cgroup, s.result.Signal == "SIGKILL")
 	if err := removeCgroup(s.cgroup, 30*time.Second); err != nil && s.result.Error == "" {
 		s.result.Error = err.Error()
 	}
+}
+
+// childrenUsage is the largest resident set (KiB) of the supervisor's
+// reaped children and the CPU time they used: the task's processes.
+func childrenUsage() (int64, float64) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0, 0
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return ru.Maxrss, cpu.Seconds()
 }
 
 // signal sends sig to every process of the task: those in its cgroup,

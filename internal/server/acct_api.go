@@ -80,8 +80,8 @@ func acctView(recs []store.Record, sums []store.Sum) api.Acct {
 			Job: store.FormatID(r.JobID), Tenant: r.Tenant, Name: r.Name, Attempt: r.Attempt,
 			GPUModel: r.GPUModel, MIGProfile: r.MIGProfile, GPUs: r.GPUs, Start: r.Start, End: r.End,
 			GPUSeconds: r.GPUSeconds, State: string(r.State), ExitCode: r.ExitCode, Signal: r.Signal,
-			SlurmState: recordSlurmState(r),
-			Submitted:  r.Submitted, Tasks: r.Tasks, TaskGPUs: r.TaskGPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli,
+			SlurmState: recordSlurmState(r), MaxRSSKiB: r.MaxRSSKiB, CPUSeconds: r.CPUSeconds,
+			Submitted: r.Submitted, Tasks: r.Tasks, TaskGPUs: r.TaskGPUs, GPUMilli: r.GPUMilli, CPUMilli: r.CPUMilli,
 			MemoryMiB: r.MemoryMiB, Priority: r.Priority, CheckpointSeconds: r.CheckpointEvery.Seconds(), TimeLimitSeconds: r.TimeLimit.Seconds(),
 		})
 	}
@@ -108,11 +108,16 @@ func writeCSV(w http.ResponseWriter, recs []store.Record) {
 	cw.Flush()
 }
 
-// recordSlurmState is how an attempt ended as sacct names it; an older
-// record of an attempt that was requeued says REQUEUED.
+// recordSlurmState is how an attempt ended as sacct names it, whatever
+// the job did next (a record's state is the job's after the attempt:
+// pending again when it was requeued); an older record of an attempt
+// that was requeued says REQUEUED.
 func recordSlurmState(r store.Record) string {
-	if r.Outcome == "" && r.State.Waiting() {
+	switch {
+	case r.Outcome != "":
+		return r.Outcome
+	case r.State.Waiting():
 		return "REQUEUED"
 	}
-	return store.SlurmState(r.State, r.Outcome)
+	return store.SlurmState(r.State, "")
 }

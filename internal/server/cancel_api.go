@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/corral-sched/corral/internal/eligible"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
 )
@@ -14,8 +15,8 @@ import (
 // selection is what a bulk cancel selects: the jobs named in ids, or
 // every waiting and running job, narrowed by the filters.
 type selection struct {
-	ids    []uint64
-	tenant string // "" for every tenant (admins only)
+	refs   []eligible.Ref // jobs named: an array's ID names all its tasks
+	tenant string         // "" for every tenant (admins only)
 	states []store.State
 	name   string
 	admin  bool
@@ -71,14 +72,12 @@ func selectionOf(req api.CancelRequest, who store.Tenant) (selection, error) {
 		sel.states = cancellable
 	}
 	for _, id := range req.IDs {
-		n, err := store.ParseID(id)
+		r, err := eligible.ParseRef(id)
 		if err != nil {
 			return sel, fmt.Errorf("ids: %w", err)
 		}
-		sel.ids = append(sel.ids, n)
+		sel.refs = append(sel.refs, r)
 	}
-	slices.Sort(sel.ids)
-	sel.ids = slices.Compact(sel.ids)
 	return sel, nil
 }
 
@@ -125,11 +124,14 @@ func (s *Server) CancelMany(sel selection) (api.CancelResult, error) {
 }
 
 // selected reads the jobs sel selects in one transaction; a named job
-// that is missing, another tenant's or already ended is an error in res.
+// that is missing, another tenant's or already ended is an error in res
+// (an array's tasks that ended are passed over).
 func (s *Server) selected(sel selection, res *api.CancelResult) ([]store.Job, error) {
 	var out []store.Job
+	who := store.Tenant{Name: sel.who, Admin: sel.admin}
+	seen := map[uint64]bool{}
 	err := s.st.View(func(tx *store.Tx) error {
-		if len(sel.ids) == 0 {
+		if len(sel.refs) == 0 {
 			return tx.Jobs(func(j *store.Job) bool {
 				if sel.match(j) {
 					out = append(out, *j)
@@ -137,25 +139,37 @@ func (s *Server) selected(sel selection, res *api.CancelResult) ([]store.Job, er
 				return true
 			})
 		}
-		for _, id := range sel.ids {
-			j, err := tx.Job(id)
-			switch {
-			case err != nil || (!sel.admin && j.Tenant != sel.who):
-				res.Errors = append(res.Errors, fmt.Sprintf("no job %s", store.FormatID(id)))
-			case j.State.Final():
-				res.Errors = append(res.Errors, fmt.Sprintf("%s: %v (%s)", j.Name(), errFinal, j.State))
-			case sel.match(&j):
-				out = append(out, j)
+		for _, r := range sel.refs {
+			jobs, err := s.resolve(tx, r, who)
+			if err != nil {
+				res.Errors = append(res.Errors, err.Error())
+				continue
+			}
+			for _, j := range jobs {
+				switch {
+				case seen[j.ID]:
+				case j.State.Final() && len(jobs) == 1:
+					res.Errors = append(res.Errors, fmt.Sprintf("%s: %v (%s)", j.Name(), errFinal, j.State))
+				case sel.match(&j):
+					out = append(out, j)
+				}
+				seen[j.ID] = true
 			}
 		}
 		return nil
 	})
+	slices.SortFunc(out, func(a, b store.Job) int { return cmp.Compare(a.ID, b.ID) })
 	return out, err
 }
 
 // cancelWaiting marks waiting jobs cancelled in one transaction and takes
 // them out of the queue. The caller holds s.mu.
 func (s *Server) cancelWaiting(ids []uint64) ([]store.Job, error) {
+	return s.cancelWaitingWhy(ids, "cancelled")
+}
+
+// cancelWaitingWhy is cancelWaiting with why as the jobs' reason.
+func (s *Server) cancelWaitingWhy(ids []uint64, why string) ([]store.Job, error) {
 	var out []store.Job
 	now := s.now().UTC()
 	err := s.st.Update(func(tx *store.Tx) error {
@@ -167,7 +181,7 @@ func (s *Server) cancelWaiting(ids []uint64) ([]store.Job, error) {
 			if !j.State.Waiting() {
 				continue
 			}
-			j.State, j.Reason, j.Ended = store.Cancelled, "cancelled", now
+			j.State, j.Reason, j.Ended = store.Cancelled, why, now
 			if err := tx.PutJob(&j); err != nil {
 				return err
 			}

@@ -24,8 +24,11 @@ const (
 // cycle is one scheduling pass: the server turns its jobs into a snapshot,
 // the shared cycle (internal/sched) decides, and the server applies the
 // decisions:
-//  1. the waiting jobs, the running jobs and the tenants' quotas become a
-//     sched.Snapshot over the server's own core state;
+//  0. the rules of internal/eligible keep out of the pass the waiting
+//     jobs that are held, before their begin time, waiting for their
+//     dependencies or beyond their array's throttle (judge);
+//  1. the other waiting jobs, the running jobs and the tenants' quotas
+//     become a sched.Snapshot over the server's own core state;
 //  2. sched.Cycle decides starts, preemptions, reservations and reasons;
 //  3. each start is persisted and its tasks started, each preemption
 //     persisted and its victim stopped, and every waiting job gets its
@@ -38,6 +41,7 @@ func (s *Server) cycle() {
 		return
 	}
 	s.loadTenants()
+	s.judge()
 	begin := time.Now()
 	snap := s.snapshot()
 	d := sched.Cycle(snap)
@@ -65,6 +69,19 @@ func (w lastWait) reason() string {
 		return ""
 	}
 	return waitReason(w.Wait)
+}
+
+// code is the reason squeue would show for the wait: Resources, or
+// AssocGrpGRES when the tenant's quota holds the job back; None before
+// any cycle has considered it.
+func (w lastWait) code() string {
+	switch {
+	case w.Unit == "":
+		return "None"
+	case w.Code == sched.CodeQuota:
+		return "AssocGrpGRES"
+	}
+	return "Resources"
 }
 
 // estimatesAsked is how many waiting jobs the cycle tells when they
@@ -100,6 +117,9 @@ func (s *Server) snapshot() *sched.Snapshot {
 		}
 	}
 	for _, j := range s.waiting {
+		if _, out := s.blocked[j.ID]; out {
+			continue
+		}
 		snap.Pending = append(snap.Pending, sched.Unit{
 			Job: gangJob(&j), Queue: j.Tenant, Need: s.need(&j), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
 			Since: j.Submitted, NoBorrowUntil: j.NoBorrowUntil,

@@ -37,6 +37,15 @@
 // tokens have a lifecycle (tenant_life.go): deletion, rotation, listing
 // and an audit log of admin actions.
 //
+// What a Slurm user does besides submitting (slurmenv.go, control_api.go,
+// eligibility.go, refs.go): batch scripts run from the copy taken at
+// submit, job arrays are one job per index made in one transaction,
+// holds, begin times, dependencies and arrays' throttles are decided by
+// internal/eligible before each cycle (a job they keep back is not given
+// to the cycle), scontrol's hold, release, requeue and update change the
+// store and the queue together, and each task gets the variables sbatch
+// and srun set, its -o/-e files and its submitter's umask.
+//
 // Start with Server in server.go, the scheduling cycle in cycle.go, task
 // lifecycles in run.go and finish.go, restart in recover.go, GPU health in
 // health.go, isolation in isolation.go, then the API in http.go and the

@@ -128,6 +128,8 @@ func outcome(j *store.Job, e ended, culprit int) (store.State, string, string) {
 	switch {
 	case j.Stopping == store.StopCancel:
 		return store.Cancelled, "cancelled", store.OutcomeCancelled
+	case j.Stopping == store.StopRequeue:
+		return store.Pending, store.StopRequeue, store.OutcomeRequeued
 	case strings.HasPrefix(j.Stopping, "preempted"):
 		return store.Preempted, j.Stopping, store.OutcomePreempted
 	case isDrain(j.Stopping):
@@ -193,7 +195,13 @@ func (s *Server) record(j *store.Job, results []executor.Result, culprit int) st
 	if secs < 0 {
 		secs = 0
 	}
+	var rss int64
+	var cpu float64
+	for _, r := range results {
+		rss, cpu = max(rss, r.MaxRSSKiB), cpu+r.CPUSeconds
+	}
 	return store.Record{
+		MaxRSSKiB: rss, CPUSeconds: cpu,
 		JobID: j.ID, Tenant: j.Tenant, Name: j.Spec.Name, Attempt: j.Attempts,
 		GPUModel: j.GPUModel, MIGProfile: j.Spec.MIG, GPUs: gpus,
 		Start: j.Started, End: end, GPUSeconds: gpus * secs,

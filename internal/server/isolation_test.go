@@ -64,7 +64,13 @@ func TestJobEnvironmentHoldsNoServerVariableNorToken(t *testing.T) {
 	}
 	ours := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "FROM_CLIENT": true,
 		"CORRAL_JOB_ID": true, "CORRAL_TENANT": true, "CUDA_VISIBLE_DEVICES": true, "NVIDIA_VISIBLE_DEVICES": true,
-		"CUDA_DEVICE_ORDER": true, "PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
+		"CUDA_DEVICE_ORDER": true, "PWD": true, "OLDPWD": true, "SHLVL": true, "_": true,
+		"CORRAL_JOB_NAME": true, "CORRAL_SUBMIT_DIR": true}
+	for _, k := range strings.Fields(`SLURM_JOB_ID SLURM_JOBID SLURM_JOB_NAME SLURM_JOB_USER SLURM_JOB_ACCOUNT SLURM_SUBMIT_DIR
+		SLURM_SUBMIT_HOST SLURM_JOB_NODELIST SLURM_NODELIST SLURMD_NODENAME SLURM_JOB_NUM_NODES SLURM_NNODES SLURM_NODEID
+		SLURM_PROCID SLURM_LOCALID SLURM_RESTART_COUNT SLURM_JOB_GPUS SLURM_GPUS_ON_NODE`) {
+		ours[k] = true // what sbatch sets, as corral sets it (slurmenv.go)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if key, _, _ := strings.Cut(line, "="); !ours[key] {
 			t.Errorf("the job got %s, which neither its submitter nor corral set", line)

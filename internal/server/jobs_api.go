@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/slurmfmt"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -49,13 +51,38 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 		writeError(w, http.StatusInsufficientStorage, err.Error())
 		return
 	}
-	j, err := s.st.Submit(who.Name, spec, s.now())
+	if spec.Dependency, err = s.resolveDeps(req.Dependency, who); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	jobs, err := s.submitJobs(store.Job{Tenant: who.Name, Spec: spec, Held: req.Hold}, req.Array)
 	if err != nil {
 		writeError(w, diskCode(err), err.Error())
 		return
 	}
-	s.enqueue(j.ID)
-	writeJSON(w, http.StatusCreated, view(&j))
+	for _, j := range jobs {
+		s.enqueue(j.ID)
+	}
+	v := view(&jobs[0])
+	if req.Array != "" {
+		v.ArrayTasks = len(jobs)
+	}
+	writeJSON(w, http.StatusCreated, v)
+}
+
+// submitJobs stores one job made from tmpl, or the tasks of the array
+// that array (sbatch's --array) describes, in one transaction.
+func (s *Server) submitJobs(tmpl store.Job, array string) ([]store.Job, error) {
+	if array == "" {
+		j, err := s.st.SubmitJob(tmpl, s.now())
+		return []store.Job{j}, err
+	}
+	a, err := slurmfmt.ParseArray(array) // checked by Validate: cannot fail
+	if err != nil {
+		return nil, err
+	}
+	info := store.Array{Count: len(a.Indices), Min: a.Indices[0], Max: a.Indices[len(a.Indices)-1], Step: a.Step(), Limit: a.Limit}
+	return s.st.SubmitArray(tmpl, s.now(), a.Indices, info)
 }
 
 // neverAdmitted says why no quota the submitting tenant could ever hold
@@ -159,6 +186,11 @@ func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
 		CPUMilli: int64(req.CPU * 1000), MemoryMiB: req.MemoryMiB, Tasks: max(req.Tasks, 1),
 		TimeLimit: d.Time, Priority: req.Priority, Queue: req.Queue,
 		CheckpointEvery: d.CheckpointEvery, Grace: d.Grace, Requeue: req.Requeue, Image: req.Image,
+		TasksGiven: req.Tasks > 0, Script: req.Script, KillOnInvalidDep: req.KillOnInvalidDep,
+		Output: req.Output, Error: req.Error, Append: req.OpenMode == "append", SubmitDir: req.SubmitDir,
+	}
+	if err := s.batchFields(req, &spec); err != nil {
+		return store.Spec{}, &httpError{http.StatusBadRequest, err}
 	}
 	if spec.Image != "" && s.cfg.ContainerRuntime == "" {
 		return store.Spec{}, fmt.Errorf("image %q: this server runs no containers (start it with --container-runtime docker or podman)", spec.Image)
@@ -176,6 +208,29 @@ func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
 		return store.Spec{}, err
 	}
 	return spec, nil
+}
+
+// batchFields reads what came from sbatch and needs more than checking:
+// the begin time (by the server's clock), the umask, the signal.
+func (s *Server) batchFields(req api.JobRequest, spec *store.Spec) error {
+	var err error
+	if req.Begin != "" {
+		if spec.Begin, err = slurmfmt.ParseBegin(req.Begin, s.now()); err != nil {
+			return fmt.Errorf("begin %q: %w", req.Begin, err)
+		}
+		spec.Begin = spec.Begin.UTC()
+	}
+	if spec.Umask, err = api.ParseUmask(req.Umask); err != nil {
+		return fmt.Errorf("umask: %w", err)
+	}
+	if req.Signal != "" {
+		sig, err := slurmfmt.ParseSignal(req.Signal)
+		if err != nil {
+			return fmt.Errorf("signal: %w", err)
+		}
+		spec.Signal, spec.SignalBefore, spec.SignalMainOnly = sig.Name, sig.Before, sig.MainOnly
+	}
+	return nil
 }
 
 // fitsMachine rejects work that could never run here: first against the
@@ -251,11 +306,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, who store.Te
 	out := api.JobList{Jobs: make([]api.Job, 0, len(jobs))}
 	s.mu.Lock()
 	for i := range jobs {
-		v := view(&jobs[i])
-		v.Request.Env = nil // the list leaves the environments out; GET /v1/jobs/{id} has them
-		if jobs[i].State.Waiting() && v.Reason == "" {
-			v.Reason = s.waits[jobs[i].ID].reason()
-		}
+		v := s.liveView(&jobs[i])
+		v.Request.Env, v.Request.Script = nil, "" // the list leaves them out; GET /v1/jobs/{id} has them
 		out.Jobs = append(out.Jobs, v)
 	}
 	s.mu.Unlock()
@@ -274,6 +326,14 @@ func knownState(st string) bool {
 // jobFor reads the job named in the path; a tenant sees only its own
 // jobs, and another's is answered like a missing one.
 func (s *Server) jobFor(w http.ResponseWriter, r *http.Request, who store.Tenant) (store.Job, bool) {
+	if ref := r.PathValue("id"); strings.Contains(ref, "_") { // an array's task: j000017_3
+		jobs, err := s.resolveText(ref, who)
+		if err != nil {
+			writeError(w, http.StatusNotFound, err.Error())
+			return store.Job{}, false
+		}
+		return jobs[0], true
+	}
 	id, err := store.ParseID(r.PathValue("id"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -289,8 +349,31 @@ func (s *Server) jobFor(w http.ResponseWriter, r *http.Request, who store.Tenant
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	if j, ok := s.jobFor(w, r, who); ok {
-		writeJSON(w, http.StatusOK, view(&j))
+		s.mu.Lock()
+		v := s.liveView(&j)
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, v)
 	}
+}
+
+// liveView is view with why a waiting job waits: the rules' verdict
+// when they keep it out of the cycle, else what the last cycle said.
+// The caller holds s.mu.
+func (s *Server) liveView(j *store.Job) api.Job {
+	v := view(j)
+	if !j.State.Waiting() {
+		return v
+	}
+	if code, text := s.blockedReason(j.ID); code != "" {
+		v.PendingReason, v.Reason = code, text
+		return v
+	}
+	last := s.waits[j.ID]
+	if v.Reason == "" {
+		v.Reason = last.reason()
+	}
+	v.PendingReason = last.code()
+	return v
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, who store.Tenant) {
@@ -345,6 +428,7 @@ func (s *Server) Cancel(id uint64) (store.Job, error) {
 func (s *Server) forgetWaiting(id uint64) {
 	delete(s.waiting, id)
 	delete(s.waits, id)
+	delete(s.blocked, id)
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request, who store.Tenant) {
@@ -368,6 +452,10 @@ func (s *Server) Explain(j store.Job) api.Explain {
 		if j.Reason != "" {
 			out.Summary += " (" + j.Reason + ")"
 		}
+		return out
+	}
+	if _, text := s.blockedReason(j.ID); text != "" {
+		out.Summary = text
 		return out
 	}
 	last := s.waits[j.ID]
@@ -397,7 +485,14 @@ func view(j *store.Job) api.Job {
 		ID: j.Name(), Tenant: j.Tenant, State: string(j.State), Reason: j.Reason, Stopping: j.Stopping,
 		Request: request(j.Spec), GPUModel: j.GPUModel, Attempts: j.Attempts,
 		Submitted: j.Submitted, ExitCode: j.ExitCode, SlurmState: store.SlurmState(j.State, j.Outcome),
-		Adjusted: j.Spec.Adjusted,
+		Adjusted: j.Spec.Adjusted, Held: j.Held,
+	}
+	if j.ArrayJob != 0 {
+		idx := j.ArrayIndex
+		v.ArrayJob, v.ArrayIndex, v.ArrayID = store.FormatID(j.ArrayJob), &idx, j.ArrayName()
+		if j.Array != nil {
+			v.Request.Array = arrayText(j.Array)
+		}
 	}
 	if !j.Started.IsZero() {
 		t := j.Started
@@ -418,6 +513,23 @@ func request(s store.Spec) api.JobRequest {
 		Name: s.Name, Command: s.Command, WorkDir: s.WorkDir, Env: s.Env, GPUs: s.GPUs, MIG: s.MIG,
 		Share: float64(s.GPUMilli) / 1000, CPU: float64(s.CPUMilli) / 1000, MemoryMiB: s.MemoryMiB,
 		Tasks: s.Tasks, Priority: s.Priority, Queue: s.Queue, Requeue: s.Requeue,
+		Script: s.Script, Dependency: s.Dependency.String(store.FormatID), KillOnInvalidDep: s.KillOnInvalidDep,
+		Output: s.Output, Error: s.Error, SubmitDir: s.SubmitDir,
+	}
+	if !s.Begin.IsZero() {
+		r.Begin = s.Begin.Format(time.RFC3339)
+	}
+	if s.Append {
+		r.OpenMode = "append"
+	}
+	if s.Umask != nil {
+		r.Umask = fmt.Sprintf("%04o", *s.Umask)
+	}
+	if s.Signal != "" {
+		r.Signal = fmt.Sprintf("%s@%d", strings.TrimPrefix(s.Signal, "SIG"), int(s.SignalBefore.Seconds()))
+		if s.SignalMainOnly {
+			r.Signal = "B:" + r.Signal
+		}
 	}
 	for _, d := range []struct {
 		v  time.Duration

@@ -40,8 +40,9 @@ var ignoresTERM = sh(`trap '' TERM; sleep 600`)
 func TestGraceIsCappedByTheAdmin(t *testing.T) {
 	const capped = 2 * time.Second
 	const slack = 4 * time.Second
+	u := unixUser(t) // before the harness: its cleanup, which kills the tasks, runs before userdel's
 	h := limitsHarness(t, 1, func(c *Config) { c.MaxGrace = capped })
-	c := h.userTenant("mallory", unixUser(t))
+	c := h.userTenant("mallory", u)
 	ctx := context.Background()
 
 	timed := h.submit(c, api.JobRequest{Time: "0:00:05", Grace: "1000000h", Command: ignoresTERM})

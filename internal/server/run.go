@@ -49,11 +49,12 @@ func (s *Server) taskDir(j *store.Job) string {
 func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 	t := j.Tasks[i]
 	mem, cpu, pids := s.taskLimits(j)
+	env := append(append([]string(nil), j.Spec.Env...), "CORRAL_JOB_ID="+j.Name(), "CORRAL_TENANT="+j.Tenant)
 	spec := executor.Spec{
 		ID:          j.Name() + "-" + strconv.Itoa(i),
-		Command:     j.Spec.Command,
+		Command:     s.command(j),
 		WorkDir:     s.workDir(j),
-		Env:         append(append([]string(nil), j.Spec.Env...), "CORRAL_JOB_ID="+j.Name(), "CORRAL_TENANT="+j.Tenant),
+		Env:         append(env, s.slurmEnv(j, i)...),
 		Devices:     t.Devices,
 		Dir:         s.taskDir(j),
 		TimeLimit:   j.Spec.TimeLimit,
@@ -64,6 +65,13 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		PidsMax:     pids,
 		OutputMax:   max(s.cfg.MaxOutputBytes, 0),
 		DeviceFiles: s.deviceFiles(t),
+		Umask:       j.Spec.Umask,
+	}
+	if j.Spec.Signal != "" {
+		spec.WarnSignal, spec.WarnBefore, spec.WarnMainOnly = j.Spec.Signal, j.Spec.SignalBefore, j.Spec.SignalMainOnly
+	}
+	if out, errPath, err := s.outputFiles(j, i); err == nil {
+		spec.OutputFile, spec.ErrorFile, spec.OutputAppend = out, errPath, j.Spec.Append
 	}
 	if t.MIG != "" {
 		spec.Env = append(spec.Env, "CORRAL_MIG_PROFILE="+t.MIG)
@@ -93,13 +101,16 @@ func (s *Server) containerCommand(j *store.Job, i int, spec executor.Spec) []str
 	if len(spec.Devices) > 0 {
 		args = append(args, "--gpus", `"device=`+strings.Join(spec.Devices, ",")+`"`)
 	}
-	pass := []string{"CORRAL_JOB_ID", "CORRAL_TENANT", "CORRAL_MIG_PROFILE", "CORRAL_CHECKPOINT_EVERY"}
+	pass := []string{"CORRAL_MIG_PROFILE", "CORRAL_CHECKPOINT_EVERY"}
 	if j.Spec.Tasks > 1 {
 		pass = append(pass, "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 	}
-	for _, kv := range j.Spec.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		pass = append(pass, k)
+	seen := map[string]bool{}
+	for _, kv := range spec.Env { // the job's, corral's and Slurm's
+		if k, _, _ := strings.Cut(kv, "="); !seen[k] {
+			seen[k] = true
+			pass = append(pass, k)
+		}
 	}
 	for _, k := range pass {
 		args = append(args, "-e", k)
@@ -142,6 +153,9 @@ func (s *Server) start(j store.Job, p *gang.Placement, at time.Time) error {
 	u, err := s.jobUser(j.Tenant)
 	if err == nil {
 		err = s.prepareTaskDirs(&j, u)
+	}
+	if err == nil {
+		err = s.writeScript(&j, u)
 	}
 	if err != nil {
 		s.abandon(r, err)

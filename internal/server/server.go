@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corral-sched/corral/internal/eligible"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/gpu"
@@ -106,15 +107,17 @@ type Server struct {
 
 	mu      sync.Mutex
 	state   *gang.State
-	phys    []int                // gang GPU index -> physical GPU index
-	waiting map[uint64]store.Job // pending and preempted jobs
-	runs    map[uint64]*run      // running jobs
-	waits   map[uint64]lastWait  // what the last cycle said of each waiting job
-	claims  map[uint64]bool      // waiting jobs that running work was stopped for
-	ledger  sched.Ledger         // the tenants' quotas and fair share
+	phys    []int                       // gang GPU index -> physical GPU index
+	waiting map[uint64]store.Job        // pending and preempted jobs
+	runs    map[uint64]*run             // running jobs
+	waits   map[uint64]lastWait         // what the last cycle said of each waiting job
+	blocked map[uint64]eligible.Verdict // waiting jobs kept out of the cycle (held, dependencies, ...): judge
+	claims  map[uint64]bool             // waiting jobs that running work was stopped for
+	ledger  sched.Ledger                // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
 	bad     map[int]string // unhealthy GPUs and their problems
 	iso     isolation      // how tasks are fenced; set by New
+	host    string         // the machine's name, as jobs see it (SLURM_JOB_NODELIST)
 
 	// startRecorded, when set (by tests), is called once a start is
 	// persisted and before its tasks are launched.
@@ -184,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
 		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
-		waits: map[uint64]lastWait{}, claims: map[uint64]bool{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
+		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), claims: map[uint64]bool{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
 		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
 	}

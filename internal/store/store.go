@@ -80,10 +80,16 @@ func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 // once it is on disk. Concurrent submissions share a transaction (and its
 // fsync): bbolt's Batch.
 func (s *Store) Submit(tenant string, spec Spec, now time.Time) (Job, error) {
+	return s.SubmitJob(Job{Tenant: tenant, Spec: spec}, now)
+}
+
+// SubmitJob stores a new pending job made from tmpl (its tenant, spec
+// and hold) and returns it with its ID, as Submit does.
+func (s *Store) SubmitJob(tmpl Job, now time.Time) (Job, error) {
 	var j Job
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		var err error
-		j, err = (&Tx{tx}).Submit(tenant, spec, now)
+		j, err = (&Tx{tx}).submit(tmpl, now)
 		return err
 	})
 	return j, err
@@ -91,16 +97,42 @@ func (s *Store) Submit(tenant string, spec Spec, now time.Time) (Job, error) {
 
 // Submit stores a new pending job in this transaction.
 func (t *Tx) Submit(tenant string, spec Spec, now time.Time) (Job, error) {
+	return t.submit(Job{Tenant: tenant, Spec: spec}, now)
+}
+
+// submit stores tmpl as a new pending job under the next ID.
+func (t *Tx) submit(tmpl Job, now time.Time) (Job, error) {
 	meta := t.tx.Bucket(bucketMeta)
-	var next uint64 = 1
-	if v := meta.Get(keyNextJob); v != nil {
-		next = binary.BigEndian.Uint64(v)
-	}
+	next := t.NextID()
 	if err := meta.Put(keyNextJob, idKey(next+1)); err != nil {
 		return Job{}, fmt.Errorf("submit: %w", err)
 	}
-	j := Job{ID: next, Tenant: tenant, Spec: spec, State: Pending, Submitted: now.UTC()}
+	j := tmpl
+	j.ID, j.State, j.Submitted = next, Pending, now.UTC()
 	return j, t.PutJob(&j)
+}
+
+// SubmitArray stores the tasks of a job array made from tmpl, one
+// pending job per index, in one transaction: their IDs follow one
+// another, and the first is the array's job ID.
+func (s *Store) SubmitArray(tmpl Job, now time.Time, indices []int, arr Array) ([]Job, error) {
+	var jobs []Job
+	err := s.Update(func(tx *Tx) error {
+		jobs = jobs[:0]
+		first := tx.NextID()
+		for _, idx := range indices {
+			j := tmpl
+			a := arr
+			j.ArrayJob, j.ArrayIndex, j.Array = first, idx, &a
+			j, err := tx.submit(j, now)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, j)
+		}
+		return nil
+	})
+	return jobs, err
 }
 
 // PutJob writes j.

@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"time"
+
+	"github.com/corral-sched/corral/internal/eligible"
 )
 
 // State is where a job is in its life.
@@ -41,6 +43,8 @@ const (
 	// OutcomeOutOfMemory: the kernel's OOM killer killed a process of
 	// a task at its cgroup's memory limit.
 	OutcomeOutOfMemory = "OUT_OF_MEMORY"
+	// OutcomeRequeued: its user requeued it while it ran (corral requeue).
+	OutcomeRequeued = "REQUEUED"
 )
 
 // SlurmState is the state squeue or sacct would show for a job in state
@@ -67,8 +71,12 @@ func SlurmState(s State, outcome string) string {
 	return OutcomeFailed
 }
 
-// StopCancel is Job.Stopping for a cancelled job.
-const StopCancel = "cancelled"
+// StopCancel is Job.Stopping for a cancelled job; StopRequeue for a job
+// its user requeued while it ran.
+const (
+	StopCancel  = "cancelled"
+	StopRequeue = "requeued by its user"
+)
 
 // Spec is what a tenant asks to run: Tasks identical tasks (a gang when
 // more than one), each with the same GPU demand.
@@ -97,6 +105,52 @@ type Spec struct {
 	// request at submit to keep it within the admin's limits (a grace
 	// above the cap, a memory or CPU limit the job did not ask for).
 	Adjusted []string `json:"adjusted,omitempty"`
+	// TasksGiven: the request named its tasks (sbatch's -n), so the job
+	// gets SLURM_NTASKS as under sbatch.
+	TasksGiven bool `json:"tasks_given,omitempty"`
+
+	// The fields below came with batch scripts, arrays, dependencies
+	// and holds; a record written before them has them zero.
+
+	// Script is the body of a batch script; Command[0] is its name and
+	// the rest its arguments. The server writes it into the attempt's
+	// directory and runs that copy, as sbatch runs its copy.
+	Script string `json:"script,omitempty"`
+	// Dependency is what must happen to other jobs before this one may
+	// start, with their IDs resolved; KillOnInvalidDep cancels it when
+	// that can never be.
+	Dependency       eligible.Dependency `json:"dependency,omitzero"`
+	KillOnInvalidDep bool                `json:"kill_on_invalid_dep,omitempty"`
+	// Begin: the job starts no earlier (sbatch's --begin).
+	Begin time.Time `json:"begin,omitzero"`
+	// Output and Error are the file name patterns of sbatch's -o and -e
+	// (relative to the work directory); Append opens them without
+	// truncating (--open-mode=append).
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Append bool   `json:"append,omitempty"`
+	// Umask is the submitter's file mode creation mask, which the tasks
+	// get (nil: the server's).
+	Umask *uint32 `json:"umask,omitempty"`
+	// SubmitDir is where the job was submitted from (SLURM_SUBMIT_DIR).
+	SubmitDir string `json:"submit_dir,omitempty"`
+	// Signal is sent to the tasks SignalBefore their time limit
+	// (sbatch's --signal=SIG@TIME), to their main processes alone when
+	// SignalMainOnly (B:).
+	Signal         string        `json:"signal,omitempty"`
+	SignalBefore   time.Duration `json:"signal_before,omitempty"`
+	SignalMainOnly bool          `json:"signal_main_only,omitempty"`
+}
+
+// Array is what every task of a job array knows of the whole, for the
+// variables sbatch sets (SLURM_ARRAY_TASK_COUNT and the like).
+type Array struct {
+	Count int `json:"count"`
+	Min   int `json:"min"`
+	Max   int `json:"max"`
+	Step  int `json:"step"`
+	// Limit is the most of its tasks that run at once (0: no limit).
+	Limit int `json:"limit,omitempty"`
 }
 
 // GPUsPerTask is the number of GPUs (whole, or the one a slice lives on)
@@ -151,6 +205,24 @@ type Job struct {
 	// Outcome is how the latest attempt ended (an Outcome* name), kept
 	// while a requeued job waits again.
 	Outcome string `json:"outcome,omitempty"`
+	// Held: its user holds it back (submitted with --hold, or corral
+	// hold); it waits until released.
+	Held bool `json:"held,omitempty"`
+	// ArrayJob is the job ID of the array this job is a task of (the ID
+	// of its first task), 0 for a job of its own; ArrayIndex is its
+	// index in the array.
+	ArrayJob   uint64 `json:"array_job,omitempty"`
+	ArrayIndex int    `json:"array_index,omitempty"`
+	Array      *Array `json:"array,omitempty"`
+}
+
+// ArrayName is the job's name as squeue shows an array task
+// (j000017_3), or its Name when it is not one.
+func (j *Job) ArrayName() string {
+	if j.ArrayJob == 0 {
+		return j.Name()
+	}
+	return fmt.Sprintf("%s_%d", FormatID(j.ArrayJob), j.ArrayIndex)
 }
 
 // Name is the job's display ID, for example "j000017".
@@ -236,6 +308,11 @@ type Record struct {
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
 	Outcome    string    `json:"outcome,omitempty"` // an Outcome* name
+	// MaxRSSKiB and CPUSeconds are the most memory a task's processes
+	// held at once (the largest of its tasks) and the CPU time they used
+	// (all tasks, user and system), where the executor measured them.
+	MaxRSSKiB  int64   `json:"max_rss_kib,omitempty"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// The job as submitted, for replaying the history (corral acct
 	// --jobs): when, and its shape. Records written before these fields
 	// existed have them zero.

@@ -24,6 +24,57 @@ type JobRequest struct {
 	// Image runs the command in a container of this image, when the
 	// server has a container runtime (--container-runtime).
 	Image string `json:"image,omitempty" yaml:"image"`
+
+	// Script is a batch script (starting with #!): the job runs a copy
+	// of it, taken at submit, with command as its name and arguments.
+	// Its #SBATCH lines are read by the client (corral submit).
+	Script string `json:"script,omitempty" yaml:"-"`
+	// Array makes the submission a job array, as sbatch's --array
+	// (0-99%10, 1,3,5-7, 0-15:4): one job per index.
+	Array string `json:"array,omitempty" yaml:"array"`
+	// Dependency is sbatch's --dependency (afterok:j000017, singleton);
+	// KillOnInvalidDep cancels the job when it can never be met.
+	Dependency       string `json:"dependency,omitempty" yaml:"dependency"`
+	KillOnInvalidDep bool   `json:"kill_on_invalid_dep,omitempty" yaml:"kill_on_invalid_dep"`
+	// Hold submits the job held (sbatch's -H): it waits for corral
+	// release.
+	Hold bool `json:"hold,omitempty" yaml:"hold"`
+	// Begin: not before this time (RFC 3339, or sbatch's forms such as
+	// now+1hour, read by the server's clock).
+	Begin string `json:"begin,omitempty" yaml:"begin"`
+	// Output and Error are sbatch's -o and -e: file name patterns (%j
+	// %x %A %a %u %N %n %t %%) relative to the work directory, written
+	// as the job's user; OpenMode is truncate (default) or append.
+	Output   string `json:"output,omitempty" yaml:"output"`
+	Error    string `json:"error,omitempty" yaml:"error"`
+	OpenMode string `json:"open_mode,omitempty" yaml:"open_mode"`
+	// Umask is the file mode creation mask the tasks get, in octal
+	// (0022); absent: the server's.
+	Umask string `json:"umask,omitempty" yaml:"umask"`
+	// SubmitDir is where the job was submitted from (SLURM_SUBMIT_DIR;
+	// default workdir).
+	SubmitDir string `json:"submit_dir,omitempty" yaml:"submit_dir"`
+	// Signal is sbatch's --signal: [B:]SIG[@SECONDS], sent that long
+	// (default 60 s) before the time limit.
+	Signal string `json:"signal,omitempty" yaml:"signal"`
+}
+
+// JobUpdate changes a waiting job (corral update): the fields given,
+// and only those.
+type JobUpdate struct {
+	Name       *string `json:"name,omitempty"`
+	Time       *string `json:"time,omitempty"`
+	Priority   *int    `json:"priority,omitempty"`
+	Begin      *string `json:"begin,omitempty"`      // "" clears it
+	Dependency *string `json:"dependency,omitempty"` // "" clears it
+	// ArrayLimit changes the throttle of the job's array (0: none).
+	ArrayLimit *int `json:"array_limit,omitempty"`
+}
+
+// Requeue puts a running or ended job back in the queue; Hold holds it
+// there (scontrol requeuehold).
+type Requeue struct {
+	Hold bool `json:"hold,omitempty"`
 }
 
 // Task is one task of a job as the API shows it.
@@ -60,6 +111,21 @@ type Job struct {
 	// Adjusted says what the server set or lowered in the request to
 	// keep it within the admin's limits, in words.
 	Adjusted []string `json:"adjusted,omitempty"`
+	// Held: its user holds it (corral release lets it run).
+	Held bool `json:"held,omitempty"`
+	// PendingReason is why a waiting job is not yet scheduled, as squeue
+	// names it: JobHeldUser, BeginTime, Dependency,
+	// DependencyNeverSatisfied, JobArrayTaskLimit, or Resources and
+	// Priority for what the scheduling cycle said.
+	PendingReason string `json:"pending_reason,omitempty"`
+	// ArrayJob and ArrayIndex place a task of a job array; ArrayID is
+	// its name as squeue shows it (j000017_3).
+	ArrayJob   string `json:"array_job,omitempty"`
+	ArrayIndex *int   `json:"array_index,omitempty"`
+	ArrayID    string `json:"array_id,omitempty"`
+	// ArrayTasks is how many jobs a submission of an array made (the
+	// answer to the submission, which shows its first task).
+	ArrayTasks int `json:"array_tasks,omitempty"`
 }
 
 // JobList is the answer to a list.
@@ -273,6 +339,10 @@ type Record struct {
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
 	SlurmState string    `json:"slurm_state"` // how the attempt ended, as sacct names it (REQUEUED: an older record of a requeued attempt)
+	// MaxRSSKiB (the largest task's peak memory) and CPUSeconds (user
+	// and system, all tasks), where the executor measured them.
+	MaxRSSKiB  int64   `json:"max_rss_kib,omitempty"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// The job as submitted (zero in records from before they were kept):
 	// what corral acct --jobs exports for corral sim --workload jobs.
 	Submitted         time.Time `json:"submitted,omitzero"`

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/corral-sched/corral/internal/eligible"
 	"github.com/corral-sched/corral/internal/slurmfmt"
 )
 
@@ -20,6 +22,8 @@ const (
 	MaxArgBytes = 16 << 10
 	MaxEnv      = 1024
 	MaxPriority = 1_000_000
+	// MaxScript is the largest batch script a request carries.
+	MaxScript = 512 << 10
 )
 
 var (
@@ -55,6 +59,7 @@ func (r *JobRequest) Validate() (Durations, error) {
 	}
 	r.validateCommand(add)
 	r.validateDemand(add)
+	r.validateBatch(add)
 	d := r.durations(add)
 	if r.Priority < -MaxPriority || r.Priority > MaxPriority {
 		add("priority %d: want -%d..%d", r.Priority, MaxPriority, MaxPriority)
@@ -157,6 +162,62 @@ func (r *JobRequest) validateDemand(add func(string, ...any)) {
 	}
 }
 
+// validateBatch checks the fields that came from sbatch: the script,
+// the array, the dependency, the output files, the umask, the signal.
+func (r *JobRequest) validateBatch(add func(string, ...any)) {
+	switch {
+	case len(r.Script) > MaxScript:
+		add("script: %d bytes, at most %d", len(r.Script), MaxScript)
+	case r.Script != "" && !strings.HasPrefix(r.Script, "#!"):
+		add("script: its first line must start with #! and the path of an interpreter (#!/bin/bash)")
+	case strings.ContainsRune(r.Script, 0):
+		add("script: holds a NUL")
+	case r.Script != "" && r.Image != "":
+		add("script with image: put the script in the image or the work directory and give it as the command")
+	}
+	if r.Array != "" {
+		if _, err := slurmfmt.ParseArray(r.Array); err != nil {
+			add("array %q: %v", truncate(r.Array, 40), err)
+		}
+	}
+	if _, err := eligible.ParseDependency(r.Dependency); err != nil {
+		add("dependency: %v", err)
+	}
+	for _, f := range []struct{ name, v string }{{"output", r.Output}, {"error", r.Error}} {
+		if err := slurmfmt.CheckPattern(f.v); err != nil || strings.ContainsRune(f.v, 0) || len(f.v) > 1024 {
+			add("%s %q: want a file name pattern of at most 1024 bytes, with %%j %%x %%A %%a %%u %%N %%n %%t %%%%", f.name, truncate(f.v, 60))
+		}
+	}
+	if r.OpenMode != "" && r.OpenMode != "truncate" && r.OpenMode != "append" {
+		add("open_mode %q: want truncate or append", truncate(r.OpenMode, 20))
+	}
+	if _, err := ParseUmask(r.Umask); err != nil {
+		add("umask %q: %v", truncate(r.Umask, 10), err)
+	}
+	if r.SubmitDir != "" && (!filepath.IsAbs(r.SubmitDir) || filepath.Clean(r.SubmitDir) != r.SubmitDir || strings.ContainsRune(r.SubmitDir, 0)) {
+		add("submit_dir %q: want a clean absolute path", truncate(r.SubmitDir, 60))
+	}
+	if r.Signal != "" {
+		if _, err := slurmfmt.ParseSignal(r.Signal); err != nil {
+			add("signal %q: %v", truncate(r.Signal, 20), err)
+		}
+	}
+}
+
+// ParseUmask reads an octal file mode creation mask (0022, 077); ""
+// is none (nil).
+func ParseUmask(s string) (*uint32, error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n > 0o777 {
+		return nil, errors.New("want an octal mask 0000..0777, such as 0022")
+	}
+	m := uint32(n)
+	return &m, nil
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -174,6 +235,7 @@ var setZero = map[string]string{
 	"mig":     "empty; leave mig out for none",
 	"image":   "empty; leave image out to run without a container",
 	"workdir": "empty; leave workdir out for the default",
+	"script":  "empty; leave script out to run the command",
 }
 
 // CheckSetFields reports the fields of a request, as a JSON object or a

@@ -126,6 +126,33 @@ func (c *Client) Cancel(ctx context.Context, id string) (api.Job, error) {
 	return j, c.call(ctx, "POST", "/v1/jobs/"+url.PathEscape(id)+"/cancel", nil, nil, &j)
 }
 
+// Hold holds a waiting job (every waiting task of an array named by its
+// ID), like scontrol hold; Release lets it run.
+func (c *Client) Hold(ctx context.Context, id string) ([]api.Job, error) {
+	return c.control(ctx, "POST", id, "/hold", nil)
+}
+
+// Release releases a held job, like scontrol release.
+func (c *Client) Release(ctx context.Context, id string) ([]api.Job, error) {
+	return c.control(ctx, "POST", id, "/release", nil)
+}
+
+// Requeue puts a running or ended job back in the queue, held when
+// hold, like scontrol requeue (requeuehold).
+func (c *Client) Requeue(ctx context.Context, id string, hold bool) ([]api.Job, error) {
+	return c.control(ctx, "POST", id, "/requeue", api.Requeue{Hold: hold})
+}
+
+// Update changes a waiting job, like scontrol update.
+func (c *Client) Update(ctx context.Context, id string, u api.JobUpdate) ([]api.Job, error) {
+	return c.control(ctx, "PATCH", id, "", u)
+}
+
+func (c *Client) control(ctx context.Context, method, id, verb string, body any) ([]api.Job, error) {
+	var l api.JobList
+	return l.Jobs, c.call(ctx, method, "/v1/jobs/"+url.PathEscape(id)+verb, nil, body, &l)
+}
+
 // CancelJobs cancels, in one call, the jobs r names or selects (like
 // scancel with IDs, --user, --state and --name).
 func (c *Client) CancelJobs(ctx context.Context, r api.CancelRequest) (api.CancelResult, error) {

@@ -1,0 +1,327 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/eligible"
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// span is when one task ran, as it wrote it.
+type span struct{ start, end int64 }
+
+// spans reads the "START END" nanosecond pairs tasks wrote into dir, one
+// file each.
+func spans(t *testing.T, dir string) map[string]span {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]span{}
+	for _, e := range entries {
+		f := strings.Fields(readFile(t, filepath.Join(dir, e.Name())))
+		if len(f) != 2 {
+			t.Fatalf("%s: %q; want START END", e.Name(), f)
+		}
+		a, _ := strconv.ParseInt(f[0], 10, 64)
+		b, _ := strconv.ParseInt(f[1], 10, 64)
+		out[e.Name()] = span{a, b}
+	}
+	return out
+}
+
+// mostAtOnce is the most spans that overlap at one instant.
+func mostAtOnce(s map[string]span) int {
+	type event struct {
+		at    int64
+		delta int
+	}
+	var ev []event
+	for _, x := range s {
+		ev = append(ev, event{x.start, 1}, event{x.end, -1})
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.delta - b.delta // an end before a start at the same instant
+	})
+	most, now := 0, 0
+	for _, e := range ev {
+		now += e.delta
+		most = max(most, now)
+	}
+	return most
+}
+
+// recorder is a task that writes when it started and ended into
+// dir/NAME, sleeping in between.
+func recorder(dir, name, sleep string) []string {
+	return sh(`s=$(date +%s%N); sleep ` + sleep + `; printf '%s %s\n' "$s" "$(date +%s%N)" > ` + dir + "/" + name)
+}
+
+// TestArrayThrottleNeverRunsMoreThanItsLimit submits a 100-task array
+// with %10 in one call: every index runs once with its index and the
+// array's ID in its environment, the tasks' own records never overlap
+// more than 10 at once, and the queue never shows more than 10 running.
+func TestArrayThrottleNeverRunsMoreThanItsLimit(t *testing.T) {
+	h := newHarness(t, 1)
+	c := h.tenant("alice", 0)
+	dir := t.TempDir()
+	begin := time.Now()
+	first := h.submit(c, api.JobRequest{Array: "0-99%10", CPU: 0.01, MemoryMiB: 16,
+		Command: recorder(dir, `"$SLURM_ARRAY_JOB_ID-$SLURM_ARRAY_TASK_ID-$CORRAL_ARRAY_TASK_ID"`, "0.3")})
+	submitted := time.Since(begin)
+	if first.ArrayTasks != 100 || first.ArrayID != first.ID+"_0" {
+		t.Fatalf("submission: %d tasks, first %q; want 100 tasks, %s_0", first.ArrayTasks, first.ArrayID, first.ID)
+	}
+	most := 0
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		jobs, err := c.Jobs(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running, done := 0, 0
+		for _, j := range jobs {
+			switch j.State {
+			case "running":
+				running++
+			case "succeeded":
+				done++
+			case "pending":
+				if j.PendingReason == "" {
+					t.Fatalf("waiting task %s shows no pending reason", j.ArrayID)
+				}
+			}
+		}
+		most = max(most, running)
+		if done == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 100 tasks done after 90 s", done)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ran := spans(t, dir)
+	arrayID := strings.TrimLeft(strings.TrimPrefix(first.ID, "j"), "0")
+	for i := range 100 {
+		if _, ok := ran[arrayID+"-"+strconv.Itoa(i)+"-"+strconv.Itoa(i)]; !ok {
+			t.Errorf("index %d did not run with SLURM_ARRAY_JOB_ID=%s and its index", i, arrayID)
+		}
+	}
+	at := mostAtOnce(ran)
+	if at > 10 || at < 5 || most > 10 {
+		t.Errorf("the tasks ran %d at once by their own clocks, %d by the queue; want at most 10 (and the limit reached, not a trickle)", at, most)
+	}
+	t.Logf("100 tasks submitted in %v, all done after %v; at most %d at once by the tasks' clocks, %d running in the queue", submitted, time.Since(begin), at, most)
+}
+
+// TestDependencyChainRunsInOrder: b after a, c after b (afterok), each
+// waits with Dependency while the one before runs, and they run in
+// order.
+func TestDependencyChainRunsInOrder(t *testing.T) {
+	h := newHarness(t, 2)
+	c := h.tenant("alice", 0)
+	dir := t.TempDir()
+	a := h.submit(c, api.JobRequest{Command: recorder(dir, "a", "0.5")})
+	b := h.submit(c, api.JobRequest{Dependency: "afterok:" + a.ID, Command: recorder(dir, "b", "0.5")})
+	cc := h.submit(c, api.JobRequest{Dependency: "afterok:" + strings.TrimPrefix(b.ID, "j"), Command: recorder(dir, "c", "0.5")})
+	h.waitState(c, a.ID, store.Running, 20*time.Second)
+	if j := h.wait(c, b.ID, 5*time.Second, "Dependency", func(j api.Job) bool { return j.PendingReason == eligible.Waiting }); !strings.Contains(j.Reason, "afterok:"+a.ID) {
+		t.Errorf("b waits with %q; want the reason to name afterok:%s", j.Reason, a.ID)
+	}
+	h.waitState(c, cc.ID, store.Succeeded, 30*time.Second)
+	ran := spans(t, dir)
+	if !(ran["a"].end <= ran["b"].start && ran["b"].end <= ran["c"].start) {
+		t.Errorf("ran a %v, b %v, c %v; want each after the one before ended", ran["a"], ran["b"], ran["c"])
+	}
+}
+
+// TestAfterOKOnAFailedJobNeverRuns: a job afterok a failed one waits
+// with DependencyNeverSatisfied and never starts; with
+// kill_on_invalid_dep it is cancelled; afternotok and afterany run.
+func TestAfterOKOnAFailedJobNeverRuns(t *testing.T) {
+	h := newHarness(t, 2)
+	c := h.tenant("alice", 0)
+	failed := h.submit(c, api.JobRequest{Command: sh("exit 3")})
+	never := h.submit(c, api.JobRequest{Dependency: "afterok:" + failed.ID, Command: []string{"true"}})
+	killed := h.submit(c, api.JobRequest{Dependency: "afterok:" + failed.ID, KillOnInvalidDep: true, Command: []string{"true"}})
+	notOK := h.submit(c, api.JobRequest{Dependency: "afternotok:" + failed.ID, Command: []string{"true"}})
+	anyway := h.submit(c, api.JobRequest{Dependency: "afterany:" + failed.ID, Command: []string{"true"}})
+	h.waitState(c, failed.ID, store.Failed, 20*time.Second)
+	for _, j := range []api.Job{notOK, anyway} {
+		h.waitState(c, j.ID, store.Succeeded, 20*time.Second)
+	}
+	k := h.waitState(c, killed.ID, store.Cancelled, 20*time.Second)
+	if !strings.Contains(k.Reason, eligible.NeverSatisfied) {
+		t.Errorf("killed: reason %q; want it to say %s", k.Reason, eligible.NeverSatisfied)
+	}
+	j := h.wait(c, never.ID, 10*time.Second, "never satisfied", func(j api.Job) bool { return j.PendingReason == eligible.NeverSatisfied })
+	h.waitCycle()
+	if j, _ = c.Job(context.Background(), never.ID); j.State != "pending" || j.Attempts != 0 || !strings.Contains(j.Reason, failed.ID+" failed") {
+		t.Errorf("afterok on a failed job: %s after %d starts, %q; want pending, never started, saying %s failed", j.State, j.Attempts, j.Reason, failed.ID)
+	}
+	e, err := c.Explain(context.Background(), never.ID)
+	if err != nil || !strings.Contains(e.Summary, eligible.NeverSatisfied) {
+		t.Errorf("explain: %q, %v; want %s", e.Summary, err, eligible.NeverSatisfied)
+	}
+	if _, err := c.Submit(context.Background(), api.JobRequest{Dependency: "afterok:j999999", Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "no job j999999") {
+		t.Errorf("a dependency on no job: %v; want it refused", err)
+	}
+}
+
+// TestSingletonRunsOneAtATime: jobs of one name and tenant with
+// --dependency singleton run one after another; another name does not
+// wait for them.
+func TestSingletonRunsOneAtATime(t *testing.T) {
+	h := newHarness(t, 4)
+	c := h.tenant("alice", 0)
+	dir := t.TempDir()
+	var last api.Job
+	for i := range 3 {
+		last = h.submit(c, api.JobRequest{Name: "nightly", Dependency: "singleton", Command: recorder(dir, "n"+strconv.Itoa(i), "0.4")})
+	}
+	other := h.submit(c, api.JobRequest{Name: "other", Dependency: "singleton", Command: recorder(dir, "other", "0.4")})
+	h.waitState(c, last.ID, store.Succeeded, 30*time.Second)
+	h.waitState(c, other.ID, store.Succeeded, 30*time.Second)
+	ran := spans(t, dir)
+	other0 := ran["other"]
+	delete(ran, "other")
+	if n := mostAtOnce(ran); n != 1 {
+		t.Errorf("%d singletons of one name ran at once; want 1", n)
+	}
+	if other0.start > ran["n1"].start {
+		t.Errorf("the singleton of another name waited for nightly")
+	}
+}
+
+// restart stops h's server and starts another on the same store and
+// state directory, as a server that was stopped and started again.
+func restart(t *testing.T, h *harness) *harness {
+	t.Helper()
+	h.srv.Close()
+	h.srv.Wait()
+	srv, err := New(Config{Store: h.st, GPUs: fakeGPUs(len(h.srv.gpus)), StateDir: h.srv.cfg.StateDir, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startHarness(t, srv, h.st)
+}
+
+// TestHoldAndBeginSurviveARestart: a job submitted held, one held while
+// it waits and one that begins in an hour keep their reasons across a
+// restart; released (or its begin cleared), each runs.
+func TestHoldAndBeginSurviveARestart(t *testing.T) {
+	h := newHarness(t, 1)
+	c := h.tenant("alice", 0)
+	ctx := context.Background()
+	held := h.submit(c, api.JobRequest{Hold: true, Command: []string{"true"}})
+	block := h.submit(c, api.JobRequest{GPUs: 1, Command: []string{"sleep", "30"}})
+	later := h.submit(c, api.JobRequest{Begin: "now+1hour", Command: []string{"true"}})
+	h.waitState(c, block.ID, store.Running, 20*time.Second)
+	waiting := h.submit(c, api.JobRequest{GPUs: 1, Command: []string{"true"}})
+	if _, err := c.Hold(ctx, waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Hold(ctx, block.ID); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Errorf("holding a running job: %v; want 409", err)
+	}
+	want := map[string]string{held.ID: eligible.Held, waiting.ID: eligible.Held, later.ID: eligible.BeginTime}
+	check := func(h *harness, c *client.Client) {
+		t.Helper()
+		for id, reason := range want {
+			h.wait(c, id, 10*time.Second, reason, func(j api.Job) bool { return j.PendingReason == reason && j.State == "pending" })
+		}
+	}
+	check(h, c)
+	if _, err := c.Cancel(ctx, block.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitState(c, block.ID, store.Cancelled, 20*time.Second)
+	h = restart(t, h)
+	c = &client.Client{Server: h.url, Token: c.Token}
+	check(h, c)
+	for _, id := range []string{held.ID, waiting.ID} {
+		if _, err := c.Release(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := ""
+	if _, err := c.Update(ctx, later.ID, api.JobUpdate{Begin: &empty}); err != nil {
+		t.Fatal(err)
+	}
+	for id := range want {
+		h.waitState(c, id, store.Succeeded, 20*time.Second)
+	}
+}
+
+// TestRequeueAndUpdate: a running job requeued ends its attempt
+// REQUEUED and runs again; requeued with hold it waits held; an ended
+// job requeued runs again; a waiting job's time limit, priority and name
+// change, a running one's do not.
+func TestRequeueAndUpdate(t *testing.T) {
+	h := newHarness(t, 1)
+	c := h.tenant("alice", 0)
+	ctx := context.Background()
+	dir := t.TempDir()
+	j := h.submit(c, api.JobRequest{GPUs: 1, Command: sh(`echo x >> ` + dir + `/runs; sleep 30`)})
+	h.waitState(c, j.ID, store.Running, 20*time.Second)
+	waiting := h.submit(c, api.JobRequest{GPUs: 1, Command: []string{"true"}})
+	name, limit := "renamed", "1:00:00"
+	upd, err := c.Update(ctx, waiting.ID, api.JobUpdate{Name: &name, Time: &limit})
+	if err != nil || len(upd) != 1 || upd[0].Request.Name != "renamed" || upd[0].Request.Time != "1h0m0s" {
+		t.Fatalf("update: %+v, %v", upd, err)
+	}
+	if _, err := c.Update(ctx, j.ID, api.JobUpdate{Name: &name}); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Errorf("updating a running job: %v; want 409", err)
+	}
+	if _, err := c.Hold(ctx, waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Requeue(ctx, j.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	again := h.wait(c, j.ID, 30*time.Second, "running again", func(j api.Job) bool { return j.State == "running" && j.Attempts == 2 })
+	if again.Attempts != 2 {
+		t.Fatalf("attempts %d", again.Attempts)
+	}
+	if _, err := c.Requeue(ctx, j.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(c, j.ID, 30*time.Second, "held after requeue", func(j api.Job) bool { return j.State == "pending" && j.PendingReason == eligible.Held })
+	acct, err := c.Acct(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requeued := 0
+	for _, r := range acct.Records {
+		if r.Job == j.ID && r.SlurmState == store.OutcomeRequeued {
+			requeued++
+		}
+	}
+	if requeued != 2 {
+		t.Errorf("%d attempts of %s recorded REQUEUED; want 2", requeued, j.ID)
+	}
+	if _, err := c.Release(ctx, waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitState(c, waiting.ID, store.Succeeded, 20*time.Second)
+	if _, err := c.Requeue(ctx, waiting.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(c, waiting.ID, 20*time.Second, "run again", func(j api.Job) bool { return j.State == "succeeded" && j.Attempts == 2 })
+	if runs := readFile(t, filepath.Join(dir, "runs")); runs != "x\nx\n" {
+		t.Errorf("the requeued job ran %q; want twice before it was held", runs)
+	}
+}
