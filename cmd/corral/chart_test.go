@@ -200,8 +200,9 @@ func checkChartDeployment(t *testing.T, rendered []*unstructured.Unstructured) {
 		t.Errorf("replicas %d, service account %s", *chart.Spec.Replicas, chart.Spec.Template.Spec.ServiceAccountName)
 	}
 	f := chartFlags(t, c.Args)
-	if !f.leaderElect || f.leaseNamespace != "corral-system" || f.accountingCMs != "corral-system/corral-scheduler-accounting" || f.levelsSet {
-		t.Errorf("flags %+v: want leader election and accounting in the release's namespace, and the default levels", f)
+	if !f.leaderElect || f.leaseNamespace != "corral-system" || f.accountingCMs != "corral-system/corral-scheduler-accounting" ||
+		f.unitMemoryCM != "corral-system/corral-scheduler-memory" || f.levelsSet {
+		t.Errorf("flags %+v: want leader election, accounting and the units' memory in the release's namespace, and the default levels", f)
 	}
 	_, port, _ := strings.Cut(f.httpAddr, ":")
 	checkProbes(t, c, port)
