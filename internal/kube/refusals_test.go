@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // Refusals rule out a node for a pod refused beside none of its unit,
@@ -13,7 +15,7 @@ import (
 // each cycle refuses the unit again, and are forgotten at the first cycle
 // that does not, or once the pod is bound.
 func TestRefusalsKeptWhileRefused(t *testing.T) {
-	s := &Scheduler{refusals: map[types.UID]refusal{}}
+	s := &Scheduler{refusals: map[types.UID]refusal{}, units: sched.NewMemory()}
 	pending := func(names ...string) []*corev1.Pod {
 		var out []*corev1.Pod
 		for _, n := range names {

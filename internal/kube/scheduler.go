@@ -511,7 +511,9 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 		}
 	}
 	s.assumed, s.boundAt = maps.Clone(m.assumed), maps.Clone(m.boundAt)
-	s.units.Keep(s.cfg.Now(), func(name string) bool { return present[name] })
+	if s.units.Len() > 0 {
+		s.units.Keep(s.cfg.Now(), func(name string) bool { return present[name] })
+	}
 	return m
 }
 
