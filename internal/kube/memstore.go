@@ -55,10 +55,11 @@ func newMemoryStore(client kubernetes.Interface, at string) (*memoryStore, error
 	return &memoryStore{client: client, ns: ns, name: name}, nil
 }
 
+// memoryKeys turns a unit's name into its ConfigMap key.
+var memoryKeys = strings.NewReplacer(" ", ".", "/", "_")
+
 // memoryKey is the ConfigMap key of a unit.
-func memoryKey(unit string) string {
-	return strings.NewReplacer(" ", ".", "/", "_").Replace(unit)
-}
+func memoryKey(unit string) string { return memoryKeys.Replace(unit) }
 
 // load reads what is remembered; a ConfigMap not there is an empty
 // memory.
@@ -126,10 +127,10 @@ func (m *memoryStore) wrap(err error) error {
 // leading. What cannot be read is logged, and the replica goes on with
 // what it knows.
 func (s *Scheduler) restoreUnits(ctx context.Context) {
-	if s.unitsLog == nil {
+	if s.unitsStore == nil {
 		return
 	}
-	saved, err := s.unitsLog.load(ctx)
+	saved, err := s.unitsStore.load(ctx)
 	if err != nil {
 		s.log.Warn("unit memory not read back; preemption counts and back-offs start afresh", "err", err)
 		return
@@ -143,13 +144,13 @@ func (s *Scheduler) restoreUnits(ctx context.Context) {
 // persistUnits writes what a cycle changed in the units' memory; what
 // fails is written with the next cycle's changes.
 func (s *Scheduler) persistUnits(ctx context.Context) {
-	if s.unitsLog == nil {
+	if s.unitsStore == nil {
 		return
 	}
 	s.mu.Lock()
 	changes := s.units.Changes()
 	s.mu.Unlock()
-	if err := s.unitsLog.save(ctx, changes); err != nil {
+	if err := s.unitsStore.save(ctx, changes); err != nil {
 		s.log.Warn("unit memory", "err", err)
 		s.mu.Lock()
 		s.units.Unsaved(changes)

@@ -83,8 +83,8 @@ type Scheduler struct {
 	// pod its controller creates again under a new name starts afresh).
 	// It is kept in the API server (memstore.go), so that a new leader
 	// continues it.
-	units    *sched.Memory
-	unitsLog *memoryStore // nil: kept in this replica only
+	units      *sched.Memory
+	unitsStore *memoryStore // nil: kept in this replica only
 	// refusals are where the filter plugins refused pending pods the core
 	// had placed (refusals.go).
 	refusals map[types.UID]refusal
@@ -109,7 +109,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if st, err := newMemoryStore(client, cfg.UnitMemoryConfigMap); err != nil {
 		log.Error("unit memory", "err", err)
 	} else {
-		s.unitsLog = st
+		s.unitsStore = st
 	}
 	s.metrics = newMetrics(&s.n, &s.leading)
 	s.reports = newReporter(client, &s.n, log)

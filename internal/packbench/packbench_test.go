@@ -134,11 +134,17 @@ func TestArrivedByMatchesRun(t *testing.T) {
 	}
 }
 
-func TestFGDBeatsRandomOnTheExample(t *testing.T) {
-	nodes, ps, _ := example.Load()
+// exampleAt100 runs the built-in example under each policy for the seeds
+// and returns unallocated GPU % at x = 100 by policy.
+func exampleAt100(t *testing.T, policies []string, seeds int) map[string]Stat {
+	t.Helper()
+	nodes, ps, err := example.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var specs []Spec
-	for _, p := range []string{"random", "fgd"} {
-		for s := int64(42); s < 47; s++ {
+	for _, p := range policies {
+		for s := int64(42); s < 42+int64(seeds); s++ {
 			specs = append(specs, Spec{Trace: example.Trace, Nodes: nodes, Pods: ps, Policy: p, Seed: s})
 		}
 	}
@@ -146,9 +152,20 @@ func TestFGDBeatsRandomOnTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := Aggregate(runs)
-	if len(cells) != 2 || cells[1].At100.Mean >= cells[0].At100.Mean {
-		t.Errorf("fgd %.2f%% unallocated vs random %.2f%%; fgd should leave fewer", cells[1].At100.Mean, cells[0].At100.Mean)
+	out := map[string]Stat{}
+	for _, c := range Aggregate(runs) {
+		out[c.Policy] = c.At100
+	}
+	if len(out) != len(policies) {
+		t.Fatalf("%d policies aggregated, want %d", len(out), len(policies))
+	}
+	return out
+}
+
+func TestFGDBeatsRandomOnTheExample(t *testing.T) {
+	at := exampleAt100(t, []string{"random", "fgd"}, 5)
+	if at["fgd"].Mean >= at["random"].Mean {
+		t.Errorf("fgd %.2f%% unallocated vs random %.2f%%; fgd should leave fewer", at["fgd"].Mean, at["random"].Mean)
 	}
 }
 
@@ -207,28 +224,8 @@ func TestLiveAtOrBelowFGDOnTheExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("twenty runs of the example")
 	}
-	nodes, ps, err := example.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var specs []Spec
-	for _, p := range []string{"fgd", LivePolicy} {
-		for s := int64(42); s < 52; s++ {
-			specs = append(specs, Spec{Trace: example.Trace, Nodes: nodes, Pods: ps, Policy: p, Seed: s})
-		}
-	}
-	runs, err := Grid(specs, 2, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells := Aggregate(runs)
-	if len(cells) != 2 {
-		t.Fatalf("%d cells, want 2", len(cells))
-	}
-	fgd, live := cells[0].At100, cells[1].At100
-	if cells[0].Policy != "fgd" {
-		fgd, live = live, fgd
-	}
+	at := exampleAt100(t, []string{"fgd", LivePolicy}, 10)
+	fgd, live := at["fgd"], at[LivePolicy]
 	if live.Mean > fgd.Mean {
 		t.Errorf("live leaves %.2f%% unallocated at x = 100, fgd %.2f%%", live.Mean, fgd.Mean)
 	}

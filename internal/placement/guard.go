@@ -1,7 +1,7 @@
 package placement
 
 import (
-	mbits "math/bits"
+	"math/bits"
 
 	"github.com/corral-sched/corral/internal/model"
 )
@@ -277,9 +277,9 @@ func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, gpus func(n int
 	for _, i := range gpus(n) {
 		g.after[i] -= pod.GPUMilli
 	}
-	for w, bits := range hosts {
-		for b := bits & g.short[w]; b != 0; b &= b - 1 {
-			if !g.shapes[w*64+mbits.TrailingZeros64(b)].fitsOn(cpuAfter, g.after) {
+	for w, word := range hosts {
+		for b := word & g.short[w]; b != 0; b &= b - 1 {
+			if !g.shapes[w*64+bits.TrailingZeros64(b)].fitsOn(cpuAfter, g.after) {
 				return true
 			}
 		}

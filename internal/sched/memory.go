@@ -78,10 +78,10 @@ func (m *Memory) Claims() int { return m.claims }
 // bound; a back-off already running is never shortened), and forUnit
 // holds a claim on the room until it starts.
 func (m *Memory) Preempted(forUnit string, victims map[string]time.Time) {
-	for _, name := range slices.Sorted(maps.Keys(victims)) {
+	for name, until := range victims {
 		r := m.units[name]
 		r.Preemptions++
-		if until := victims[name]; until.After(r.NoBorrowUntil) {
+		if until.After(r.NoBorrowUntil) {
 			r.NoBorrowUntil = until
 		}
 		m.set(name, r)

@@ -36,13 +36,20 @@ func fakeGPUs(n int) []GPU {
 	return gpus
 }
 
-func newHarness(t *testing.T, gpus int) *harness {
+// tempStore opens a store in a new temporary directory, which it returns.
+func tempStore(t testing.TB) (string, *store.Store) {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, "corral.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, st
+}
+
+func newHarness(t *testing.T, gpus int) *harness {
+	t.Helper()
+	dir, st := tempStore(t)
 	srv, err := New(Config{Store: st, GPUs: fakeGPUs(gpus), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -33,11 +33,7 @@ func (f *fakeHealth) get() (map[int][]string, error) {
 }
 
 func TestUnhealthyGPUIsDrainedAndItsJobRequeued(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	health := &fakeHealth{}
 	srv, err := New(Config{Store: st, GPUs: fakeGPUs(4), StateDir: filepath.Join(dir, "tasks"),
 		Interval: 50 * time.Millisecond, Health: health.get, HealthInterval: 50 * time.Millisecond})

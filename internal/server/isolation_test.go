@@ -28,11 +28,7 @@ import (
 // server's cgroups once the harness has killed every task.
 func isoHarness(t *testing.T, gpus int, edit func(*Config)) *harness {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	cfg := Config{Store: st, GPUs: fakeGPUs(gpus), StateDir: filepath.Join(dir, "tasks"), Interval: 50 * time.Millisecond}
 	edit(&cfg)
 	srv, err := New(cfg)
@@ -380,18 +376,14 @@ func TestOneTenantServer(t *testing.T) {
 		return err == nil
 	})
 
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	defer st.Close()
 	for _, tenant := range []string{"alice", "bob"} {
 		if _, err := st.Submit(tenant, store.Spec{Command: []string{"true"}, GPUs: 1, Tasks: 1}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = New(Config{Store: st, GPUs: fakeGPUs(1), StateDir: filepath.Join(dir, "tasks"), RunAs: RunAsServerOneTenant})
+	_, err := New(Config{Store: st, GPUs: fakeGPUs(1), StateDir: filepath.Join(dir, "tasks"), RunAs: RunAsServerOneTenant})
 	if err == nil || !strings.Contains(err.Error(), "alice, bob") || !strings.Contains(err.Error(), "--single-user") {
 		t.Errorf("a one-tenant server started on the jobs of two tenants: %v", err)
 	}

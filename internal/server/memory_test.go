@@ -17,11 +17,7 @@ import (
 // lent quota back keeps its preemption count and may not borrow again
 // for the reborrow back-off, after a restart as before it.
 func TestServerRestartKeepsTheReborrowBackOff(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	open := func() *harness {
 		srv, err := New(Config{Store: st, GPUs: fakeGPUs(8), StateDir: filepath.Join(dir, "tasks"),
 			Interval: 100 * time.Millisecond, ReclaimPatience: -1})
@@ -39,7 +35,10 @@ func TestServerRestartKeepsTheReborrowBackOff(t *testing.T) {
 	// backedOff waits until explain says big waits out its back-off.
 	backedOff := func(c *client.Client) {
 		t.Helper()
-		var e api.Explain
+		var (
+			e   api.Explain
+			err error
+		)
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			if e, err = c.Explain(context.Background(), big.ID); err == nil && strings.Contains(e.Summary, "may not borrow until") {
 				return

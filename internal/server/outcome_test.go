@@ -19,11 +19,7 @@ import (
 // was down ended when its exit record says, and is charged until then,
 // not until the restart; a job whose task vanished exits -1 as NODE_FAIL.
 func TestEndTimeComesFromExitRecord(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	started := time.Now().Add(-2 * time.Hour).UTC().Truncate(time.Second)
 	exited := started.Add(3 * time.Minute)
 	mk := func(gpu int) uint64 {

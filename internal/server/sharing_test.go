@@ -42,11 +42,7 @@ func TestSharesPackOntoOneGPU(t *testing.T) {
 }
 
 func TestMIGSlicesOnMIGMachine(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	gpus := fakeGPUs(1)
 	gpus[0].MIG = true
 	srv, err := New(Config{Store: st, GPUs: gpus, StateDir: filepath.Join(dir, "tasks"), Interval: 50 * time.Millisecond})
@@ -83,11 +79,7 @@ func TestMIGSlicesOnMIGMachine(t *testing.T) {
 // task sees exactly one instance: a free one of its profile, by UUID, in
 // CUDA_VISIBLE_DEVICES; a task of a profile with no instance left waits.
 func TestMIGTasksSeeTheirInstanceUUID(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	gpus := fakeGPUs(1)
 	gpus[0].MIG = true
 	for i := range 3 {
@@ -125,11 +117,7 @@ func TestMIGTasksSeeTheirInstanceUUID(t *testing.T) {
 // that records a running job whose process is gone: the job is lost, and
 // requeued because its spec asks for it.
 func TestRestartMarksVanishedJobLostAndRequeues(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	mk := func(requeue bool) uint64 {
 		j, err := st.Submit("team", store.Spec{Command: []string{"true"}, GPUs: 1, Tasks: 1, Requeue: requeue}, time.Now())
 		if err != nil {

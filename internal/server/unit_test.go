@@ -146,11 +146,7 @@ func TestBuildFleetRejectsMixedMachines(t *testing.T) {
 }
 
 func TestCycleConsidersAtMostDepthJobs(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	defer st.Close()
 	srv, err := New(Config{Store: st, GPUs: fakeGPUs(8), StateDir: filepath.Join(dir, "tasks"), Depth: 2})
 	if err != nil {

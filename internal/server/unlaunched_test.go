@@ -14,11 +14,7 @@ import (
 // the server died in between, is requeued by the next server and runs:
 // it is not ended NODE_FAIL, and nothing is charged for it.
 func TestStartRecordedButNeverLaunchedIsRequeued(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "corral.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st := tempStore(t)
 	cfg := Config{Store: st, GPUs: fakeGPUs(1), StateDir: filepath.Join(dir, "tasks"), Interval: 50 * time.Millisecond}
 	first, err := New(cfg)
 	if err != nil {
