@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // cohortQueue makes a Queue of this test with a GPU quota in a cohort.
@@ -102,4 +106,46 @@ func (e *env) storedMemory(at, key string) storedUnit {
 		return json.Unmarshal([]byte(cm.Data[key]), &u)
 	})
 	return u
+}
+
+// The store refuses what is not a unit's memory rather than reading it as
+// nothing (a hand-edited or foreign ConfigMap), refuses a name the API
+// server would, and a round trip through the real API server keeps what
+// was written, deletions included.
+func TestUnitMemoryStoreRoundTripAndBadInput(t *testing.T) {
+	for _, at := range []string{"corral-system", "/x", "Corral_System/x", "ns/Not A Name"} {
+		if _, err := newMemoryStore(nil, at); err == nil {
+			t.Errorf("%q accepted as namespace/name", at)
+		}
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	st, err := newMemoryStore(e.c.Client, e.ns+"/memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.load(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("no ConfigMap: %v, %v; want an empty memory", got, err)
+	}
+	until := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	if err := st.save(ctx, []sched.Change{
+		{Unit: "group " + e.ns + "/g", Remembered: sched.Remembered{Preemptions: 2, NoBorrowUntil: until}},
+		{Unit: "pod " + e.ns + "/p", Remembered: sched.Remembered{Claimed: true}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(ctx, []sched.Change{{Unit: "pod " + e.ns + "/p", Gone: true}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.load(ctx)
+	if want := map[string]sched.Remembered{"group " + e.ns + "/g": {Preemptions: 2, NoBorrowUntil: until}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("read back %v, %v; want %v", got, err, want)
+	}
+	patch := []byte(`{"data":{"pod.x_y":"{\"unit\":\"pod other/z\"}"}}`)
+	if _, err := e.c.Client.CoreV1().ConfigMaps(e.ns).Patch(ctx, "memory", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.load(ctx); err == nil || !strings.Contains(err.Error(), "pod.x_y") {
+		t.Fatalf("a value under another unit's key: %v; want it refused, naming the key", err)
+	}
 }
