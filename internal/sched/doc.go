@@ -22,8 +22,8 @@
 //	state                     simulator         server                    kube-scheduler
 //	fair-share history        queue.Book        Ledger (rebuilt from the  Ledger
 //	                                            store's jobs at start)
-//	preemptions, back-offs    Memory (volatile) the job's record (bbolt)  Memory, in a ConfigMap
-//	claims                    Memory (volatile) a map in memory           Memory, in a ConfigMap
+//	preemptions, back-offs    Memory (volatile) Memory, in the job's      Memory, in a ConfigMap
+//	claims                    Memory (volatile) record (bbolt)            Memory, in a ConfigMap
 //	kept reservations, hints  sim fields        -                         -
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
 //

@@ -47,6 +47,7 @@ func (s *Server) cycle() {
 	d := sched.Cycle(snap)
 	s.applyStarts(d.Starts, snap.Now, begin)
 	s.applyPreempts(d.Preempts)
+	s.persistMemory()
 	for i, w := range d.Waiting {
 		if id, err := store.ParseID(w.Unit); err == nil {
 			s.waits[id] = lastWait{Wait: w, ahead: i}
@@ -103,7 +104,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 		if r.drained {
 			continue // its GPU failed: it is not in the core's state
 		}
-		snap.Running = append(snap.Running, runningOf(&r.job, s.need(&r.job)))
+		snap.Running = append(snap.Running, runningOf(&r.job, s.need(&r.job), s.mem.Of(r.job.Name())))
 	}
 	slices.SortFunc(snap.Running, func(a, b sched.Running) int { return strings.Compare(a.Name, b.Name) })
 	book, err := s.ledger.Sync(s.queueSpecs(), snap.Running, snap.Now)
@@ -111,30 +112,34 @@ func (s *Server) snapshot() *sched.Snapshot {
 		panic(fmt.Sprintf("server: %v", err)) // the tenants' specs are built valid
 	}
 	snap.Book = book
-	for id := range s.claims {
-		if _, ok := s.waiting[id]; !ok {
-			delete(s.claims, id)
+	s.mem.Keep(snap.Now, func(name string) bool {
+		id, err := store.ParseID(name)
+		if err != nil {
+			return false
 		}
-	}
+		_, waits := s.waiting[id]
+		return waits || s.runs[id] != nil
+	})
 	for _, j := range s.waiting {
 		if _, out := s.blocked[j.ID]; out {
 			continue
 		}
+		mem := s.mem.Of(j.Name())
 		snap.Pending = append(snap.Pending, sched.Unit{
-			Job: gangJob(&j), Queue: j.Tenant, Need: s.need(&j), Arrival: int64(j.ID), Claimed: s.claims[j.ID],
-			Since: j.Submitted, NoBorrowUntil: j.NoBorrowUntil,
+			Job: gangJob(&j), Queue: j.Tenant, Need: s.need(&j), Arrival: int64(j.ID), Claimed: mem.Claimed,
+			Since: j.Submitted, NoBorrowUntil: mem.NoBorrowUntil,
 		})
 	}
 	slices.SortFunc(snap.Pending, func(a, b sched.Unit) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	return snap
 }
 
-// runningOf is a running job as the cycle sees it: any running job may be
-// preempted for one of higher priority, and its time limit is its
-// estimated end.
-func runningOf(j *store.Job, need queue.Amounts) sched.Running {
+// runningOf is a running job as the cycle sees it, with what the
+// scheduler remembers of it: any running job may be preempted for one of
+// higher priority, and its time limit is its estimated end.
+func runningOf(j *store.Job, need queue.Amounts, mem sched.Remembered) sched.Running {
 	r := sched.Running{Name: j.Name(), Queue: j.Tenant, Need: need, Priority: j.Spec.Priority, Preemptible: true, Started: j.Started,
-		GPUs: float64(need[gpuFlavor]) / queue.Milli, CheckpointEvery: j.Spec.CheckpointEvery, Preemptions: j.Preemptions}
+		GPUs: float64(need[gpuFlavor]) / queue.Milli, CheckpointEvery: j.Spec.CheckpointEvery, Preemptions: mem.Preemptions}
 	if j.Spec.TimeLimit > 0 {
 		r.End = j.Started.Add(j.Spec.TimeLimit)
 	}
@@ -165,31 +170,34 @@ func (s *Server) applyStarts(starts []sched.Start, now, begin time.Time) {
 			s.log.Error("start job", "job", j.Name(), "err", err)
 			continue
 		}
-		delete(s.claims, id)
+		s.mem.Started(j.Name())
 		s.metrics.decision.Observe(time.Since(begin).Seconds())
 	}
 }
 
-// applyPreempts stops the victims the cycle chose, each for its unit, and
-// remembers that the room they free is that unit's.
+// applyPreempts tells the scheduler's memory of the preemptions the
+// cycle chose (each victim stopped once more, its back-off, the room it
+// frees its unit's), persists it, and stops the victims.
 func (s *Server) applyPreempts(preempts []sched.Preempt) {
 	byFor := map[string][]*run{}
+	victims := map[string]map[string]time.Time{}
 	var order []string
 	for _, p := range preempts {
 		id, _ := store.ParseID(p.Victim)
 		if r := s.runs[id]; r != nil {
-			r.job.Preemptions++
-			r.job.NoBorrowUntil = p.NoBorrowUntil // persisted with the stop
 			if byFor[p.For] == nil {
 				order = append(order, p.For)
+				victims[p.For] = map[string]time.Time{}
 			}
 			byFor[p.For] = append(byFor[p.For], r)
+			victims[p.For][p.Victim] = p.NoBorrowUntil
 		}
 	}
 	for _, unit := range order {
-		if id, err := store.ParseID(unit); err == nil {
-			s.claims[id] = true
-		}
+		s.mem.Preempted(unit, victims[unit])
+	}
+	s.persistMemory() // before the stops, which write the victims' records again
+	for _, unit := range order {
 		s.stopRuns(byFor[unit], preemptedBy+unit)
 		s.metrics.preemptions.Add(float64(len(byFor[unit])))
 	}

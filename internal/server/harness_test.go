@@ -26,6 +26,10 @@ type harness struct {
 	// stop stops the server at once, as the test's end does, closing its
 	// store or leaving it open for another server.
 	stop func(closeStore bool)
+	// crash stops the server as kill -9 would, as far as its tasks are
+	// concerned: they go on running, for the next server on the store to
+	// adopt. The store stays open.
+	crash func()
 }
 
 func fakeGPUs(n int) []GPU {
@@ -82,6 +86,14 @@ func startHarness(t *testing.T, srv *Server, st *store.Store) *harness {
 				st.Close()
 			}
 			removeSettled(srv.cfg.StateDir)
+		})
+	}
+	h.crash = func() {
+		once.Do(func() {
+			cancel()
+			srv.Close()
+			srv.Wait()
+			ts.Close()
 		})
 	}
 	t.Cleanup(func() { h.stop(true) })

@@ -32,6 +32,7 @@ func (s *Server) recover() error {
 	for _, j := range running {
 		s.adopt(j)
 	}
+	s.restoreMemory()
 	return s.rebuild()
 }
 

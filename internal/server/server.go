@@ -112,7 +112,7 @@ type Server struct {
 	runs    map[uint64]*run             // running jobs
 	waits   map[uint64]lastWait         // what the last cycle said of each waiting job
 	blocked map[uint64]eligible.Verdict // waiting jobs kept out of the cycle (held, dependencies, ...): judge
-	claims  map[uint64]bool             // waiting jobs that running work was stopped for
+	mem     *sched.Memory               // the scheduler's memory of jobs, persisted in their records (memory.go)
 	ledger  sched.Ledger                // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
 	bad     map[int]string // unhealthy GPUs and their problems
@@ -187,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
 		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
-		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), claims: map[uint64]bool{}, tenants: map[string]store.Tenant{}, bad: map[int]string{},
+		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), mem: sched.NewMemory(), tenants: map[string]store.Tenant{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
 		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
 	}

@@ -195,9 +195,12 @@ type Job struct {
 	// Preemptions is how often it was stopped for other work; the core
 	// stops none more than its bound. NoBorrowUntil: after it was stopped
 	// to give lent quota back, it runs only within its tenant's own quota
-	// until then.
+	// until then. Claimed: running work was stopped for it, so the room
+	// freed is its own until it starts. The three are the scheduler's
+	// memory of the job (sched.Remembered), persisted here.
 	Preemptions   int       `json:"preemptions,omitempty"`
 	NoBorrowUntil time.Time `json:"no_borrow_until,omitzero"`
+	Claimed       bool      `json:"claimed,omitempty"`
 	Submitted     time.Time `json:"submitted"`
 	Started       time.Time `json:"started,omitzero"`
 	Ended         time.Time `json:"ended,omitzero"`
