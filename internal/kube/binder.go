@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,6 +81,9 @@ func bindOnly(ctx context.Context, client kubernetes.Interface, b binding, n *co
 	target := &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: b.pod.Namespace, Name: b.pod.Name, UID: b.pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: b.node},
+	}
+	if !b.at.IsZero() { // the API server copies a binding's annotations onto the pod
+		target.Annotations = map[string]string{AnnotationBoundAt: b.at.UTC().Format(time.RFC3339Nano)}
 	}
 	err := client.CoreV1().Pods(b.pod.Namespace).Bind(ctx, target, metav1.CreateOptions{})
 	switch {

@@ -22,6 +22,9 @@ type binding struct {
 	pod  *corev1.Pod
 	node string
 	unit string
+	// at is when the cycle bound it, written on the pod with the binding
+	// (AnnotationBoundAt); set by Scheduler.assume.
+	at time.Time
 	// prepare writes what the pod claims before it is bound; nil: nothing.
 	prepare func(context.Context) error
 	// release gives back what the pod's placement reserved (its claims'

@@ -66,11 +66,19 @@ func runningUnits(snap *snapshot) []victimSet {
 	return sets
 }
 
+// AnnotationBoundAt is when corral bound the pod, to the nanosecond
+// (RFC 3339), written with the binding: a replica that takes the lead
+// orders victims by it as the one that bound them did.
+const AnnotationBoundAt = "corral.sh/bound-at"
+
 // boundTime is when p was bound: the cycle that bound it, when this
-// replica did; else when the API server recorded it scheduled (to the
-// second); else its creation.
+// replica did; else when the replica that bound it said it did; else when
+// the API server recorded it scheduled (to the second); else its creation.
 func boundTime(p *corev1.Pod, boundAt map[types.UID]time.Time) time.Time {
 	if at, ok := boundAt[p.UID]; ok {
+		return at
+	}
+	if at, err := time.Parse(time.RFC3339Nano, p.Annotations[AnnotationBoundAt]); err == nil {
 		return at
 	}
 	for _, c := range p.Status.Conditions {

@@ -531,11 +531,14 @@ func (s *Scheduler) started(units []string) {
 	s.units.Started(units...)
 }
 
-// assume remembers the pods as bound at, before the cache shows it.
+// assume remembers the pods as bound at, before the cache shows it, and
+// stamps the bindings with it.
 func (s *Scheduler) assume(binds []binding, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, b := range binds {
+	for i := range binds {
+		b := &binds[i]
+		b.at = at
 		s.assumed[string(b.pod.UID)] = b.node
 		s.boundAt[b.pod.UID] = at
 	}

@@ -19,7 +19,8 @@ import (
 // at which the policy decides as it does in a replay.
 type simFace struct {
 	s        *Sim
-	gpus     int
+	fleet    twin.Fleet
+	gpus     int // in the whole fleet
 	specs    []queue.Spec
 	arrivals int
 	stops    map[string]int // preemptions per job at the last settle
@@ -36,7 +37,7 @@ func (f *simFace) Fleet(tf twin.Fleet) error {
 		return err
 	}
 	s, err := newSim(fl, workload.Workload{Horizon: 1000 * time.Hour}, corralPolicy{}, Options{PriorityPreemption: true, ReclaimPatience: -1})
-	f.s, f.gpus = s, tf.GPUs
+	f.s, f.fleet, f.gpus = s, tf, tf.GPUs*len(tf.NodeNames())
 	return err
 }
 
@@ -71,16 +72,30 @@ func (f *simFace) Finish(name string) error {
 	return nil
 }
 
-// Down fails the node, as a fault of the simulator's fault process does;
-// Up repairs it.
-func (f *simFace) Down() error {
-	f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeFailure, Node: "node"})
+// Down fails a node (every node for ""), as a fault of the simulator's
+// fault process does; Up repairs it.
+func (f *simFace) Down(node string) error {
+	for _, n := range f.nodes(node) {
+		f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeFailure, Node: n})
+	}
 	return nil
 }
 
-func (f *simFace) Up() error {
-	f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeRepair, Node: "node"})
+func (f *simFace) Up(node string) error {
+	for _, n := range f.nodes(node) {
+		f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeRepair, Node: n})
+	}
 	return nil
+}
+
+// Restart does nothing: a replay keeps nothing past its process.
+func (f *simFace) Restart() error { return nil }
+
+func (f *simFace) nodes(node string) []string {
+	if node == "" {
+		return f.fleet.NodeNames()
+	}
+	return []string{node}
 }
 
 func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
@@ -96,7 +111,7 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 		f.stops[rec.Name] = rec.Preemptions
 	}
 	for name := range f.s.running {
-		if !f.before[name] || f.stops[name] > 0 && f.restarted(name) {
+		if !f.before[name] || f.restarted(name) {
 			started = append(started, name)
 		}
 	}
@@ -111,8 +126,8 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 	return started, preempted, waiting, nil
 }
 
-// restarted reports whether a running job that was preempted started
-// again at this moment.
+// restarted reports whether a running job (stopped by a preemption or
+// with its node) started again at this moment.
 func (f *simFace) restarted(name string) bool { return f.s.running[name].start == f.s.now }
 
 var _ twin.Face = (*simFace)(nil)

@@ -24,7 +24,8 @@ var GPUFlavor = queue.Flavor{Model: "gpu", Capacity: "local"}
 // processes stopped the moment they were told.
 type Core struct {
 	state     *gang.State
-	gpus      int
+	fleet     Fleet
+	gpus      int // in the whole fleet
 	model     *gpu.Model
 	book      *queue.Book
 	specs     []queue.Spec
@@ -33,9 +34,7 @@ type Core struct {
 	pending   []sched.Unit
 	running   map[string]sched.Running
 	submitted map[string]sched.Unit // as submitted, to requeue
-	claims    map[string]bool       // waiting jobs that running work was stopped for
-	stops     map[string]int        // how often each job was preempted
-	noBorrow  map[string]time.Time  // until when a job that gave quota back may not borrow
+	mem       *sched.Memory         // claims, preemption counts, back-offs
 	started   []string
 	preempted []string
 	// tweak, when set, changes the cycle's settings: a face that decides
@@ -45,8 +44,7 @@ type Core struct {
 
 // NewCore is an empty core face.
 func NewCore() *Core {
-	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, claims: map[string]bool{},
-		stops: map[string]int{}, noBorrow: map[string]time.Time{}}
+	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, mem: sched.NewVolatileMemory()}
 }
 
 func (c *Core) Fleet(tf Fleet) error {
@@ -55,18 +53,19 @@ func (c *Core) Fleet(tf Fleet) error {
 		return err
 	}
 	st, err := gang.New(f)
-	c.state, c.gpus, c.model = st, tf.GPUs, model
+	c.state, c.fleet, c.gpus, c.model = st, tf, tf.GPUs*len(tf.NodeNames()), model
 	return err
 }
 
-// BuildFleet is a script's machine as one node named "node", with CPU
-// and memory to spare.
+// BuildFleet is a script's machines as nodes named by Fleet.NodeNames,
+// in racks when the fleet has them, with CPU and memory to spare.
 func BuildFleet(tf Fleet) (*fleet.Fleet, *gpu.Model, error) {
 	model, err := gpu.Lookup(cmp.Or(tf.Model, DefaultModel))
 	if err != nil {
 		return nil, nil, err
 	}
-	syn := fleet.Synthetic{Nodes: 1, GPUsPerNode: tf.GPUs, GPUModel: model.Name, CPUMilli: 1 << 20, MemoryMiB: 1 << 30}
+	names := tf.NodeNames()
+	syn := fleet.Synthetic{Nodes: len(names), GPUsPerNode: tf.GPUs, GPUModel: model.Name, CPUMilli: 1 << 20, MemoryMiB: 1 << 30}
 	if tf.MIG {
 		syn.MIG = fleet.MIGDynamic
 	}
@@ -74,9 +73,19 @@ func BuildFleet(tf Fleet) (*fleet.Fleet, *gpu.Model, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f.Nodes[0].Name = "node"
-	if !tf.MIG && tf.Slices > 1 {
-		f.Nodes[0].TimeSlices = tf.Slices
+	f.Levels = nil
+	if tf.RackSize > 0 {
+		f.Levels = []string{"rack"}
+	}
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		n.Name, n.Domains = names[i], nil
+		if tf.RackSize > 0 {
+			n.Domains = []string{tf.Rack(i)}
+		}
+		if !tf.MIG && tf.Slices > 1 {
+			n.TimeSlices = tf.Slices
+		}
 	}
 	return f, model, f.Validate()
 }
@@ -125,12 +134,19 @@ func (c *Core) end(r sched.Running) error {
 	return c.book.Release(r.Queue, r.Need)
 }
 
-// Down takes the node away: its jobs wait again, in their old places.
-func (c *Core) Down() error {
-	if err := c.state.SetHealth("node", fleet.Unhealthy); err != nil {
-		return err
+// Down takes a node away (every node for ""): its jobs wait again, in
+// their old places.
+func (c *Core) Down(node string) error {
+	stopped := map[string]bool{}
+	for _, n := range c.nodes(node) {
+		if err := c.state.SetHealth(n, fleet.Unhealthy); err != nil {
+			return err
+		}
+		for _, name := range c.state.Affected(n) {
+			stopped[name] = true
+		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.running)) {
+	for _, name := range slices.Sorted(maps.Keys(stopped)) {
 		if err := c.end(c.running[name]); err != nil {
 			return err
 		}
@@ -139,8 +155,26 @@ func (c *Core) Down() error {
 	return nil
 }
 
-// Up brings the node back.
-func (c *Core) Up() error { return c.state.SetHealth("node", fleet.Healthy) }
+// Up brings a node back (every node for "").
+func (c *Core) Up(node string) error {
+	for _, n := range c.nodes(node) {
+		if err := c.state.SetHealth(n, fleet.Healthy); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Restart does nothing: the core keeps no process of its own.
+func (c *Core) Restart() error { return nil }
+
+// nodes is the nodes a down or up step names: one, or all for "".
+func (c *Core) nodes(node string) []string {
+	if node == "" {
+		return c.fleet.NodeNames()
+	}
+	return []string{node}
+}
 
 func (c *Core) Settle() (started, preempted, waiting []string, err error) {
 	for range 100 {
@@ -169,7 +203,8 @@ func (c *Core) snapshot() *sched.Snapshot {
 		c.tweak(&snap.Config)
 	}
 	for _, u := range c.pending {
-		u.Claimed, u.NoBorrowUntil = c.claims[u.Job.Name], c.noBorrow[u.Job.Name]
+		m := c.mem.Of(u.Job.Name)
+		u.Claimed, u.NoBorrowUntil = m.Claimed, m.NoBorrowUntil
 		snap.Pending = append(snap.Pending, u)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.running)) {
@@ -185,10 +220,10 @@ func (c *Core) apply(d sched.Decisions) error {
 		j := s.Unit.Job
 		c.running[j.Name] = sched.Running{Name: j.Name, Queue: s.Unit.Queue, Need: s.Unit.Need, Priority: j.Priority,
 			Preemptible: true, Started: time.Unix(0, 0).Add(c.now), GPUs: float64(s.Unit.Need[GPUFlavor]) / queue.Milli,
-			Preemptions: c.stops[j.Name]}
+			Preemptions: c.mem.Of(j.Name).Preemptions}
 		c.pending = slices.DeleteFunc(c.pending, func(u sched.Unit) bool { return u.Job.Name == j.Name })
 		c.started = append(c.started, j.Name)
-		delete(c.claims, j.Name)
+		c.mem.Started(j.Name)
 	}
 	for _, p := range d.Preempts {
 		r := c.running[p.Victim]
@@ -196,9 +231,7 @@ func (c *Core) apply(d sched.Decisions) error {
 			return err
 		}
 		c.preempted = append(c.preempted, p.Victim)
-		c.stops[p.Victim]++
-		c.noBorrow[p.Victim] = p.NoBorrowUntil
-		c.claims[p.For] = true
+		c.mem.Preempted(p.For, map[string]time.Time{p.Victim: p.NoBorrowUntil})
 		c.pending = append(c.pending, c.submitted[p.Victim]) // requeued in its place
 	}
 	return nil
@@ -206,8 +239,12 @@ func (c *Core) apply(d sched.Decisions) error {
 
 // CoreJob is a twin job as the core takes it.
 func CoreJob(j Job) *job.Job {
-	return &job.Job{Name: j.Name, Tenant: j.Tenant, Priority: j.Priority,
+	cj := &job.Job{Name: j.Name, Tenant: j.Tenant, Priority: j.Priority,
 		Groups: []job.Group{{Name: "task", Count: max(j.Tasks, 1), Task: job.Demand{GPUs: j.GPUs, GPUMilli: j.Share, MIG: j.MIG}}}}
+	if j.Pack != "" {
+		cj.Topology = []job.Constraint{{Level: j.Pack, Required: true}}
+	}
+	return cj
 }
 
 var _ Face = (*Core)(nil)

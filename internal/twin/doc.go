@@ -2,25 +2,34 @@
 // writes what the face decided, so that the core and every face can be
 // held to the same transcript: the digital-twin tests.
 //
-// A script (testdata/*.txt) is a list of steps — one machine (GPUs of a
-// model, time-sliced or in MIG mode), tenants with GPU quotas and
-// cohorts, submitted jobs (gangs, shares of a GPU, MIG instances, with
-// priorities), jobs that finish, the machine leaving ("down") and coming
-// back ("up"), and "settle", which lets the face decide until nothing
+// A script (testdata/*.txt) is a list of steps — the machines (nodes of
+// GPUs of a model, time-sliced or in MIG mode, in racks or not), tenants
+// with GPU quotas and cohorts, submitted jobs (gangs, shares of a GPU,
+// MIG instances, with priorities, packed in a rack), jobs that finish, a
+// node or every node leaving ("down") and coming back ("up"), the face's
+// process restarting on what it persisted ("restart": a crash of the
+// server, a change of leader on Kubernetes; the transcript must not
+// change), and "settle", which lets the face decide until nothing
 // changes — then a line "----" and the expected transcript: after each
 // settle, the jobs started and the jobs preempted since the last one,
 // then the jobs still waiting, each group sorted by name. Core runs a
 // script on internal/sched directly, and writes the transcripts
 // (go test ./internal/twin -update); the simulator, the server and the
 // Kubernetes face implement Face in their own tests (TestTwinSim,
-// TestTwinServer, TestTwinKube) over the real thing.
+// TestTwinServer, TestTwinKube) over the real thing. The server runs one
+// machine and skips scripts of several nodes (ErrOneMachine); the
+// Kubernetes face skips sharegang.txt, saying why (kubeDiffers).
 //
 // The scripts: tenants.txt (quotas, a gang's reservation, a priority
 // preemption, fair share), cohort.txt (borrowing and reclaim in a cohort,
-// a gang over quota, the machine leaving with all its work), shares.txt
-// (time-sliced shares borrowed and reclaimed, the back-off before a
-// reclaimed job borrows again), mig.txt (MIG instances cut on demand,
-// fair share, a priority preemption).
+// a restart, a gang over quota, the machine leaving with all its work),
+// shares.txt (time-sliced shares borrowed and reclaimed, the back-off
+// before a reclaimed job borrows again, kept across a restart), mig.txt
+// (MIG instances cut on demand, fair share, a priority preemption),
+// racks.txt (four nodes in two racks: gangs packed in a rack, a gang
+// borrowing and reclaimed, a restart, one node failing and coming back),
+// sharegang.txt (gangs of shared-GPU tasks on two nodes, started whole,
+// a node failing under one).
 //
 // It imports internal/fleet, internal/gang, internal/gpu, internal/job,
 // internal/queue and internal/sched only. Start with Run in twin.go.

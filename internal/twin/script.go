@@ -76,13 +76,13 @@ func parseStep(n int, line string) (Step, error) {
 		}
 	}
 	switch st.Cmd {
-	case "fleet", "settle", "down", "up":
+	case "fleet", "settle", "down", "up", "restart":
 	case "tenant", "submit", "finish":
 		if st.Name == "" {
 			return st, fmt.Errorf("line %d: %s needs a name", n, st.Cmd)
 		}
 	default:
-		return st, fmt.Errorf("line %d: unknown step %q (fleet, tenant, submit, finish, down, up, settle)", n, st.Cmd)
+		return st, fmt.Errorf("line %d: unknown step %q (fleet, tenant, submit, finish, down, up, restart, settle)", n, st.Cmd)
 	}
 	return st, nil
 }

@@ -1,19 +1,49 @@
 package twin
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
 
-// Fleet is the one machine (or node) of a script: GPUs of Model, each
-// cut into Slices time-sliced shares when Slices > 1, or split into MIG
-// instances when MIG is set.
+// Fleet is the machines of a script: Nodes nodes (1 when 0) of GPUs GPUs
+// of Model each, every GPU cut into Slices time-sliced shares when
+// Slices > 1, or split into MIG instances when MIG is set. RackSize > 0
+// puts the nodes in racks of that many, in name order: a topology level
+// "rack" that jobs may ask to be packed in.
 type Fleet struct {
-	GPUs   int
-	Model  string // a catalog name; "" is DefaultModel
-	Slices int
-	MIG    bool
+	GPUs     int
+	Nodes    int
+	RackSize int
+	Model    string // a catalog name; "" is DefaultModel
+	Slices   int
+	MIG      bool
 }
+
+// NodeNames are the fleet's nodes by name: "node" for one machine, else
+// n0, n1, ... in rack order.
+func (f Fleet) NodeNames() []string {
+	if f.Nodes <= 1 {
+		return []string{"node"}
+	}
+	names := make([]string, f.Nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%d", i)
+	}
+	return names
+}
+
+// Rack is the rack of the i-th node (r0, r1, ...), "" without racks.
+func (f Fleet) Rack(i int) string {
+	if f.RackSize <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("r%d", i/f.RackSize)
+}
+
+// ErrOneMachine is what a face that runs one machine only (corral server)
+// returns for a fleet of several nodes; its test skips the script.
+var ErrOneMachine = errors.New("this face runs one machine; the script has several nodes")
 
 // DefaultModel is the GPU of a fleet that names none.
 const DefaultModel = "H100-80GB"
@@ -28,7 +58,8 @@ type Tenant struct {
 
 // Job is a submitted job as every face takes it: Tasks identical tasks,
 // each of GPUs whole GPUs, or a Share of one GPU in thousandths, or one
-// MIG instance of profile MIG; charged to Tenant, at Priority.
+// MIG instance of profile MIG; charged to Tenant, at Priority. Pack, when
+// set, is the topology level ("rack", "node") all its tasks must share.
 type Job struct {
 	Name     string
 	Tenant   string
@@ -37,6 +68,7 @@ type Job struct {
 	MIG      string
 	Tasks    int
 	Priority int
+	Pack     string
 }
 
 // Face is corral as one of its faces runs it: it learns a fleet and
@@ -48,10 +80,15 @@ type Face interface {
 	Tenant(t Tenant) error
 	Submit(j Job) error
 	Finish(name string) error
-	// Down takes the machine away: its jobs stop and wait again, and
-	// nothing is placed until Up brings it back.
-	Down() error
-	Up() error
+	// Down takes a node away (every node when node is ""): its jobs stop
+	// and wait again, and nothing is placed on it until Up brings it back.
+	Down(node string) error
+	Up(node string) error
+	// Restart stops the face's process and starts another on what it
+	// persisted (the server's store; the API server and a new leader for
+	// the Kubernetes face). Its jobs run on; the transcript must not
+	// change. A face that keeps nothing past its process does nothing.
+	Restart() error
 	// Settle returns the jobs started and the jobs preempted since the last
 	// call, and the jobs waiting now. A job stopped because the machine
 	// left is not preempted: it shows as waiting, and as started again.
@@ -65,7 +102,8 @@ func Run(face Face, s *Script) ([]string, error) {
 		var err error
 		switch st.Cmd {
 		case "fleet":
-			err = face.Fleet(Fleet{GPUs: st.Int("gpus", 8), Model: st.Args["model"], Slices: st.Int("slices", 0), MIG: st.Args["mig"] == "true"})
+			err = face.Fleet(Fleet{GPUs: st.Int("gpus", 8), Nodes: st.Int("nodes", 1), RackSize: st.Int("rack", 0),
+				Model: st.Args["model"], Slices: st.Int("slices", 0), MIG: st.Args["mig"] == "true"})
 		case "tenant":
 			err = face.Tenant(Tenant{Name: st.Name, Quota: st.Int("quota", 0), Cohort: st.Args["cohort"]})
 		case "submit":
@@ -73,9 +111,11 @@ func Run(face Face, s *Script) ([]string, error) {
 		case "finish":
 			err = face.Finish(st.Name)
 		case "down":
-			err = face.Down()
+			err = face.Down(st.Name)
 		case "up":
-			err = face.Up()
+			err = face.Up(st.Name)
+		case "restart":
+			err = face.Restart()
 		case "settle":
 			var lines []string
 			lines, err = settle(face)
@@ -92,7 +132,7 @@ func Run(face Face, s *Script) ([]string, error) {
 // share or a MIG instance.
 func jobOf(st Step) Job {
 	j := Job{Name: st.Name, Tenant: st.Args["tenant"], Share: st.Int("share", 0), MIG: st.Args["mig"],
-		Tasks: st.Int("tasks", 1), Priority: st.Int("prio", 0)}
+		Tasks: st.Int("tasks", 1), Priority: st.Int("prio", 0), Pack: st.Args["pack"]}
 	if j.Share == 0 && j.MIG == "" {
 		j.GPUs = st.Int("gpus", 1)
 	}
