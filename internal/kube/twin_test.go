@@ -60,7 +60,7 @@ type kubeFace struct {
 	cfg        Config
 	s          *Scheduler
 	stop       context.CancelFunc // ends s
-	queues     map[string]string // tenant -> Queue name
+	queues     map[string]string  // tenant -> Queue name
 	jobs       map[string]*kubeJob
 	submitting []twin.Job
 	finishing  []string
