@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -101,5 +103,27 @@ func (e *env) markRunning(name string) {
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
 	if _, err := e.c.Client.CoreV1().Pods(e.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// A replica that did not bind a pod reads when it was bound from the
+// binding's annotation, to the nanosecond, before the API server's
+// scheduled condition, which keeps only the second: two units bound
+// within one second keep their order across a change of leader.
+func TestBoundTimeReadsTheBindingsAnnotation(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 250_000_000, time.UTC)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Annotations: map[string]string{AnnotationBoundAt: at.Format(time.RFC3339Nano)}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(at.Truncate(time.Second))}}}}
+	if got := boundTime(p, nil); !got.Equal(at) {
+		t.Errorf("bound at %v, want %v from the annotation", got, at)
+	}
+	p.Annotations[AnnotationBoundAt] = "yesterday"
+	if got := boundTime(p, nil); !got.Equal(at.Truncate(time.Second)) {
+		t.Errorf("with an unreadable annotation: %v, want the scheduled condition's %v", got, at.Truncate(time.Second))
+	}
+	mine := at.Add(time.Hour)
+	if got := boundTime(p, map[types.UID]time.Time{"u1": mine}); !got.Equal(mine) {
+		t.Errorf("bound by this replica: %v, want its own %v", got, mine)
 	}
 }
