@@ -44,7 +44,7 @@ func TestSimMovesCommand(t *testing.T) {
 		Best string `json:"best_move"`
 	}
 	readJSONFile(t, jsonPath, &doc)
-	if len(doc.Moves) != 5 || doc.Baseline.Cost <= 0 || doc.Best == "" {
+	if len(doc.Moves) != 6 || doc.Baseline.Cost <= 0 || doc.Best == "" {
 		t.Fatalf("report %+v", doc)
 	}
 	for _, m := range doc.Moves {
