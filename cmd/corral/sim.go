@@ -310,7 +310,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 		return o, fmt.Errorf("--reserved-term %q: want block, 1y or 3y", o.reservedTerm)
 	}
 	if o.moves && o.reservedTerm != "block" {
-		return o, fmt.Errorf("--reserved-term %q: --moves prices its floor with --floor-terms (e.g. --floor-terms %s)", o.reservedTerm, o.reservedTerm)
+		return o, usageErrorf("--reserved-term %q: --moves prices its floor with --floor-terms (e.g. --floor-terms %s)", o.reservedTerm, o.reservedTerm)
 	}
 	if (o.backfill != sim.EasyBackfill && o.backfill != sim.ConservativeBackfill) || o.reservations < 1 {
 		return o, fmt.Errorf("--backfill %q, --reservations %d: want easy or conservative, and at least 1 reservation", o.backfill, o.reservations)

@@ -69,7 +69,7 @@ func (r *runner) floorMove(after Move, term price.Capacity, s setup, name, what 
 // discount plans a discount commitment on the on-demand GPUs the replay
 // after billed each hour, in every pool, and bills it on them.
 func (r *runner) discount(after Move, term price.Capacity, name, what string) Move {
-	fp := FloorPlan{After: after.Name, Term: term, Kind: commit.Discount, Pool: "every on-demand pool",
+	fp := FloorPlan{After: after.Name, Term: term, Kind: commit.Discount, Pool: "all pools",
 		Series: "on-demand GPUs billed each hour"}
 	series := billedGPUs(after.demand)
 	m := after

@@ -219,7 +219,7 @@ func TestFloorWithoutAPriceSaysWhy(t *testing.T) {
 	}
 	found := false
 	for _, w := range rep.Warnings {
-		found = found || strings.Contains(w, "no floor for pool every on-demand pool after baseline") && strings.Contains(w, "no reserved-3y price known")
+		found = found || strings.Contains(w, "no floor for pool all pools after baseline") && strings.Contains(w, "no reserved-3y price known")
 	}
 	if !found {
 		t.Errorf("warnings %q do not say why there is no floor", rep.Warnings)

@@ -3,6 +3,7 @@ package moves
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -193,7 +194,11 @@ func (rep *Report) writeFloors(w io.Writer) {
 		if f := rep.floorOf(m.Name); f != nil && f.Skipped != "" {
 			fmt.Fprintf(w, "  %-12s %-9s not planned: no %s price known for the offer; give one with --prices\n", m.Name, f.Kind, f.Term)
 		} else if f != nil {
-			fmt.Fprintf(w, "  %-12s %-9s saves $%.0f (%.1f%%) against the baseline\n", m.Name, f.Kind, m.SavingUSD, m.SavingPct)
+			verb := "saves"
+			if m.SavingUSD < 0 {
+				verb = "loses"
+			}
+			fmt.Fprintf(w, "  %-12s %-9s %s $%.0f (%.1f%%) against the baseline\n", m.Name, f.Kind, verb, math.Abs(m.SavingUSD), m.SavingPct)
 		}
 	}
 	fmt.Fprintf(w, "  %-14s %-15s %-9s %-14s %-9s %8s %12s %10s %9s %12s %11s\n", "planned on", "term", "kind", "pool", "series", "planner",
