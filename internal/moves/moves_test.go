@@ -260,6 +260,11 @@ func TestFloorOfEachKind(t *testing.T) {
 	if want := b.CostUSD - st.CoveredGPUH*od + float64(f.PlannerGPUs)*rate*float64(st.Hours); math.Abs(d.CostUSD-want) > 1e-6*want {
 		t.Errorf("discount floor costs %g, want the baseline's %g less %g covered GPU-hours at on demand plus the commitment: %g", d.CostUSD, b.CostUSD, st.CoveredGPUH, want)
 	}
+	for _, l := range b.ByCapacity {
+		if l.Key == "on-demand" && math.Abs(l.CostUSD-st.OnDemandUSD) > 1e-6*l.CostUSD {
+			t.Errorf("the discount was applied to $%g of on-demand usage, the baseline bought $%g", st.OnDemandUSD, l.CostUSD)
+		}
+	}
 	c := rep.floorOf("floor-block")
 	if c == nil || c.Kind != "capacity" || rep.move("floor-block").CommittedGPUs != c.CommittedGPUs {
 		t.Fatalf("capacity floor %+v", c)
