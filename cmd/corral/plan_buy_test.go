@@ -59,7 +59,7 @@ func TestPlanTextGolden(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // corral plan says how its commitment is billed, with coverage and
-// utilisation, in text and JSON: a 1-year commitment is a discount, a
+// utilisation, in text, JSON and HTML: a 1-year commitment is a discount, a
 // Capacity Block is capacity to fill. Demand 2 GPUs every hour and 10 in
 // one hour of four: 2 committed cover 2 of 4 GPU-hours a hour on average
 // (8 of 16 over 4 hours, coverage 50%) and are always used (utilisation
@@ -75,9 +75,9 @@ func TestPlanSaysKindCoverageAndUtilisation(t *testing.T) {
 		{"1y", "discount", "H100-80GB: 2 GPUs, discount, applied to matching usage in any node of its scope"},
 		{"block", "capacity", "H100-80GB: 2 GPUs, capacity, nodes to fill"},
 	} {
-		jsonPath := filepath.Join(dir, tt.term+".json")
+		jsonPath, page := filepath.Join(dir, tt.term+".json"), filepath.Join(dir, tt.term+".html")
 		out, errOut, code := runCLI(t, "plan", "--demand", demand, "--prices", prices, "--term", tt.term, "--allow-expired",
-			"--now", "2026-12-01", "--quiet", "--json", jsonPath)
+			"--now", "2026-12-01", "--quiet", "--json", jsonPath, "--html", page)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tt.term, code, errOut)
 		}
@@ -100,6 +100,9 @@ func TestPlanSaysKindCoverageAndUtilisation(t *testing.T) {
 		data, err := os.ReadFile(jsonPath)
 		if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Plan.Models) != 1 {
 			t.Fatalf("%s: JSON %v: %s", tt.term, err, data)
+		}
+		if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), `id="commitment-table"`) || !strings.Contains(string(html), ">"+tt.kind+"<") {
+			t.Errorf("%s: the HTML report has no commitment table saying %s (%v)", tt.term, tt.kind, err)
 		}
 		if m := doc.Plan.Models[0]; m.Kind != tt.kind || m.Billing.Coverage != 0.5 || m.Billing.Utilisation != 1 {
 			t.Errorf("%s: JSON kind %q coverage %g utilisation %g, want %s, 0.5, 1", tt.term, m.Kind, m.Billing.Coverage, m.Billing.Utilisation, tt.kind)
