@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/gpu"
@@ -290,6 +291,7 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 	tw.Flush()
 	fmt.Fprintln(w, "  all on-demand: every GPU-hour at the on-demand price; no commitment: nothing committed, the spot share kept;")
 	fmt.Fprintln(w, "  saving: of the plan against all on-demand.")
+	printBilling(w, p)
 	printPurchases(w, p)
 	for _, m := range p.Models {
 		fmt.Fprintf(w, "  %s: a committed GPU pays for itself when busy in more than %.1f%% of hours; %d GPUs are (the %.1f%% quantile of hourly demand is %g GPUs)\n",
@@ -297,6 +299,22 @@ func printPlan(w io.Writer, title string, p *plan.Plan) {
 		if m.Prices.Committed.How != "" {
 			fmt.Fprintf(w, "  %s %s price: %s (%s)\n", m.Model, p.Term, m.Prices.Committed.How, m.Prices.Committed.Source)
 		}
+	}
+}
+
+// printBilling says how each model's commitment is billed, and its
+// coverage and utilisation hour by hour on the demand.
+func printBilling(w io.Writer, p *plan.Plan) {
+	fmt.Fprintln(w, "  the commitment billed hour by hour on the demand, at the planner's level:")
+	for _, m := range p.Models {
+		b, how := m.Billing, "discount, applied to matching usage in any node of its scope"
+		if m.Kind == commit.Capacity {
+			how = "capacity, nodes to fill (this assumes the scheduler fills them first; corral sim --moves measures it)"
+		}
+		fmt.Fprintf(w, "    %s: %d GPUs, %s\n", m.Model, m.Committed, how)
+		fmt.Fprintf(w, "      coverage %.1f%% (%s of %s GPU-hours of usage), utilisation %.1f%% (%s of %s committed GPU-hours used; $%s paid unused)\n",
+			100*b.Coverage, planMoney(b.CoveredGPUH), planMoney(b.UsageGPUH), 100*b.Utilisation,
+			planMoney(b.CommittedGPUH-b.UnusedGPUH), planMoney(b.CommittedGPUH), planMoney(b.UnusedUSD))
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -56,3 +57,55 @@ func TestPlanTextGolden(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// corral plan says how its commitment is billed, with coverage and
+// utilisation, in text, JSON and HTML: a 1-year commitment is a discount, a
+// Capacity Block is capacity to fill. Demand 2 GPUs every hour and 10 in
+// one hour of four: 2 committed cover 2 of 4 GPU-hours a hour on average
+// (8 of 16 over 4 hours, coverage 50%) and are always used (utilisation
+// 100%).
+func TestPlanSaysKindCoverageAndUtilisation(t *testing.T) {
+	dir := t.TempDir()
+	demand, prices := filepath.Join(dir, "d.csv"), filepath.Join(dir, "prices.yaml")
+	os.WriteFile(demand, []byte("hour,gpu_model,gpus\n0,H100,10\n1,H100,2\n2,H100,2\n3,H100,2\n"), 0o644)
+	os.WriteFile(prices, []byte("offers:\n  - provider: aws\n    instance: p5.48xlarge\n    region: us-east-1\n    prices:\n      reserved-1y: {usd_per_hour: 36.0, source: example 1-year rate, seen: 2026-11-20}\n"), 0o644)
+	for _, tt := range []struct {
+		term, kind, text string
+	}{
+		{"1y", "discount", "H100-80GB: 2 GPUs, discount, applied to matching usage in any node of its scope"},
+		{"block", "capacity", "H100-80GB: 2 GPUs, capacity, nodes to fill"},
+	} {
+		jsonPath, page := filepath.Join(dir, tt.term+".json"), filepath.Join(dir, tt.term+".html")
+		out, errOut, code := runCLI(t, "plan", "--demand", demand, "--prices", prices, "--term", tt.term, "--allow-expired",
+			"--now", "2026-12-01", "--quiet", "--json", jsonPath, "--html", page)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.term, code, errOut)
+		}
+		for _, want := range []string{tt.text, "coverage 50.0% (8 of 16 GPU-hours of usage), utilisation 100.0% (8 of 8 committed GPU-hours used; $0 paid unused)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: text lacks %q:\n%s", tt.term, want, out)
+			}
+		}
+		var doc struct {
+			Plan struct {
+				Models []struct {
+					Kind    string `json:"kind"`
+					Billing struct {
+						Coverage    float64 `json:"coverage"`
+						Utilisation float64 `json:"utilisation"`
+					} `json:"billing"`
+				} `json:"models"`
+			} `json:"plan"`
+		}
+		data, err := os.ReadFile(jsonPath)
+		if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Plan.Models) != 1 {
+			t.Fatalf("%s: JSON %v: %s", tt.term, err, data)
+		}
+		if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), `id="commitment-table"`) || !strings.Contains(string(html), ">"+tt.kind+"<") {
+			t.Errorf("%s: the HTML report has no commitment table saying %s (%v)", tt.term, tt.kind, err)
+		}
+		if m := doc.Plan.Models[0]; m.Kind != tt.kind || m.Billing.Coverage != 0.5 || m.Billing.Utilisation != 1 {
+			t.Errorf("%s: JSON kind %q coverage %g utilisation %g, want %s, 0.5, 1", tt.term, m.Kind, m.Billing.Coverage, m.Billing.Utilisation, tt.kind)
+		}
+	}
+}

@@ -91,6 +91,7 @@ type simOptions struct {
 	backfill                                                         string
 	reservations                                                     int
 	pricesPath, reservedTerm, htmlPath                               string
+	floorTerms                                                       string
 	tco, priorityPreempt                                             bool
 	kubeconfig                                                       string
 	snapshotRuntime                                                  time.Duration
@@ -272,6 +273,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.IntVar(&o.reservations, "reservations", 8, "with --backfill conservative: waiting jobs that hold a reservation")
 	fs.StringVar(&o.pricesPath, "prices", "", "prices file (YAML) adding to or overriding the built-in catalog, for the cost of each policy")
 	fs.StringVar(&o.reservedTerm, "reserved-term", "block", "the commitment reserved nodes (capacityType: reserved) stand for: block (EC2 Capacity Blocks and the like), 1y or 3y")
+	fs.StringVar(&o.floorTerms, "floor-terms", "1y,block", "with --moves: the commitments the floor move is priced with, one row each, each billed as the catalog's kind of it (1y and 3y: a discount on the usage; block: capacity nodes to fill)")
 	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report (GPUs over time, cost, waits, fragmentation) to this file")
 	fs.BoolVar(&o.tco, "tco", false, "compare the monthly total cost of platforms (managed service, Kubernetes default, Kubernetes with corral, HPC) on this workload")
 	fs.StringVar(&o.platformsPath, "platforms", "", "with --tco: platform profiles (YAML) instead of the built-in assumptions")
@@ -306,6 +308,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	}
 	if o.reservedTerm != "block" && o.reservedTerm != "1y" && o.reservedTerm != "3y" {
 		return o, fmt.Errorf("--reserved-term %q: want block, 1y or 3y", o.reservedTerm)
+	}
+	if o.moves && o.reservedTerm != "block" {
+		return o, usageErrorf("--reserved-term %q: --moves prices its floor with --floor-terms (e.g. --floor-terms %s)", o.reservedTerm, o.reservedTerm)
 	}
 	if (o.backfill != sim.EasyBackfill && o.backfill != sim.ConservativeBackfill) || o.reservations < 1 {
 		return o, fmt.Errorf("--backfill %q, --reservations %d: want easy or conservative, and at least 1 reservation", o.backfill, o.reservations)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/moves"
@@ -26,12 +27,15 @@ func runMoves(o simOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	term := price.Capacity("reserved-" + o.reservedTerm)
+	terms, err := floorTerms(o.floorTerms)
+	if err != nil {
+		return err
+	}
 	progress := func(string) {}
 	if isTerminal(stderr) {
 		progress = func(m string) { fmt.Fprintf(stderr, "  replaying %s\n", m) }
 	}
-	rep, err := moves.Run(moves.Options{Workload: w, Label: label, Nodes: o.nodes, Catalog: cat, Term: term,
+	rep, err := moves.Run(moves.Options{Workload: w, Label: label, Nodes: o.nodes, Catalog: cat, Terms: terms,
 		Seed: uint64(o.seedN), SpotOutage: o.spotOutage, ProvisionDelay: o.provisionDelay, ScaleDownAfter: o.scaleDownAfter,
 		Now: now, Progress: progress})
 	if err != nil {
@@ -70,4 +74,17 @@ func movesInput(o simOptions) (workload.Workload, string, error) {
 		return w, fmt.Sprintf("%s, %d jobs, sized for %d GPUs", label, len(w.Arrivals), o.nodes*8), err
 	}
 	return workload.Workload{}, "", fmt.Errorf("--moves replays the generated workload, a jobs file or an sacct history, not --workload %s", o.workloadKind)
+}
+
+// floorTerms reads --floor-terms: a comma-separated list of block, 1y, 3y.
+func floorTerms(list string) ([]price.Capacity, error) {
+	var out []price.Capacity
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		if t != "block" && t != "1y" && t != "3y" {
+			return nil, usageErrorf("--floor-terms %q: want a comma-separated list of block, 1y and 3y", list)
+		}
+		out = append(out, price.Capacity("reserved-"+t))
+	}
+	return out, nil
 }

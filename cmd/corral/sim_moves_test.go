@@ -25,7 +25,8 @@ func TestSimMovesCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"baseline", "mig", "timeslice", "split", "spot", "floor", "all but floor", "saves most on this workload",
-		"p5.48xlarge us-east-1 spot", "interruption band 15-20%", "545 days old on 2026-12-01"} {
+		"p5.48xlarge us-east-1 spot", "interruption band 15-20%", "545 days old on 2026-12-01",
+		"floor-1y", "floor-block", "the floor, by kind of commitment", "reserved-block  capacity", "planner = brute force", "no reserved-1y price known"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -44,12 +45,17 @@ func TestSimMovesCommand(t *testing.T) {
 		Best string `json:"best_move"`
 	}
 	readJSONFile(t, jsonPath, &doc)
-	if len(doc.Moves) != 5 || doc.Baseline.Cost <= 0 || doc.Best == "" {
+	if len(doc.Moves) != 6 || doc.Baseline.Cost <= 0 || doc.Best == "" {
 		t.Fatalf("report %+v", doc)
 	}
 	for _, m := range doc.Moves {
 		if d := doc.Baseline.Cost - m.Cost/m.Used*doc.Baseline.Used - m.Saving; d > 1e-6 || d < -1e-6 {
 			t.Errorf("%s: saving %g, baseline %g, cost %g", m.Name, m.Saving, doc.Baseline.Cost, m.Cost)
+		}
+	}
+	for _, bad := range [][]string{{"--floor-terms", "5y"}, {"--reserved-term", "1y"}} {
+		if _, errOut, code := runCLI(t, append([]string{"sim", "--moves"}, bad...)...); code != 2 || !strings.Contains(errOut, "--floor-terms") {
+			t.Errorf("--moves %v: exit %d, %s", bad, code, errOut)
 		}
 	}
 	if _, errOut, code := runCLI(t, "sim", "--moves", "--workload", "openb"); code == 0 || !strings.Contains(errOut, "jobs file") {

@@ -7,7 +7,8 @@
 // GPU-hour. It performs no I/O.
 //
 // The subpackages hold the rest: price is the catalog of instance prices
-// with their sources, plan sizes 1- and 3-year commitments from an hourly
-// demand, and tco compares the monthly cost of running the same work on
+// with their sources, commit bills a commitment of either kind (a discount
+// on usage, or capacity nodes to fill) hour by hour, plan sizes
+// commitments from an hourly demand, and tco compares the monthly cost of running the same work on
 // different platforms.
 package cost

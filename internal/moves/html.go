@@ -38,7 +38,7 @@ func (rep *Report) HTML() html.Report {
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Alone, %s saves most: %.1f%% of the baseline's cost. All together: %.1f%%.", rep.Best, rep.move(rep.Best).SavingPct, rep.All.SavingPct))
 	t.Notes = append(t.Notes, rep.Warnings...)
-	r.Tables = append(r.Tables, t, rep.linesTable(rows))
+	r.Tables = append(r.Tables, t, rep.floorsTable(), rep.linesTable(rows))
 	return r
 }
 
@@ -66,5 +66,21 @@ func (rep *Report) linesTable(rows []row) html.Table {
 				html.Text(p.Seen), html.Text(p.How), html.Text(p.Source)})
 		}
 	}
+	return t
+}
+
+// floorsTable sets the floor of each kind side by side: the planner's
+// level against the brute-force search, coverage and utilisation.
+func (rep *Report) floorsTable() html.Table {
+	t := html.Table{ID: "floors", Title: "The floor, by kind of commitment", Columns: []string{"planned on", "term", "kind", "pool", "series",
+		"planner GPUs", "brute-force GPUs", "committed GPUs", "coverage", "utilisation", "unused commitment (USD)", "note"}}
+	for i, f := range rep.Floors {
+		at := fmt.Sprintf("floors.%d.", i)
+		t.Rows = append(t.Rows, []html.Cell{html.Text(f.After), html.Text(string(f.Term)), html.Text(string(f.Kind)), html.Text(f.Pool),
+			html.Text(f.Series), html.Num(float64(f.PlannerGPUs), 0, at+"planner_gpus"), html.Num(f.BruteForceGPUs, 0, at+"brute_force_gpus"),
+			html.Num(float64(f.committed()), 0, ""), html.Pct(f.Billing.Coverage, 1, at+"billing.coverage"), html.Pct(f.Billing.Utilisation, 1, at+"billing.utilisation"),
+			html.Num(f.Billing.UnusedUSD, 0, at+"billing.unused_commitment_usd"), html.Text(f.Skipped)})
+	}
+	t.Notes = append(t.Notes, "A discount commitment (savings plans, reserved instances, committed use discounts) is applied after the fact to the on-demand GPUs billed each hour in every pool; a capacity commitment (Capacity Blocks, capacity reservations) is committed nodes the scheduler must fill, in whole 8-GPU nodes. Brute force: every level from 0 to the peak billed hour by hour on the same series.")
 	return t
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/sim"
@@ -25,9 +26,13 @@ type Options struct {
 	GPUModel string         // default H100-80GB
 	Catalog  *price.Catalog // required
 	Family   string         // the offer for GPUModel ("": the catalog's first)
-	Term     price.Capacity // the floor's commitment; default price.ReservedBlock
-	Policy   string         // default "corral"
-	Seed     uint64         // seeds spot interruptions
+	// Terms are the commitments the floor move is priced with, one row
+	// each, each billed as the catalog's kind of it says: a discount
+	// applied to the usage, or capacity nodes to fill. Default: a 1-year
+	// commitment (a discount) and a block (capacity).
+	Terms  []price.Capacity
+	Policy string // default "corral"
+	Seed   uint64 // seeds spot interruptions
 	// SpotOutage is the mean time the capacity of an interrupted spot node
 	// stays missing (default 6h: an assumption, no provider publishes it).
 	SpotOutage     time.Duration
@@ -47,8 +52,13 @@ func (o *Options) defaults() error {
 	if o.GPUModel == "" {
 		o.GPUModel = fleet.DefaultGPUModel
 	}
-	if o.Term == "" {
-		o.Term = price.ReservedBlock
+	if len(o.Terms) == 0 {
+		o.Terms = []price.Capacity{price.Reserved1y, price.ReservedBlock}
+	}
+	for _, t := range o.Terms {
+		if !t.Committed() {
+			return fmt.Errorf("moves: floor term %q: want a commitment (%s, %s or %s)", t, price.Reserved1y, price.Reserved3y, price.ReservedBlock)
+		}
 	}
 	if o.Policy == "" {
 		o.Policy = "corral"
@@ -74,7 +84,7 @@ var order = []struct{ name, what string }{
 	{"timeslice", fmt.Sprintf("notebooks on time-sliced GPUs (%d shares) in a pool of their own", Slices)},
 	{"split", "training and fine-tuning in one pool, inference and notebooks in another"},
 	{"spot", "training and fine-tuning on a spot pool of their own, interrupted at the catalog's band"},
-	{"floor", "the planner's committed floor under the on-demand pool"},
+	{"floor", "the planner's commitment for the on-demand usage"},
 }
 
 // Run replays the workload once for the baseline, once per move alone and
@@ -88,7 +98,7 @@ func Run(o Options) (*Report, error) {
 		return nil, fmt.Errorf("moves: %w", err)
 	}
 	rep := &Report{Input: o.Label, Policy: o.Policy, Nodes: o.Nodes * o.Headroom, GPUModel: o.GPUModel, Offer: offer.Name(),
-		Term: o.Term, SpotOutageH: o.SpotOutage.Hours()}
+		Terms: o.Terms, SpotOutageH: o.SpotOutage.Hours()}
 	rep.spotRate(offer)
 	r := &runner{o: o, rep: rep, offer: offer}
 	base, err := r.replay("baseline", "one on-demand pool, whole GPUs for every task", setup{})
@@ -97,10 +107,13 @@ func Run(o Options) (*Report, error) {
 	}
 	rep.Baseline = base
 	for _, m := range order {
-		s := setup{mig: m.name == "mig", timeslice: m.name == "timeslice", split: m.name == "split", spot: m.name == "spot"}
 		if m.name == "floor" {
-			s.floorNodes = r.floor(base)
+			if err := r.floors(base); err != nil {
+				return nil, err
+			}
+			continue
 		}
+		s := setup{mig: m.name == "mig", timeslice: m.name == "timeslice", split: m.name == "split", spot: m.name == "spot"}
 		mv, err := r.replay(m.name, m.what, s)
 		if err != nil {
 			return nil, err
@@ -112,13 +125,48 @@ func Run(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	all.floorNodes = r.floor(pre)
-	if rep.All, err = r.replay("all", "every move together; the floor planned on the replay without it", all); err != nil {
+	rep.AllButFloor = pre
+	if rep.All, err = r.allMoves(pre, all); err != nil {
 		return nil, err
 	}
-	rep.AllButFloor = pre
 	rep.finish(o.Now)
 	return rep, nil
+}
+
+// floors adds the floor move of every term, planned on the baseline.
+func (r *runner) floors(base Move) error {
+	for _, term := range r.o.Terms {
+		kind, err := r.offer.CommitmentKind(term)
+		if err != nil {
+			return fmt.Errorf("moves: %w", err)
+		}
+		what := fmt.Sprintf("the planner's %s commitment (%s): ", term, kind)
+		if kind == commit.Discount {
+			what += "a discount on the on-demand usage of every pool, up to its amount each hour"
+		} else {
+			what += "committed nodes under the on-demand pool, paid every hour, to be filled"
+		}
+		mv, err := r.floorMove(base, term, setup{}, floorName(term), what)
+		if err != nil {
+			return err
+		}
+		r.rep.Moves = append(r.rep.Moves, mv)
+	}
+	return nil
+}
+
+// allMoves is every move together: the other four's replay with the floor
+// of the first term the catalog prices, planned on that replay.
+func (r *runner) allMoves(pre Move, all setup) (Move, error) {
+	for _, term := range r.o.Terms {
+		if _, err := r.offer.PerGPUHour(term); err != nil {
+			continue
+		}
+		return r.floorMove(pre, term, all, "all", fmt.Sprintf("every move together; the %s floor planned on the replay without it", term))
+	}
+	m := pre
+	m.Name, m.What = "all", "every move together; no floor, as the catalog prices none of its terms"
+	return m, nil
 }
 
 // runner replays moves.
@@ -152,7 +200,11 @@ func (r *runner) replay(name, what string, s setup) (Move, error) {
 	}
 	window := *res
 	window.Hours = arrivalWindow(res)
-	bill, err := cost.Price(window.Usage(strings.TrimPrefix(string(r.o.Term), "reserved-")), r.o.Catalog,
+	term := s.floorTerm
+	if term == "" {
+		term = price.ReservedBlock
+	}
+	bill, err := cost.Price(window.Usage(strings.TrimPrefix(string(term), "reserved-")), r.o.Catalog,
 		map[string]string{r.o.GPUModel: r.o.Family})
 	if err != nil {
 		return Move{}, fmt.Errorf("move %s: %w", name, err)

@@ -103,7 +103,7 @@ func checkReport(t *testing.T, rep *Report) {
 	if spot := rep.move("spot"); bought(spot, "spot") <= 0 {
 		t.Errorf("spot move bought no spot GPU-hours: %+v", spot.ByCapacity)
 	}
-	if fl := rep.move("floor"); fl.CommittedGPUs > 0 && bought(fl, "reserved-block") < float64(fl.CommittedGPUs) {
+	if fl := rep.move("floor-block"); fl.CommittedGPUs > 0 && bought(fl, "reserved-block") < float64(fl.CommittedGPUs) {
 		t.Errorf("floor of %d GPUs bought %g committed GPU-hours", fl.CommittedGPUs, bought(fl, "reserved-block"))
 	}
 	if rep.SpotBand != "15-20%" || math.Abs(rep.SpotRatePerNodeHour-(-math.Log(0.8)/730)) > 1e-12 {
@@ -212,19 +212,72 @@ func TestSpotFaultsAtTheBand(t *testing.T) {
 // the floor replay is then the baseline's.
 func TestFloorWithoutAPriceSaysWhy(t *testing.T) {
 	o := small(t, 1)
-	o.Term = price.Reserved3y
+	o.Terms = []price.Capacity{price.Reserved3y}
 	rep, err := Run(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := false
 	for _, w := range rep.Warnings {
-		found = found || strings.Contains(w, "no floor for pool shared") && strings.Contains(w, "no reserved-3y price known")
+		found = found || strings.Contains(w, "no floor for pool all pools after baseline") && strings.Contains(w, "no reserved-3y price known")
 	}
 	if !found {
 		t.Errorf("warnings %q do not say why there is no floor", rep.Warnings)
 	}
-	if fl := rep.move("floor"); fl.CommittedGPUs != 0 || fl.CostUSD != rep.Baseline.CostUSD {
+	if fl := rep.move("floor-3y"); fl.CommittedGPUs != 0 || fl.CostUSD != rep.Baseline.CostUSD {
 		t.Errorf("floor without a price: %d GPUs committed, cost %g against the baseline's %g", fl.CommittedGPUs, fl.CostUSD, rep.Baseline.CostUSD)
+	}
+}
+
+// The floor of each kind: a discount (reserved-1y, priced by a prices
+// file) is applied to the baseline's on-demand usage after the fact, so
+// its replay is the baseline's and its cost is the baseline's less the
+// covered GPU-hours at on demand plus the commitment; a Capacity Block is
+// committed nodes replayed. For both, the planner's level is the
+// brute-force optimum on the series it was planned on, and coverage and
+// utilisation are between 0 and 1.
+func TestFloorOfEachKind(t *testing.T) {
+	o := small(t, 1)
+	over, err := price.Parse([]byte("offers:\n  - provider: aws\n    instance: p5.48xlarge\n    region: us-east-1\n    prices:\n      reserved-1y: {usd_per_hour: 39.33, source: test rate, seen: 2026-11-20}\n"), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Catalog = price.Merge(o.Catalog, over)
+	rep, err := Run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, b := rep.move("floor-1y"), rep.Baseline
+	if d.WorkGPUH != b.WorkGPUH || d.MeanWaitH != b.MeanWaitH || d.BoughtGPUH != b.BoughtGPUH {
+		t.Errorf("discount floor changed the replay: work %g wait %g bought %g, baseline %g %g %g", d.WorkGPUH, d.MeanWaitH, d.BoughtGPUH, b.WorkGPUH, b.MeanWaitH, b.BoughtGPUH)
+	}
+	f := rep.floorOf("floor-1y")
+	if f == nil || f.Kind != "discount" || f.PlannerGPUs == 0 {
+		t.Fatalf("discount floor %+v", f)
+	}
+	od, rate := 55.04/8, 39.33/8
+	st := f.Billing
+	if want := b.CostUSD - st.CoveredGPUH*od + float64(f.PlannerGPUs)*rate*float64(st.Hours); math.Abs(d.CostUSD-want) > 1e-6*want {
+		t.Errorf("discount floor costs %g, want the baseline's %g less %g covered GPU-hours at on demand plus the commitment: %g", d.CostUSD, b.CostUSD, st.CoveredGPUH, want)
+	}
+	for _, l := range b.ByCapacity {
+		if l.Key == "on-demand" && math.Abs(l.CostUSD-st.OnDemandUSD) > 1e-6*l.CostUSD {
+			t.Errorf("the discount was applied to $%g of on-demand usage, the baseline bought $%g", st.OnDemandUSD, l.CostUSD)
+		}
+	}
+	c := rep.floorOf("floor-block")
+	if c == nil || c.Kind != "capacity" || rep.move("floor-block").CommittedGPUs != c.CommittedGPUs {
+		t.Fatalf("capacity floor %+v", c)
+	}
+	for _, f := range rep.Floors {
+		if f.Skipped != "" {
+			t.Errorf("floor %s on %s skipped: %s", f.Term, f.After, f.Skipped)
+		}
+		if float64(f.PlannerGPUs) != f.BruteForceGPUs || math.Abs(f.PlannerUSD-f.BruteForceUSD) > 1e-9*f.PlannerUSD {
+			t.Errorf("%s on %s's %s: planner %d GPUs $%g, brute force %g $%g", f.Term, f.After, f.Pool, f.PlannerGPUs, f.PlannerUSD, f.BruteForceGPUs, f.BruteForceUSD)
+		}
+		if u, v := f.Billing.Coverage, f.Billing.Utilisation; f.committed() > 0 && !(u > 0 && u <= 1 && v > 0 && v <= 1) {
+			t.Errorf("%s on %s: coverage %g utilisation %g", f.Term, f.After, u, v)
+		}
 	}
 }

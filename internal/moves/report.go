@@ -3,10 +3,12 @@ package moves
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/sim"
 )
@@ -67,14 +69,14 @@ func newMove(name, what string, res *sim.Result, bill *cost.Bill) Move {
 
 // Report is every replay of a Run.
 type Report struct {
-	Input       string         `json:"input"`
-	Policy      string         `json:"policy"`
-	Nodes       int            `json:"nodes_per_pool"`
-	GPUModel    string         `json:"gpu_model"`
-	Offer       string         `json:"offer"`
-	Term        price.Capacity `json:"floor_term"`
-	SpotBand    string         `json:"spot_interruption_band"`
-	SpotMonthly float64        `json:"spot_interrupted_per_month"` // the band's high end
+	Input       string           `json:"input"`
+	Policy      string           `json:"policy"`
+	Nodes       int              `json:"nodes_per_pool"`
+	GPUModel    string           `json:"gpu_model"`
+	Offer       string           `json:"offer"`
+	Terms       []price.Capacity `json:"floor_terms"`
+	SpotBand    string           `json:"spot_interruption_band"`
+	SpotMonthly float64          `json:"spot_interrupted_per_month"` // the band's high end
 	// SpotRatePerNodeHour is the interruption rate simulated.
 	SpotRatePerNodeHour float64     `json:"spot_interruptions_per_node_hour"`
 	SpotOutageH         float64     `json:"spot_outage_mean_h"`
@@ -180,12 +182,73 @@ func (rep *Report) writeSpotAndFloor(w io.Writer) {
 		fmt.Fprintf(w, "  an interrupted node's jobs keep their last checkpoint, and its capacity is missing for an\n")
 		fmt.Fprintf(w, "  exponential time of mean %.1fh (an assumption: no provider publishes it).\n", rep.SpotOutageH)
 	}
-	for _, f := range rep.Floors {
-		if f.Skipped == "" {
-			fmt.Fprintf(w, "floor (%s) on %s's %s pool: planner %d GPUs (break-even utilisation %.2f), committed %d (whole nodes)\n",
-				rep.Term, f.After, f.Pool, f.PlannerGPUs, f.BreakEven, f.CommittedGPUs)
+	rep.writeFloors(w)
+}
+
+// writeFloors sets the floor of each kind side by side: what it saved,
+// the planner's level against the brute-force search on the same series,
+// and the commitment's coverage and utilisation in the replay.
+func (rep *Report) writeFloors(w io.Writer) {
+	fmt.Fprintln(w, "\nthe floor, by kind of commitment:")
+	for _, m := range rep.Moves {
+		if f := rep.floorOf(m.Name); f != nil && f.Skipped != "" {
+			fmt.Fprintf(w, "  %-12s %-9s not planned: no %s price known for the offer; give one with --prices\n", m.Name, f.Kind, f.Term)
+		} else if f != nil {
+			verb := "saves"
+			if m.SavingUSD < 0 {
+				verb = "loses"
+			}
+			fmt.Fprintf(w, "  %-12s %-9s %s $%.0f (%.1f%%) against the baseline\n", m.Name, f.Kind, verb, math.Abs(m.SavingUSD), m.SavingPct)
 		}
 	}
+	fmt.Fprintf(w, "  %-14s %-15s %-9s %-14s %-9s %8s %12s %10s %9s %12s %11s\n", "planned on", "term", "kind", "pool", "series", "planner",
+		"brute force", "committed", "coverage", "utilisation", "unused USD")
+	for _, f := range rep.Floors {
+		if f.Skipped != "" {
+			continue
+		}
+		series := "billed"
+		if f.Kind == commit.Capacity {
+			series = "occupied"
+		}
+		check := "planner = brute force"
+		if float64(f.PlannerGPUs) != f.BruteForceGPUs {
+			check = "PLANNER DIFFERS FROM BRUTE FORCE"
+		}
+		fmt.Fprintf(w, "  %-14s %-15s %-9s %-14s %-9s %8d %12.0f %10d %8.1f%% %11.1f%% %11.0f  %s\n", f.After, f.Term, f.Kind, trim(f.Pool, 14), series,
+			f.PlannerGPUs, f.BruteForceGPUs, f.committed(), 100*f.Billing.Coverage, 100*f.Billing.Utilisation, f.Billing.UnusedUSD, check)
+	}
+	fmt.Fprintln(w, "  series: billed, the on-demand GPUs there each hour in every pool (a discount applies to them after the")
+	fmt.Fprintln(w, "  fact, wherever they run); occupied, the pool's cards with work on them (capacity must be filled, in whole")
+	fmt.Fprintln(w, "  8-GPU nodes). brute force: every level from 0 to the peak billed hour by hour on the same series.")
+	fmt.Fprintln(w, "  coverage: share of the usage the commitment covered; utilisation: share of the commitment used, in the replay.")
+}
+
+// committed is the GPUs committed: whole nodes of a capacity floor, the
+// planner's level of a discount.
+func (f FloorPlan) committed() int {
+	if f.Kind == commit.Capacity {
+		return f.CommittedGPUs
+	}
+	return f.PlannerGPUs
+}
+
+// floorOf is the first floor planned for a move's term, when the move is
+// a floor move.
+func (rep *Report) floorOf(move string) *FloorPlan {
+	for i, f := range rep.Floors {
+		if floorName(f.Term) == move && f.After == "baseline" {
+			return &rep.Floors[i]
+		}
+	}
+	return nil
+}
+
+func trim(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // writeLines lists the catalog lines every replay used, once each, and

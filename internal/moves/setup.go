@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
@@ -16,6 +17,7 @@ import (
 type setup struct {
 	mig, timeslice, split, spot bool
 	floorNodes                  map[string]int // role -> committed nodes
+	floorTerm                   price.Capacity // what the committed nodes are bought as
 }
 
 // Roles of pools: the taint that keeps other work off them. The shared

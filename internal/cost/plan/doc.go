@@ -11,6 +11,11 @@
 // computes the whole cost curve exactly (cost.go) and takes its minimum;
 // tests check it against the quantile rule and against brute force.
 //
+// A plan says the commitment's kind (the catalog's: a discount on usage or
+// capacity nodes to fill) and bills the recommended level hour by hour
+// with internal/cost/commit, which gives its coverage and utilisation;
+// tests check the level against that package's brute-force search.
+//
 // demand.go reads the demand CSV (hour,gpu_model,gpus), plan.go prices a
 // demand against the catalog (internal/cost/price) and adds sensitivity to
 // demand growth, compare.go sets a packed plan beside an unpacked one.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/price"
 )
 
@@ -50,27 +51,36 @@ type Sensitivity struct {
 
 // ModelPlan is the commitment plan of one GPU model.
 type ModelPlan struct {
-	Model            string        `json:"gpu_model"`
-	Hours            int           `json:"hours"`
-	GPUHours         float64       `json:"demand_gpu_hours"`
-	PeakGPUs         float64       `json:"peak_gpus"`
-	Prices           Prices        `json:"prices"`
-	OverflowUSD      float64       `json:"overflow_usd_per_gpu_hour"`
-	BreakEven        float64       `json:"break_even_utilisation"` // R/P
-	Quantile         float64       `json:"quantile"`               // 1 - R/P
-	DemandAtQuantile float64       `json:"demand_at_quantile"`
-	Committed        int           `json:"recommended_committed_gpus"`
-	CostUSD          float64       `json:"expected_cost_usd"`
-	CommittedCostUSD float64       `json:"committed_cost_usd"` // CostUSD split by capacity type
-	OnDemandCostUSD  float64       `json:"on_demand_cost_usd"`
-	SpotCostUSD      float64       `json:"spot_cost_usd"`
-	AllOnDemandUSD   float64       `json:"all_on_demand_cost_usd"` // every GPU-hour on demand, no spot
-	NoCommitmentUSD  float64       `json:"no_commitment_cost_usd"` // nothing committed, the spot share kept
-	SavingUSD        float64       `json:"saving_vs_all_on_demand_usd"`
-	CommittedUsed    float64       `json:"committed_utilisation"` // busy share of committed GPU-hours
-	Curve            []Point       `json:"cost_by_committed_level"`
-	Sensitivity      []Sensitivity `json:"sensitivity"`
-	Buy              Purchase      `json:"buy"`
+	Model            string  `json:"gpu_model"`
+	Hours            int     `json:"hours"`
+	GPUHours         float64 `json:"demand_gpu_hours"`
+	PeakGPUs         float64 `json:"peak_gpus"`
+	Prices           Prices  `json:"prices"`
+	OverflowUSD      float64 `json:"overflow_usd_per_gpu_hour"`
+	BreakEven        float64 `json:"break_even_utilisation"` // R/P
+	Quantile         float64 `json:"quantile"`               // 1 - R/P
+	DemandAtQuantile float64 `json:"demand_at_quantile"`
+	Committed        int     `json:"recommended_committed_gpus"`
+	CostUSD          float64 `json:"expected_cost_usd"`
+	CommittedCostUSD float64 `json:"committed_cost_usd"` // CostUSD split by capacity type
+	OnDemandCostUSD  float64 `json:"on_demand_cost_usd"`
+	SpotCostUSD      float64 `json:"spot_cost_usd"`
+	AllOnDemandUSD   float64 `json:"all_on_demand_cost_usd"` // every GPU-hour on demand, no spot
+	NoCommitmentUSD  float64 `json:"no_commitment_cost_usd"` // nothing committed, the spot share kept
+	SavingUSD        float64 `json:"saving_vs_all_on_demand_usd"`
+	CommittedUsed    float64 `json:"committed_utilisation"` // busy share of committed GPU-hours
+	// Kind is how the commitment is billed (the catalog's kind of the
+	// term): a discount on the usage, or capacity nodes to fill.
+	Kind commit.Kind `json:"kind"`
+	// Billing is the recommended commitment billed hour by hour on the
+	// demand (internal/cost/commit), the overflow at the overflow rate:
+	// its coverage and utilisation as Cost Explorer reports them. For a
+	// capacity commitment it assumes the scheduler fills the committed
+	// nodes first.
+	Billing     commit.Statement `json:"billing"`
+	Curve       []Point          `json:"cost_by_committed_level"`
+	Sensitivity []Sensitivity    `json:"sensitivity"`
+	Buy         Purchase         `json:"buy"`
 }
 
 // Skipped is a model that could not be planned, and why.
@@ -170,7 +180,20 @@ func planModel(s Series, ps Prices, r Rates, growth []float64, o Options) ModelP
 		held = o.Held[""]
 	}
 	mp.Buy = purchase(opt.Curve, r, len(s.GPUs), ps, held, o.Term)
+	mp.Kind = ps.Committed.Kind
+	mp.Billing = billing(s, opt.Level, r, mp.Kind)
 	return mp
+}
+
+// billing is level GPUs of a commitment of kind k billed on the series,
+// the overflow at the overflow rate.
+func billing(s Series, level int, r Rates, k commit.Kind) commit.Statement {
+	c := commit.Commitment{Kind: k, Models: []string{s.Model}, GPUs: float64(level), USDPerGPUHour: r.Committed}
+	st, err := commit.Bill(c, []commit.Usage{{Model: s.Model, GPUs: s.GPUs}}, map[string]commit.Rate{s.Model: {OnDemand: r.Overflow()}})
+	if err != nil { // only for a kind the catalog refuses, or an overflow rate of 0
+		return commit.Statement{Kind: k}
+	}
+	return st
 }
 
 func sensitivity(demand []float64, r Rates, level int, growth float64) Sensitivity {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/price"
 )
 
@@ -547,5 +548,56 @@ func TestPurchaseInWholeInstancesBeyondHeld(t *testing.T) {
 	}
 	if e := extrapolation(28*24, price.ReservedBlock); !strings.Contains(e, "nothing extrapolated") {
 		t.Errorf("%q", e)
+	}
+}
+
+// The planner's level is the brute-force optimum of the commitment billed
+// hour by hour (internal/cost/commit) on the same series, for a discount
+// (reserved-1y) and a capacity (reserved-block) commitment, and its
+// coverage and utilisation are that bill's.
+func TestPlanIsTheCommitmentBillsBruteForceOptimum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 1))
+	cat := testCatalog(t)
+	now, _ := time.Parse(time.DateOnly, "2026-12-01")
+	for _, tt := range []struct {
+		model string
+		term  price.Capacity
+		kind  commit.Kind
+		opts  Options
+	}{
+		{"A10G", price.Reserved1y, commit.Discount, Options{}},
+		{"H100-80GB", price.ReservedBlock, commit.Capacity, Options{AllowExpired: true, Now: now}},
+	} {
+		for trial := 0; trial < 20; trial++ {
+			var b strings.Builder
+			demand := make([]float64, 48+rng.IntN(200))
+			for h := range demand {
+				demand[h] = math.Round(4*(10+8*math.Sin(float64(h)/24*2*math.Pi)+6*rng.Float64())) / 4
+				fmt.Fprintf(&b, "%d,%s,%g\n", h, tt.model, demand[h])
+			}
+			d, err := ReadDemand(strings.NewReader(b.String()), "d.csv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := tt.opts
+			o.Term = tt.term
+			p, err := Build(d, cat, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := p.Models[0]
+			c := commit.Commitment{Kind: m.Kind, USDPerGPUHour: m.Prices.Committed.USDPerGPUHour}
+			rates := map[string]commit.Rate{m.Model: {OnDemand: m.Prices.OnDemand.USDPerGPUHour}}
+			best, _, err := commit.Best(c, []commit.Usage{{Model: m.Model, GPUs: demand}}, rates, slices.Max(demand)+1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := best.Statement
+			if m.Kind != tt.kind || float64(m.Committed) != best.GPUs || !near(m.CostUSD, st.TotalUSD) ||
+				!near(m.Billing.Coverage, st.Coverage) || !near(m.Billing.Utilisation, st.Utilisation) || !near(m.Billing.TotalUSD, st.TotalUSD) {
+				t.Fatalf("%s trial %d: plan %s level %d cost %g coverage %g utilisation %g; brute force %s %g cost %g coverage %g utilisation %g",
+					tt.term, trial, m.Kind, m.Committed, m.CostUSD, m.Billing.Coverage, m.Billing.Utilisation, tt.kind, best.GPUs, st.TotalUSD, st.Coverage, st.Utilisation)
+			}
+		}
 	}
 }

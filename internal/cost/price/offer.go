@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/gpu"
 )
 
@@ -25,6 +26,16 @@ const (
 
 // Capacities lists every capacity type in a fixed order.
 var Capacities = []Capacity{OnDemand, Spot, Reserved1y, Reserved3y, ReservedBlock}
+
+// kinds is how each commitment's capacity type is billed unless its quote
+// says otherwise: 1- and 3-year commitments as they are mostly sold
+// (EC2 Savings Plans and reserved instances, GCP committed use discounts,
+// Azure reservations and savings plans) are discounts on matching usage;
+// a block (EC2 Capacity Blocks for ML) is capacity, nodes to fill.
+var kinds = map[Capacity]commit.Kind{Reserved1y: commit.Discount, Reserved3y: commit.Discount, ReservedBlock: commit.Capacity}
+
+// Committed tells whether c is a commitment (a reserved type).
+func (c Capacity) Committed() bool { _, ok := kinds[c]; return ok }
 
 // FlexStart is a way some shapes are sold (GCP's Flex-start: capacity for
 // up to seven days, queued until it is there). corral lists it in sold_as
@@ -54,7 +65,11 @@ type Quote struct {
 	// 2024-12-31); empty when it names none. After it the quote is
 	// EXPIRED, and no plan buys on it unless told to.
 	ValidUntil string `yaml:"valid_until,omitempty" json:"valid_until,omitempty"`
-	Note       string `yaml:"note,omitempty" json:"note,omitempty"`
+	// Kind is how a commitment is billed: discount (applied to matching
+	// usage in any node) or capacity (nodes to fill); empty: its capacity
+	// type's usual kind (CommitmentKind). Only commitments have one.
+	Kind string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Note string `yaml:"note,omitempty" json:"note,omitempty"`
 
 	origin string // file:line of the quote
 }
@@ -121,6 +136,9 @@ type Price struct {
 	Source        string   `json:"source"`
 	Seen          string   `json:"seen"`
 	ValidUntil    string   `json:"valid_until,omitempty"`
+	// Kind is how a commitment is billed (discount or capacity); empty for
+	// on-demand and spot.
+	Kind commit.Kind `json:"kind,omitempty"`
 	// How says how the figure was obtained when it is not a listed price,
 	// for example "conservative end of a 35-40% discount range".
 	How  string `json:"how,omitempty"`
@@ -145,7 +163,31 @@ func (o *Offer) PerGPUHour(c Capacity) (Price, error) {
 	}
 	p.USDPerGPUHour = perInstance / float64(o.GPUs)
 	p.How = how
+	if c.Committed() {
+		if p.Kind, err = o.CommitmentKind(c); err != nil {
+			return Price{}, err
+		}
+	}
 	return p, nil
+}
+
+// CommitmentKind is how the offer's commitment of capacity type c is
+// billed: its quote's kind, or else the type's usual one (reserved-1y and
+// reserved-3y discounts, reserved-block capacity). A kind corral does not
+// know is an error naming the quote's file:line.
+func (o *Offer) CommitmentKind(c Capacity) (commit.Kind, error) {
+	k, ok := kinds[c]
+	if !ok {
+		return "", fmt.Errorf("%s is not a commitment: only %s, %s and %s have a kind", c, Reserved1y, Reserved3y, ReservedBlock)
+	}
+	if q := o.Prices[c]; q != nil && q.Kind != "" {
+		parsed, err := commit.ParseKind(q.Kind)
+		if err != nil {
+			return "", fmt.Errorf("%s: offer %s: %s: %w", q.origin, o.Instance, c, err)
+		}
+		return parsed, nil
+	}
+	return k, nil
 }
 
 // instancePrice resolves a quote to one instance-hour price.

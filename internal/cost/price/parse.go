@@ -173,6 +173,13 @@ func checkOffer(o *Offer) []error {
 		for _, e := range checkQuote(o.Prices[c]) {
 			errs = append(errs, fmt.Errorf("%s: offer %s: %s: %w", o.Prices[c].origin, o.Instance, c, e))
 		}
+		if q := o.Prices[c]; q != nil && q.Kind != "" {
+			if !c.Committed() {
+				errs = append(errs, fmt.Errorf("%s: offer %s: %s: kind %q: only a commitment (reserved-1y, reserved-3y, reserved-block) has a kind", q.origin, o.Instance, c, q.Kind))
+			} else if _, err := o.CommitmentKind(c); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	for _, s := range o.SoldAs {
 		if s != FlexStart && !slices.Contains(Capacities, Capacity(s)) {

@@ -2,6 +2,7 @@ package price
 
 import (
 	"errors"
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"math"
 	"strings"
 	"testing"
@@ -220,6 +221,8 @@ func TestBadFilesGiveFileLineErrors(t *testing.T) {
 		{"band without source", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    interruption: {band: 5-10%, seen: 2026-01-01}\n", []string{"f.yaml:2:", "missing source"}},
 		{"band without date", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    interruption: {band: 5-10%, source: s}\n", []string{"f.yaml:2:", "YYYY-MM-DD"}},
 		{"bad as_of", "as_of: soon\noffers: []\n", []string{"f.yaml: as_of"}},
+		{"unknown kind", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      reserved-1y: {usd_per_hour: 1, kind: savings, source: s, seen: 2026-01-01}\n", []string{"f.yaml:6:", `kind "savings": want discount`, "or capacity"}},
+		{"kind off a commitment", "offers:\n  - provider: aws\n    instance: x\n    region: r\n    prices:\n      spot: {usd_per_hour: 1, kind: discount, source: s, seen: 2026-01-01}\n", []string{"f.yaml:6:", "only a commitment"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,5 +236,42 @@ func TestBadFilesGiveFileLineErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Each commitment says how it is billed: 1- and 3-year ones are discounts
+// unless their quote says capacity, a block is capacity; on-demand and
+// spot have no kind.
+func TestCommitmentKinds(t *testing.T) {
+	c, err := Parse([]byte(`
+offers:
+  - provider: aws
+    instance: p5.48xlarge
+    region: us-east-1
+    gpu: H100-80GB
+    gpus: 8
+    prices:
+      on-demand: {usd_per_hour: 55.04, source: s, seen: 2026-11-01}
+      reserved-1y: {usd_per_hour: 40, source: s, seen: 2026-11-01}
+      reserved-3y: {usd_per_hour: 30, kind: capacity, source: a capacity reservation with a 3-year term, seen: 2026-11-01}
+      reserved-block: {usd_per_hour: 39, source: s, seen: 2026-11-01}
+`), "k.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Offers[0]
+	for capacity, want := range map[Capacity]commit.Kind{Reserved1y: commit.Discount, Reserved3y: commit.Capacity, ReservedBlock: commit.Capacity, OnDemand: ""} {
+		p, err := o.PerGPUHour(capacity)
+		if err != nil || p.Kind != want {
+			t.Errorf("%s: kind %q (%v), want %q", capacity, p.Kind, err, want)
+		}
+	}
+	if _, err := o.CommitmentKind(Spot); err == nil {
+		t.Error("spot given a commitment kind")
+	}
+	def, _ := Default()
+	p5, _ := def.Find("H100-80GB", "p5")
+	if k, err := p5.CommitmentKind(ReservedBlock); err != nil || k != commit.Capacity {
+		t.Errorf("catalog's Capacity Block: kind %q (%v), want capacity", k, err)
 	}
 }

@@ -2,6 +2,8 @@ package price
 
 import (
 	"fmt"
+
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"slices"
 	"time"
 )
@@ -19,6 +21,8 @@ type Line struct {
 	GPUKey   string   `json:"gpu"`
 	GPUs     int      `json:"gpus"`
 	Capacity Capacity `json:"capacity"` // "" for an interruption band
+	// Kind is how a commitment is billed: discount or capacity.
+	Kind commit.Kind `json:"kind,omitempty"`
 	// USDPerHour and USDPerGPUHour are the price corral uses (the
 	// conservative end of a range); How says how it was derived.
 	USDPerHour    float64 `json:"usd_per_hour,omitempty"`
@@ -54,7 +58,7 @@ func (c *Catalog) Lines(now time.Time) ([]Line, error) {
 			l.ValidUntil = q.ValidUntil
 			st, _ := stateOn(q.Seen, q.ValidUntil, now)
 			l.Expired = st == Expired
-			l.USDPerGPUHour, l.USDPerHour, l.How = p.USDPerGPUHour, p.USDPerGPUHour*float64(o.GPUs), p.How
+			l.USDPerGPUHour, l.USDPerHour, l.How, l.Kind = p.USDPerGPUHour, p.USDPerGPUHour*float64(o.GPUs), p.How, p.Kind
 			out = append(out, l)
 		}
 		if in := o.Interruption; in != nil {

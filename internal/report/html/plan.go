@@ -27,7 +27,7 @@ func PlanReport(out *plan.Output, demand, unpacked *plan.Demand) Report {
 		r.Costs = append(r.Costs, costItems(m, out.Plan)...)
 		r.Curves = append(r.Curves, curveOf(m))
 	}
-	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), buyTable(out.Plan), pricesTable(out.Plan))
+	r.Tables = append(r.Tables, planTable("plan-table", "Plan", "plan", out.Plan), commitmentTable(out.Plan), buyTable(out.Plan), pricesTable(out.Plan))
 	if out.Unpacked != nil {
 		r.Tables = append(r.Tables, planTable("unpacked-table", "Plan for the same work unpacked", "unpacked", out.Unpacked), diffTable(out.Differences))
 	}
@@ -121,6 +121,21 @@ func planTable(id, title, key string, p *plan.Plan) Table {
 	for _, s := range p.Skipped {
 		t.Notes = append(t.Notes, fmt.Sprintf("Not planned: %s: %s", s.Model, s.Reason))
 	}
+	return t
+}
+
+// commitmentTable is each model's commitment billed hour by hour at the
+// planner's level: its kind, coverage and utilisation.
+func commitmentTable(p *plan.Plan) Table {
+	t := Table{ID: "commitment-table", Title: "The commitment billed hour by hour", Columns: []string{"GPU model", "kind", "committed GPUs",
+		"coverage", "utilisation", "covered GPU-hours", "usage GPU-hours", "unused commitment (USD)"}}
+	for i, m := range p.Models {
+		b, at := m.Billing, fmt.Sprintf("plan.models.%d.", i)
+		t.Rows = append(t.Rows, []Cell{Text(m.Model), Text(string(m.Kind)), Num(float64(m.Committed), 0, at+"recommended_committed_gpus"),
+			Pct(b.Coverage, 1, at+"billing.coverage"), Pct(b.Utilisation, 1, at+"billing.utilisation"), Num(b.CoveredGPUH, 0, at+"billing.covered_gpu_hours"),
+			Num(b.UsageGPUH, 0, at+"billing.usage_gpu_hours"), Num(b.UnusedUSD, 0, at+"billing.unused_commitment_usd")})
+	}
+	t.Notes = append(t.Notes, "A discount commitment (savings plans, reserved instances, committed use discounts) applies to matching usage in any node of its scope, up to its amount each hour; a capacity commitment (Capacity Blocks, capacity reservations) is nodes to fill, and its coverage here assumes the scheduler fills them first. Coverage: share of the usage covered; utilisation: share of the commitment used.")
 	return t
 }
 
