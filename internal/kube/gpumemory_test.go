@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
 // TestUnitJobByGPUMemory converts annotated pods into the core's job: the
@@ -76,4 +77,26 @@ func TestUnitJobByGPUMemory(t *testing.T) {
 			st.Release(j.Name)
 		})
 	}
+}
+
+// TestPodAskingByGPUMemoryOnAPIServer runs the annotation against a real
+// API server: on an H100 node and an H200 node, a pod asking 600Gi and
+// requesting the 5 GPUs the core chose binds to the H200 node; one
+// requesting 8 waits, told the shape to request.
+func TestPodAskingByGPUMemoryOnAPIServer(t *testing.T) {
+	e := newEnv(t)
+	e.node("mem-h100", 8, nil)
+	e.nodeSpec(kubetest.Node{Name: "mem-h200", GPUs: 8, Product: "NVIDIA-H200", GPUMemMiB: 144384})
+	e.start(e.config())
+	asking := func(name string, gpus int) *corev1.Pod {
+		p := pod(name, gpus)
+		p.Annotations = map[string]string{AnnotationGPUMemory: "600Gi"}
+		return p
+	}
+	e.create(asking("fits", 5))
+	if got := e.waitBound("fits"); got["fits"] != "mem-h200" {
+		t.Errorf("fits bound to %s, want mem-h200 (5 H200s)", got["fits"])
+	}
+	e.create(asking("eight", 8))
+	e.waitUnschedulable("eight", "corral chose 5x H200-141GB (705Gi); its pods must request it: 1 pods of nvidia.com/gpu: 5 each")
 }
