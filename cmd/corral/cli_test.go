@@ -292,12 +292,34 @@ func TestPlaceRefusesUnknownModelsAndProfiles(t *testing.T) {
 		{"model", "name: a\ngpus: 1\nmodels: [H100-80G]\n", `job "a", group "task": unknown GPU model "H100-80G" (known: `},
 		{"profile of the model", "name: b\nmig: 9g.99gb\nmodels: [H100-80GB]\n", `job "b", group "task": H100-80GB has no MIG profile "9g.99gb" (valid: `},
 		{"profile of no model", "name: c\nmig: 9g.99gb\n", `job "c", group "task": no GPU model in the catalog has the MIG profile "9g.99gb"`},
+		{"model asked by memory", "name: d\nbyGPUMemory: {total: 600G, models: [H100-80G]}\n", `job "d", byGPUMemory: unknown GPU model "H100-80G" (known: `},
 	} {
 		path := filepath.Join(dir, c.name+".yaml")
 		os.WriteFile(path, []byte(c.file), 0o644)
 		out, errOut, code := runCLI(t, "place", "--fleet", "../../examples/fleets/h100-superpod.yaml", path)
 		if code != 1 || out != "" || !strings.HasPrefix(errOut, "corral place: "+path+": "+c.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.name, code, head(out), errOut, c.want)
+		}
+	}
+}
+
+// TestPlaceByGPUMemory places the example jobs that ask by GPU memory on
+// the example fleet of two models: each line says the model and count
+// chosen, and a job no free shape holds says what it waits for.
+func TestPlaceByGPUMemory(t *testing.T) {
+	out, errOut, code := runCLI(t, "place", "--fleet", "../../examples/fleets/two-models.yaml", "../../examples/jobs/by-memory.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"finetune             1 task on 1 rack, 1 node: h200-0000; chose 5x H200-141GB (705Gi) for 600Gi of GPU memory\n",
+		"finetune-h100        1 task on 1 rack, 1 node: h100-0000; chose 8x H100-80GB (640Gi) for 600Gi of GPU memory, models H100-80GB\n",
+		"pretrain             does not fit: asks 2Ti of GPU memory: the scheduler chose 16x H200-141GB as 2 tasks of 8 (2256Gi); needs 16 GPUs",
+		"eval                 1 task on 1 rack, 1 node: h200-0000; chose 3x H200-141GB (423Gi) for 300Gi of GPU memory, at least 100Gi per GPU\n",
+		"3 of 4 jobs placed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }

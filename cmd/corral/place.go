@@ -28,6 +28,8 @@ document:
   groups: [{name: worker, count: 8, gpus: 8, cpu: 32, memory: 256Gi}]
   ---
   {name: notebook, mig: 1g.10gb, cpu: 2, memory: 16Gi}
+  ---
+  {name: finetune, byGPUMemory: 600G, cpu: 32}   # the scheduler picks model and count
 
 Example:
   corral place --fleet examples/fleets/h100-superpod.yaml examples/jobs/mixed.yaml
@@ -40,6 +42,7 @@ type placedJob struct {
 	Job     string         `json:"job"`
 	Placed  bool           `json:"placed"`
 	Span    map[string]int `json:"span,omitempty"`
+	Shape   string         `json:"shape,omitempty"` // what the scheduler chose for a job asking by GPU memory
 	Tasks   []gang.Task    `json:"tasks,omitempty"`
 	Reasons []string       `json:"reasons,omitempty"`
 }
@@ -96,7 +99,7 @@ func placeAll(state *gang.State, jobs []*job.Job) []placedJob {
 		for d, n := range p.Span {
 			span[levels[d]] = n
 		}
-		out = append(out, placedJob{Job: j.Name, Placed: true, Span: span, Tasks: p.Tasks})
+		out = append(out, placedJob{Job: j.Name, Placed: true, Span: span, Tasks: p.Tasks, Shape: shapeOf(p.Spec())})
 	}
 	return out
 }
@@ -114,9 +117,17 @@ func printPlacements(w io.Writer, f *fleet.Fleet, results []placedJob) {
 		for _, l := range levels {
 			span = append(span, count(r.Span[l], l))
 		}
-		fmt.Fprintf(w, "%-20s %s on %s: %s\n", r.Job, count(len(r.Tasks), "task"), strings.Join(span, ", "), taskSummary(r.Tasks))
+		fmt.Fprintf(w, "%-20s %s on %s: %s%s\n", r.Job, count(len(r.Tasks), "task"), strings.Join(span, ", "), taskSummary(r.Tasks), r.Shape)
 	}
 	fmt.Fprintf(w, "\n%d of %d jobs placed\n", placed, len(results))
+}
+
+// shapeOf says, for a job that asked by GPU memory, what was chosen.
+func shapeOf(j *job.Job) string {
+	if j == nil || j.Shape == nil || j.ByGPUMemory == nil {
+		return ""
+	}
+	return fmt.Sprintf("; chose %s for %s", j.Shape, j.ByGPUMemory)
 }
 
 // taskSummary names the first few nodes a job's tasks landed on.

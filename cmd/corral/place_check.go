@@ -15,6 +15,11 @@ import (
 func checkCatalog(path string, jobs []*job.Job) error {
 	var errs []error
 	for _, j := range jobs {
+		if j.ByGPUMemory != nil {
+			if err := checkDemand(job.Demand{Models: j.ByGPUMemory.Models}); err != nil {
+				errs = append(errs, fmt.Errorf("%s: job %q, byGPUMemory: %s", path, j.Name, strings.TrimPrefix(err.Error(), "gpu: ")))
+			}
+		}
 		for _, g := range j.Groups {
 			if err := checkDemand(g.Task); err != nil {
 				errs = append(errs, fmt.Errorf("%s: job %q, group %q: %s", path, j.Name, g.Name, strings.TrimPrefix(err.Error(), "gpu: ")))

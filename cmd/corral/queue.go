@@ -234,6 +234,8 @@ func orDash(s string) string {
 
 func demand(r api.JobRequest) string {
 	switch {
+	case r.GPUs > 0 && r.Chosen != "":
+		return fmt.Sprintf("%d (%s)", r.GPUs, r.Chosen)
 	case r.GPUs > 0:
 		return fmt.Sprint(r.GPUs)
 	case r.MIG != "":

@@ -329,3 +329,58 @@ func TestCommandHelpTeaches(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitByGPUMemory submits jobs that ask for GPU memory in all to a
+// real server on 8 declared H100s: the core picks the count, corral queue
+// and explain say what it chose, and asks the machine can never meet
+// are refused at submit naming the model, its memory and the ask.
+func TestSubmitByGPUMemory(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServerChild(t, "--db", filepath.Join(dir, "corral.db"), "--gpus", "8xH100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	t.Setenv("CORRAL_SERVER", srv.url)
+	t.Setenv("CORRAL_TOKEN", srv.token)
+	c := &client.Client{Server: srv.url, Token: srv.token}
+	jobsAsNobody(t, c, dir)
+	cli := func(args ...string) (string, string, int) {
+		t.Helper()
+		var out, errOut strings.Builder
+		code := run(args, &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	if out, errOut, code := cli("submit", "--gpu-mem", "300G", "--name", "ft", "--", "sleep", "30"); code != 0 || !strings.Contains(out, "Submitted job j000001") {
+		t.Fatalf("submit --gpu-mem 300G: exit %d, %s%s", code, out, errOut)
+	}
+	waitJob(t, c, "j000001", func(j api.Job) bool { return j.State == "running" && len(j.Tasks) == 1 && len(j.Tasks[0].GPUs) == 4 })
+	if out, _, _ := cli("submit", "--gpu-mem", "600G", "--gpu-model", "H100-80GB", "--name", "big", "--", "true"); !strings.Contains(out, "Submitted job j000002") {
+		t.Fatalf("submit --gpu-mem 600G: %q", out)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out, _, _ := cli("queue")
+		if regexp.MustCompile(`j000001 +ft .* 4 \(4x H100-80GB \(320Gi\) for 300Gi\)`).MatchString(out) &&
+			regexp.MustCompile(`j000002 +big .* 8 \(8x H100-80GB \(640Gi\) for 600Gi\)`).MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue lacks the shapes chosen:\n%s", out)
+		}
+	}
+	if out, _, _ := cli("explain", "j000002"); !strings.Contains(out, "asks 600Gi of GPU memory, models H100-80GB: the scheduler chose 8x H100-80GB (640Gi)") {
+		t.Fatalf("explain lacks the shape it waits for:\n%s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gpu-mem", "300G", "--gpu-mem-per-gpu", "100G"}, "H100-80GB has 80Gi per GPU, under the 100Gi asked"},
+		{[]string{"--gpu-mem", "300G", "--gpu-model", "A100-80GB,H200"}, "H100-80GB (80Gi) is not among the allowed models"},
+		{[]string{"--gpu-mem", "1T"}, "the fleet's H100-80GB nodes cannot hold 14x H100-80GB as 2 tasks of 7 (1120Gi)"},
+		{[]string{"--gpu-mem", "300G", "--gpus", "2"}, "--gpu-mem asks for GPU memory in all"},
+		{[]string{"--gpu-mem", "lots"}, `invalid value "lots" for flag -gpu-mem`},
+		{[]string{"--gpu-model", "H100"}, "--gpu-mem-per-gpu and --gpu-model go with --gpu-mem"},
+	} {
+		out, errOut, code := cli(append(append([]string{"submit"}, tc.args...), "true")...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("submit %v: exit %d, %s%s; want a refusal naming %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func writeRefused(w io.Writer, results []*sim.Result) {
 	}
 	s := results[0].Summary
 	fmt.Fprintf(w, "\n%s: %d jobs (%.0f GPU-h of work) refused at arrival under every policy, and left out of every figure:\n",
-		sim.RefusedOverQuota, s.Refused, s.RefusedGPUH)
+		sim.RefusedLabel(results[0].Refused), s.Refused, s.RefusedGPUH)
 	for i, j := range results[0].Refused {
 		if i == maxRefusedListed {
 			fmt.Fprintf(w, "  ... and %d more (--json lists them all)\n", len(results[0].Refused)-i)

@@ -311,6 +311,12 @@ func overrideSet(fs *flag.FlagSet, req *api.JobRequest, flags api.JobRequest) {
 			req.MIG = flags.MIG
 		case "share":
 			req.Share = flags.Share
+		case "gpu-mem":
+			req.GPUMemoryMiB = flags.GPUMemoryMiB
+		case "gpu-mem-per-gpu":
+			req.GPUMemoryPerGPUMiB = flags.GPUMemoryPerGPUMiB
+		case "gpu-model":
+			req.GPUModels = flags.GPUModels
 		case "cpu":
 			req.CPU = flags.CPU
 		case "tasks":

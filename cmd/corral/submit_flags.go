@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corral-sched/corral/internal/quantity"
 	"github.com/corral-sched/corral/internal/sbatch"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
@@ -25,6 +26,12 @@ func defineSubmitFlags(fs *flag.FlagSet, r *api.JobRequest, sf *submitFlags) {
 	alias(fs, "gpus", "G", "gpus-per-node")
 	fs.Var(gpusValue{&sf.gpusPerTask, false}, "gpus-per-task", "whole `GPUs` per task, or TYPE:N")
 	fs.Var(gresValue{&sf.gres}, "gres", "`gpu:N` or gpu:TYPE:N GPUs for the whole job, shared out among its tasks")
+	fs.Var(gpuMemValue{&r.GPUMemoryMiB}, "gpu-mem", "GPU `memory` in all instead of GPUs, such as 600G: the scheduler picks the model and the count")
+	fs.Var(gpuMemValue{&r.GPUMemoryPerGPUMiB}, "gpu-mem-per-gpu", "with --gpu-mem, the least `memory` each GPU must have, such as 80G")
+	fs.Func("gpu-model", "with --gpu-mem, the GPU `models` allowed, comma-separated (H100-80GB,A100-80GB)", func(s string) error {
+		r.GPUModels = strings.Split(s, ",")
+		return nil
+	})
 	fs.StringVar(&r.MIG, "mig", "", "a MIG `profile` per task, such as 1g.10gb")
 	fs.Float64Var(&r.Share, "share", 0, "a `fraction` of one GPU per task, such as 0.25")
 	fs.Float64Var(&r.CPU, "cpu", 0, "CPU `cores` per task")
@@ -127,7 +134,7 @@ func readScript(fs *flag.FlagSet, path string, sf *submitFlags) ([]byte, error) 
 // the command line overrides together.
 func group(name string) string {
 	switch name {
-	case "gpus", "gpus-per-task", "gres", "mig", "share":
+	case "gpus", "gpus-per-task", "gres", "mig", "share", "gpu-mem", "gpu-mem-per-gpu", "gpu-model":
 		return "gpus"
 	case "mem", "mem-per-cpu", "mem-per-gpu":
 		return "mem"
@@ -153,6 +160,12 @@ func gpuDemand(fs *flag.FlagSet, req *api.JobRequest, sf *submitFlags, file []by
 	if asked > 1 {
 		return errors.New("give one of -G/--gpus, --gpus-per-task and --gres")
 	}
+	if isSet(fs, "gpu-mem") && (asked > 0 || isSet(fs, "mig", "share", "tasks")) {
+		return errors.New("--gpu-mem asks for GPU memory in all and the scheduler picks the GPUs and the tasks: give no -G/--gpus, --gpus-per-task, --gres, --mig, --share or -n/--tasks with it")
+	}
+	if !isSet(fs, "gpu-mem") && isSet(fs, "gpu-mem-per-gpu", "gpu-model") {
+		return errors.New("--gpu-mem-per-gpu and --gpu-model go with --gpu-mem")
+	}
 	for _, a := range []gpuAsk{sf.gpus, sf.gpusPerTask, sf.gres} {
 		if err := a.apply(req); err != nil {
 			return err
@@ -161,7 +174,7 @@ func gpuDemand(fs *flag.FlagSet, req *api.JobRequest, sf *submitFlags, file []by
 	if err := memAndCPU(fs, req, sf); err != nil {
 		return err
 	}
-	if asked > 0 || isSet(fs, "mig", "share") || api.JobFileSets(file, "gpus", "mig", "share") {
+	if asked > 0 || isSet(fs, "mig", "share", "gpu-mem") || api.JobFileSets(file, "gpus", "mig", "share", "gpu_memory_mib") {
 		return nil
 	}
 	return errors.New("no GPUs asked for: give -G/--gpus N, --gpus-per-task N, --gres gpu:N, --mig PROFILE or --share F; --gpus 0 runs the job without GPUs")
@@ -258,6 +271,26 @@ func (v timeValue) Set(s string) error {
 }
 
 // memValue is --mem and its kin: MiB, or a size with Slurm's units.
+// gpuMemValue is GPU memory as quantity.GPUMemory reads it: 600G, 80GB,
+// 640Gi.
+type gpuMemValue struct{ to *int64 }
+
+func (v gpuMemValue) String() string {
+	if v.to == nil || *v.to == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%dMi", *v.to)
+}
+
+func (v gpuMemValue) Set(s string) error {
+	mib, err := quantity.GPUMemory(s)
+	if err != nil {
+		return err
+	}
+	*v.to = mib
+	return nil
+}
+
 type memValue struct{ to *int64 }
 
 func (v memValue) String() string {

@@ -23,6 +23,7 @@ package fleet
 //	    health: {train-h100-0003: unhealthy} # healthy (the default), unhealthy or cordoned
 //	    purpose: training           # training, inference or development (label corral.sh/purpose)
 //	    capacityType: spot          # on-demand, spot or reserved (label corral.sh/capacity-type); spot adds the taint "spot"
+//	    pricePerGPUHour: 2.49       # what one GPU costs an hour; breaks ties between models for jobs asking by GPU memory
 //
 // Node topology presets: hgx is one NVLink island of all the GPUs, PCIe
 // switches of 2 GPUs and two NUMA halves; pcie is the same without NVLink;
@@ -94,6 +95,7 @@ type filePool struct {
 	Health       map[string]string `yaml:"health"`
 	Purpose      string            `yaml:"purpose"`
 	CapacityType string            `yaml:"capacityType"`
+	PricePerGPU  float64           `yaml:"pricePerGPUHour"`
 }
 
 // fileSpares is a pool's spares entry.
@@ -400,6 +402,9 @@ func (r *poolReader) node() Node {
 		MIG:        MIGMode(fp.MIG),
 		MIGLayout:  fp.MIGLayout,
 		TimeSlices: fp.TimeSlices,
+	}
+	if n.PricePerGPUHour = fp.PricePerGPU; n.PricePerGPUHour < 0 {
+		r.fail([]any{"pricePerGPUHour"}, "pricePerGPUHour %g, want a price of at least 0", n.PricePerGPUHour)
 	}
 	r.purposeAndCapacity(&n)
 	var err error

@@ -201,6 +201,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown MIG mode", pool + "    mig: sometimes # <-\n", `unknown MIG mode "sometimes"`},
 		{"unknown purpose", pool + "    purpose: gaming # <-\n", `purpose "gaming", want one of training, inference, development`},
 		{"unknown capacity type", pool + "    capacityType: cheap # <-\n", `capacityType "cheap", want one of on-demand, spot, reserved`},
+		{"negative price", pool + "    pricePerGPUHour: -2 # <-\n", `pricePerGPUHour -2, want a price of at least 0`},
+		{"price not a number", pool + "    pricePerGPUHour: cheap # <-\n", "cannot unmarshal"},
 		{"bad MIG profile", pool + "    mig: static # <-\n    migLayout: [9g.99gb]\n", "MIG layout"},
 		{"MIG layout without mode", pool + "    migLayout: [1g.10gb] # <-\n", "MIG mode is off"},
 		{"static MIG without layout", pool + "    mig: static # <-\n", "needs a layout"},
@@ -538,5 +540,19 @@ func TestFleetsOfNewerModelsLoad(t *testing.T) {
 				t.Errorf("model %+v (%v), want %s with %s", m, err, tt.wantModel, tt.resource)
 			}
 		})
+	}
+}
+
+// TestPricePerGPUHour reads each pool's price onto its nodes.
+func TestPricePerGPUHour(t *testing.T) {
+	f, err := Load(filepath.Join(examplesDir, "two-models.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"H100-80GB": 3, "H200-141GB": 4}
+	for _, n := range f.Nodes {
+		if n.PricePerGPUHour != want[n.GPUModel] {
+			t.Errorf("node %s (%s): price %g, want %g", n.Name, n.GPUModel, n.PricePerGPUHour, want[n.GPUModel])
+		}
 	}
 }

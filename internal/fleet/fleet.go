@@ -113,6 +113,10 @@ type Node struct {
 	// Taints keep work off the node unless it tolerates every one of them
 	// (for example "spot": only work that can be interrupted runs there).
 	Taints []string
+	// PricePerGPUHour is what one of the node's GPUs costs an hour, in
+	// the fleet's currency; 0 when unknown. A job that asks by GPU
+	// memory goes to the cheapest model among equally good ones.
+	PricePerGPUHour float64
 }
 
 // Path is the node's domain path joined with "/", for messages.

@@ -36,6 +36,9 @@ func (s *State) adopt(j *job.Job, node string, shareGPU int) (*Placement, error)
 	if err != nil {
 		return nil, fmt.Errorf("adopt %s: %w", j.Name, err)
 	}
+	if j, err = s.Resolve(j); err != nil {
+		return nil, fmt.Errorf("adopt: %w", err)
+	}
 	pl, err := s.compile(runningThere(j, s.fleet.Nodes[n].Taints))
 	if err != nil {
 		return nil, fmt.Errorf("adopt %s: %w", j.Name, err)

@@ -49,8 +49,13 @@ func InstanceMilli(model, profile string) int64 {
 // gpu.LeastProfileMilli, when the fleet has none); time
 // slices their part of a GPU of the most slices the fleet offers, memory
 // its part of the largest GPU that may be shared. Once
-// placed it holds no less (PlacedMilli).
+// placed it holds no less (PlacedMilli). A job that asks by GPU memory
+// holds the GPUs of the shape chosen for it (Resolve); nothing when no
+// shape meets its ask.
 func (s *State) LeastMilli(j *job.Job) int64 {
+	if r, err := s.Resolve(j); err == nil {
+		j = r
+	}
 	var total int64
 	for _, g := range j.Groups {
 		d := g.Task

@@ -44,9 +44,13 @@ type plan struct {
 
 // Place decides where job j runs and applies the decision, or returns why
 // it cannot run now. All of j's tasks are placed or none.
-func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
-	if s.jobs[j.Name] != nil {
-		return nil, &Unfit{Job: j.Name, Reasons: []string{"a job with this name is already placed"}}
+func (s *State) Place(asked *job.Job) (*Placement, *Unfit) {
+	if s.jobs[asked.Name] != nil {
+		return nil, &Unfit{Job: asked.Name, Reasons: []string{"a job with this name is already placed"}}
+	}
+	j, err := s.Resolve(asked)
+	if err != nil {
+		return nil, &Unfit{Job: asked.Name, Reasons: []string{err.Error()}}
 	}
 	pl, err := s.compile(j)
 	if err != nil {
@@ -61,7 +65,7 @@ func (s *State) Place(j *job.Job) (*Placement, *Unfit) {
 	}
 	if unfit != nil {
 		s.rollback()
-		return nil, unfit
+		return nil, withShapeReason(unfit, j)
 	}
 	s.commit()
 	delete(s.packer.observed, j.Name)
@@ -95,6 +99,10 @@ func (s *State) Release(name string) error {
 }
 
 func (s *State) compile(j *job.Job) (*plan, error) {
+	j, err := s.Resolve(j)
+	if err != nil {
+		return nil, err
+	}
 	if err := j.Validate(); err != nil {
 		return nil, err
 	}

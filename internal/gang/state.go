@@ -38,6 +38,9 @@ type State struct {
 	// for comparison in tests.
 	shareBestFit bool
 	scratch      scratch
+	// asks caches the shapes chosen for jobs that ask by GPU memory, per
+	// ask (memask.go); the fleet a State allocates does not change.
+	asks map[string]memoryChoice
 }
 
 // class is a kind of node as a request sees it: GPU model, MIG mode, and

@@ -42,9 +42,9 @@ func (s *State) Explain(j *job.Job) []string {
 		return nil
 	}
 	if len(pl.reqs) == 1 {
-		return s.explain(pl, pl.reqs[0], pl.job.MinTasks()).Reasons
+		return withShapeReason(s.explain(pl, pl.reqs[0], pl.job.MinTasks()), pl.job).Reasons
 	}
-	return s.explainMulti(pl).Reasons
+	return withShapeReason(s.explainMulti(pl), pl.job).Reasons
 }
 
 // PlaceIf returns where job j would be placed if the named placed jobs
@@ -62,7 +62,7 @@ func (s *State) PlaceIf(release []string, j *job.Job) (*Placement, bool) {
 	if unfit != nil {
 		return nil, false
 	}
-	return &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}, true
+	return &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: pl.job}, true
 }
 
 // untakeJobs frees what the named placed jobs hold, inside a savepoint.

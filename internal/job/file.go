@@ -36,6 +36,14 @@ import (
 //	    memory: 1Ti           # Mi, Gi or Ti
 //	    models: [H100-80GB]
 //
+// A job may ask for GPU memory in all instead of GPUs, and the scheduler
+// picks the model and the count (gang.State.Resolve); cpu and memory are
+// then each task's, and count, gpus and models are not given:
+//
+//	name: finetune
+//	byGPUMemory: 600G      # or {total: 600G, minPerGPU: 80G, models: [H100-80GB, A100-80GB]}
+//	cpu: 32
+//
 // A job of one group may put the group's fields at the top level instead of
 // under groups (count defaults to 1 there).
 type fileJob struct {
@@ -51,6 +59,7 @@ type fileJob struct {
 	Tolerations []string         `yaml:"tolerations"`
 	Topology    []fileConstraint `yaml:"topology"`
 	Groups      []fileGroup      `yaml:"groups"`
+	ByGPUMemory *fileAsk         `yaml:"byGPUMemory"`
 	fileTask    `yaml:",inline"`
 }
 
@@ -128,6 +137,9 @@ func (fj *fileJob) job() (*Job, error) {
 		return nil, err
 	}
 	j.Queue, j.Tolerations = fj.Queue, fj.Tolerations
+	if fj.ByGPUMemory != nil {
+		j.ByGPUMemory = fj.ByGPUMemory.ask
+	}
 	for _, c := range fj.Topology {
 		j.Topology = append(j.Topology, Constraint(c))
 	}

@@ -38,7 +38,18 @@ type Job struct {
 	// Tolerations name the node taints the job accepts (for example
 	// "spot").
 	Tolerations []string
+	// ByGPUMemory, when set, asks for GPU memory in all instead of GPUs:
+	// the core resolves it into Groups of one model (gang.State.Resolve)
+	// and records what it chose in Shape. Groups then hold at most one
+	// group giving each task's CPU and memory.
+	ByGPUMemory *MemoryAsk
+	// Shape is what the core chose for ByGPUMemory; nil before it
+	// resolved the job, and for jobs that ask for GPUs.
+	Shape *MemoryShape
 }
+
+// Asks reports whether j asks by GPU memory and is not yet resolved.
+func (j *Job) Asks() bool { return j.ByGPUMemory != nil && j.Shape == nil }
 
 // Tolerates reports whether j accepts every one of taints.
 func (j *Job) Tolerates(taints []string) bool {
@@ -150,7 +161,11 @@ func (j *Job) Validate() error {
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("job %q: "+format, append([]any{j.Name}, args...)...))
 	}
-	if len(j.Groups) == 0 {
+	if j.Asks() {
+		if err := j.validateAsk(); err != nil {
+			add("%w", err)
+		}
+	} else if len(j.Groups) == 0 {
 		add("no task groups")
 	}
 	for i, g := range j.Groups {

@@ -369,6 +369,13 @@ func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 		// a node (refusals.go).
 		j.Topology = append(slices.Clip(j.Topology), job.Constraint{Level: fleet.NodeLevel, Required: true, Spread: true, MaxPerDomain: n})
 	}
+	ask, err := memoryAsk(u.pods)
+	if err != nil || ask == nil {
+		return j, byGroup, err
+	}
+	if j, err = byGPUMemory(j, ask, snap.state); err != nil {
+		return nil, nil, err
+	}
 	return j, byGroup, nil
 }
 

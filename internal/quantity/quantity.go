@@ -69,3 +69,20 @@ func Memory(s string) (int64, error) {
 	}
 	return n * unit, nil
 }
+
+var gpuMemoryQuantity = regexp.MustCompile(`^(\d+)([GT])B?$`)
+
+// GPUMemory reads GPU memory as Memory does, or as a GB or TB figure the
+// way GPU model names give it ("600G", "80GB", "2T"), which, like the GPU
+// catalog's names, counts binary units: 80GB is 80Gi.
+func GPUMemory(s string) (int64, error) {
+	m := gpuMemoryQuantity.FindStringSubmatch(s)
+	if m == nil {
+		mib, err := Memory(s)
+		if err != nil {
+			return 0, fmt.Errorf("%w (or G, GB, T, TB as in GPU model names: 600G)", err)
+		}
+		return mib, nil
+	}
+	return Memory(m[1] + m[2] + "i")
+}

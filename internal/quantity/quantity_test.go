@@ -63,3 +63,31 @@ func TestMemory(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUMemory(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"600G", 600 << 10, ""},
+		{"80GB", 80 << 10, ""},
+		{"2T", 2 << 20, ""},
+		{"640Gi", 640 << 10, ""},
+		{"512Mi", 512, ""},
+		{"600", 0, "600G"},
+		{"1.5T", 0, "want an integer"},
+		{"", 0, "required"},
+	} {
+		got, err := GPUMemory(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("GPUMemory(%q) error %v, want one containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("GPUMemory(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+}

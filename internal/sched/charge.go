@@ -24,6 +24,9 @@ type Charger struct {
 // charged for its minimum size: the tasks it runs beyond that are
 // opportunistic, and it gives them back first when others need the room.
 func (c Charger) Need(st *gang.State, j *job.Job) queue.Amounts {
+	if r, err := st.Resolve(j); err == nil {
+		j = r // a job that asks by GPU memory: the shape chosen for it
+	}
 	j = chargedSize(j)
 	n := queue.Amounts{}
 	if m := st.LeastMilli(j); m > 0 {

@@ -304,5 +304,9 @@ func (c *cycle) stoppingUnits() []string {
 // shapeKey is what placement depends on: units of one key fit alike.
 func shapeKey(u *Unit) string {
 	j := u.Job
-	return fmt.Sprint(j.Groups, j.Topology, j.MinMember, j.Elastic, j.Tolerations, j.Preemptible)
+	key := fmt.Sprint(j.Groups, j.Topology, j.MinMember, j.Elastic, j.Tolerations, j.Preemptible)
+	if j.ByGPUMemory != nil {
+		key += " " + j.ByGPUMemory.String()
+	}
+	return key
 }

@@ -79,8 +79,39 @@ func buildFleet(gpus []GPU, slices int, cpuMilli, memMiB int64) (*fleet.Fleet, *
 	return f, model, f.Validate()
 }
 
-// gangJob is a stored job as the scheduling core sees it.
+// gangJob is a stored job as the scheduling core sees it. A job that
+// asked by GPU memory carries its ask, and once the core chose its shape
+// at submit (chooseShape), the shape and the GPUs of its model.
 func gangJob(j *store.Job) *job.Job {
+	out := plainJob(j)
+	s := j.Spec
+	if s.GPUMemoryMiB == 0 {
+		return out
+	}
+	out.ByGPUMemory = &job.MemoryAsk{TotalMiB: s.GPUMemoryMiB, MinPerGPUMiB: s.GPUMemoryPerGPUMiB, Models: s.GPUModels}
+	if out.Shape = chosenShape(s); out.Shape != nil {
+		out.Groups[0].Task.Models = []string{s.ChosenModel}
+		return out
+	}
+	out.Groups[0].Task.GPUs = 0 // the core picks
+	return out
+}
+
+// chosenShape is the shape the core chose at submit for a job that asked
+// by GPU memory; nil for another job.
+func chosenShape(s store.Spec) *job.MemoryShape {
+	if s.GPUMemoryMiB == 0 || s.ChosenModel == "" {
+		return nil
+	}
+	shape := &job.MemoryShape{Model: s.ChosenModel, Tasks: max(s.Tasks, 1), GPUsPerTask: s.GPUs}
+	if m, err := gpu.Lookup(s.ChosenModel); err == nil {
+		shape.MemoryMiB = m.MemoryMiB
+	}
+	return shape
+}
+
+// plainJob is a stored job's GPUs, CPU and memory as the core sees them.
+func plainJob(j *store.Job) *job.Job {
 	s := j.Spec
 	return &job.Job{
 		Name:     j.Name(),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/slurmfmt"
 	"github.com/corral-sched/corral/internal/store"
@@ -204,10 +205,34 @@ func (s *Server) specOf(req api.JobRequest) (store.Spec, error) {
 	if spec.Grace == 0 {
 		spec.Grace = 10 * time.Second
 	}
+	if err := s.chooseShape(req, &spec); err != nil {
+		return store.Spec{}, err
+	}
 	if err := s.fitsMachine(spec); err != nil {
 		return store.Spec{}, err
 	}
 	return spec, nil
+}
+
+// chooseShape lets the core pick the model and the count for a job that
+// asks by GPU memory (gang.State.Resolve on the machine's fleet) and
+// records them in spec: its GPUs per task, its tasks, the model.
+func (s *Server) chooseShape(req api.JobRequest, spec *store.Spec) error {
+	if req.GPUMemoryMiB == 0 {
+		return nil
+	}
+	spec.GPUMemoryMiB, spec.GPUMemoryPerGPUMiB, spec.GPUModels = req.GPUMemoryMiB, req.GPUMemoryPerGPUMiB, req.GPUModels
+	empty, err := gang.New(cloneFleet(s.full))
+	if err != nil {
+		return err
+	}
+	asked := gangJob(&store.Job{ID: 1, Spec: *spec})
+	r, err := empty.Resolve(asked)
+	if err != nil {
+		return fmt.Errorf("this machine (%d x %s) can never run it: %w", len(s.gpus), s.model.Name, err)
+	}
+	spec.GPUs, spec.Tasks, spec.ChosenModel = r.Shape.GPUsPerTask, r.Shape.Tasks, r.Shape.Model
+	return nil
 }
 
 // batchFields reads what came from sbatch and needs more than checking:
@@ -515,6 +540,10 @@ func request(s store.Spec) api.JobRequest {
 		Tasks: s.Tasks, Priority: s.Priority, Queue: s.Queue, Requeue: s.Requeue,
 		Script: s.Script, Dependency: s.Dependency.String(store.FormatID), KillOnInvalidDep: s.KillOnInvalidDep,
 		Output: s.Output, Error: s.Error, SubmitDir: s.SubmitDir,
+		GPUMemoryMiB: s.GPUMemoryMiB, GPUMemoryPerGPUMiB: s.GPUMemoryPerGPUMiB, GPUModels: s.GPUModels,
+	}
+	if shape := chosenShape(s); shape != nil {
+		r.Chosen = shape.String() + " for " + job.FormatMiB(s.GPUMemoryMiB)
 	}
 	if !s.Begin.IsZero() {
 		r.Begin = s.Begin.Format(time.RFC3339)

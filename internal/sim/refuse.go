@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
+	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -19,10 +21,24 @@ type Refusal struct {
 	WorkGPUH float64       `json:"work_gpu_hours"` // GPUs x run time: the work it asked for
 	Arrive   time.Duration `json:"arrive_ns"`
 	Reason   string        `json:"reason"`
+	// NoModel: it asked by GPU memory and no GPU model of the fleet
+	// meets its ask; else its quota can never admit it.
+	NoModel bool `json:"no_model,omitempty"`
 }
 
-// RefusedOverQuota labels the refusals in reports.
-const RefusedOverQuota = "refused: over quota forever"
+// RefusedLabel labels a list of refusals in reports.
+func RefusedLabel(refused []Refusal) string {
+	if slices.ContainsFunc(refused, func(r Refusal) bool { return r.NoModel }) {
+		return "refused: over quota forever, or no GPU model meets the ask"
+	}
+	return RefusedOverQuota
+}
+
+// RefusedOverQuota and RefusedNoModel label the refusals in reports.
+const (
+	RefusedOverQuota = "refused: over quota forever"
+	RefusedNoModel   = "refused: no GPU model meets its ask by GPU memory"
+)
 
 // neverAdmitted says why a's tenant's quota can never admit it, with
 // everything its cohort could lend, or "" when some state of the quotas
@@ -36,10 +52,34 @@ func (s *Sim) neverAdmitted(a *workload.Arrival) string {
 }
 
 // refuse records a job refused at arrival; it never waits.
-func (s *Sim) refuse(a *workload.Arrival, reason string) {
+func (s *Sim) refuse(a *workload.Arrival, label, reason string) {
 	s.refused = append(s.refused, Refusal{Name: a.Job.Name, Tenant: a.Job.Tenant, Class: a.Class, GPUs: demandGPUs(a),
-		WorkGPUH: workGPUH(a), Arrive: a.At, Reason: reason})
-	s.note(a.Job.Name, "%s: %s", RefusedOverQuota, reason)
+		WorkGPUH: workGPUH(a), Arrive: a.At, Reason: reason, NoModel: label == RefusedNoModel})
+	s.note(a.Job.Name, "%s: %s", label, reason)
+}
+
+// resolveAsks is arrivals with every job that asks by GPU memory as the
+// core resolved it on the fleet (gang.State.Resolve), so that every
+// policy replays the same shape; unmet says, by job name, why no model
+// meets an ask (those jobs are refused when they arrive). The arrivals
+// given are not changed.
+func resolveAsks(state *gang.State, arrivals []workload.Arrival) ([]workload.Arrival, map[string]string) {
+	out, unmet, cloned := arrivals, map[string]string{}, false
+	for i, a := range arrivals {
+		if !a.Job.Asks() {
+			continue
+		}
+		if !cloned {
+			out, cloned = slices.Clone(arrivals), true
+		}
+		j, err := state.Resolve(a.Job)
+		if err != nil {
+			unmet[a.Job.Name] = err.Error()
+			continue
+		}
+		out[i].Job = j
+	}
+	return out, unmet
 }
 
 // workGPUH is the work a job asks for: its GPUs for its run time.

@@ -36,7 +36,8 @@ type Sim struct {
 	handledFaults []faultrec.Record           // faults handled, in order
 	book          *queue.Book                 // tenants' quotas and fair share
 	ceiling       *sched.Ceiling              // the most each tenant could ever get
-	refused       []Refusal                   // jobs refused at arrival: over quota forever
+	refused       []Refusal                   // jobs refused at arrival: over quota forever, or no model meets their ask
+	unmet         map[string]string           // job -> why no GPU model meets its ask by GPU memory
 	version       int                         // counts finishes and starts that may move a reservation
 	byEnd         []endEntry                  // running jobs by estimated end
 	freed         bool                        // a job ended since the last cycle
@@ -167,6 +168,8 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 	if err != nil {
 		return nil, err
 	}
+	var unmet map[string]string
+	w.Arrivals, unmet = resolveAsks(state, w.Arrivals)
 	book, ceiling, entitled, err := newBook(w, fc.GPUs())
 	if err != nil {
 		return nil, err
@@ -176,7 +179,8 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		units: sched.NewVolatileMemory(), heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{}}
+		units: sched.NewVolatileMemory(), heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{},
+		unmet: unmet}
 	for _, n := range fc.Nodes {
 		if n.Spare {
 			s.spares = append(s.spares, n.Name)
@@ -234,8 +238,12 @@ func (s *Sim) step(p Policy) {
 }
 
 func (s *Sim) arrive(a *workload.Arrival) {
+	if why := s.unmet[a.Job.Name]; why != "" {
+		s.refuse(a, RefusedNoModel, why) // as corral submit refuses it
+		return
+	}
 	if why := s.neverAdmitted(a); why != "" {
-		s.refuse(a, why) // as at submit: no policy ever sees it
+		s.refuse(a, RefusedOverQuota, why) // as at submit: no policy ever sees it
 		return
 	}
 	s.byName[a.Job.Name] = len(s.records)

@@ -108,6 +108,13 @@ type Spec struct {
 	// TasksGiven: the request named its tasks (sbatch's -n), so the job
 	// gets SLURM_NTASKS as under sbatch.
 	TasksGiven bool `json:"tasks_given,omitempty"`
+	// GPUMemoryMiB, GPUMemoryPerGPUMiB and GPUModels are an ask by GPU
+	// memory (job.MemoryAsk); ChosenModel is the model the scheduler
+	// chose for it at submit, GPUs and Tasks the count.
+	GPUMemoryMiB       int64    `json:"gpu_memory_mib,omitempty"`
+	GPUMemoryPerGPUMiB int64    `json:"gpu_memory_per_gpu_mib,omitempty"`
+	GPUModels          []string `json:"gpu_models,omitempty"`
+	ChosenModel        string   `json:"chosen_model,omitempty"`
 
 	// The fields below came with batch scripts, arrays, dependencies
 	// and holds; a record written before them has them zero.

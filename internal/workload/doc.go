@@ -11,7 +11,7 @@
 // randomness comes from a seed given as input (math/rand/v2 PCG), so equal
 // inputs give equal workloads.
 //
-// It imports job, model, fleet, gpu and slurmfmt only; it must not import os, net, a clock
+// It imports job, model, fleet, gpu, quantity and slurmfmt only; it must not import os, net, a clock
 // (time.Now) or the global math/rand functions, nor any scheduling package.
 // Start with Workload in workload.go, then Generate in generate.go and the
 // presets in presets.go.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/quantity"
 )
 
 // Recorded is the class of arrivals read from a jobs file or from sacct
@@ -45,6 +47,16 @@ var JobsColumns = []string{"name", "submit_s", "duration_s", "tenant", "tasks", 
 	"class", "start_s", "end_s"}
 
 var requiredColumns = []string{"name", "submit_s", "duration_s", "tenant", "tasks"}
+
+// AskColumns are the columns ReadJobs also takes for a job that asks for
+// GPU memory in all (job.MemoryAsk), and WriteJobs does not write:
+//
+//	gpu_memory          GPU memory in all, such as 600G or 640Gi; the
+//	                    scheduler picks the model and the count, so tasks
+//	                    is 1 and gpus, share and mig are empty; models
+//	                    are the models allowed
+//	gpu_memory_per_gpu  the least memory each GPU must have
+var AskColumns = []string{"gpu_memory", "gpu_memory_per_gpu"}
 
 // Outcome is what happened to one job in a recorded run, in time since
 // the start of the workload.
@@ -106,14 +118,14 @@ func ReadJobs(r io.Reader, name string) (*Jobs, error) {
 // repeated and missing required columns.
 func columnIndex(header []string, name string) (map[string]int, error) {
 	known := map[string]bool{}
-	for _, c := range JobsColumns {
+	for _, c := range append(slices.Clip(JobsColumns), AskColumns...) {
 		known[c] = true
 	}
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		if !known[h] {
-			return nil, fmt.Errorf("%s:1: unknown column %q (want %s)", name, h, strings.Join(JobsColumns, ", "))
+			return nil, fmt.Errorf("%s:1: unknown column %q (want %s)", name, h, strings.Join(append(slices.Clip(JobsColumns), AskColumns...), ", "))
 		}
 		if _, dup := col[h]; dup {
 			return nil, fmt.Errorf("%s:1: column %q twice", name, h)
@@ -170,6 +182,33 @@ func (r *row) int(c string, minimum int64) int64 {
 	return v
 }
 
+// memoryAsk reads the row's ask by GPU memory into j: the ask, with the
+// row's models, and one task of its CPU and memory.
+func (r *row) memoryAsk(j *job.Job) {
+	total := r.str("gpu_memory")
+	if total == "" || r.err != nil {
+		if r.str("gpu_memory_per_gpu") != "" && r.err == nil {
+			r.err = errors.New("gpu_memory_per_gpu goes with gpu_memory (the GPU memory in all)")
+		}
+		return
+	}
+	a := &job.MemoryAsk{}
+	var err error
+	if a.TotalMiB, err = quantity.GPUMemory(total); err != nil {
+		r.err = fmt.Errorf("gpu_memory: %w", err)
+		return
+	}
+	if per := r.str("gpu_memory_per_gpu"); per != "" {
+		if a.MinPerGPUMiB, err = quantity.GPUMemory(per); err != nil {
+			r.err = fmt.Errorf("gpu_memory_per_gpu: %w", err)
+			return
+		}
+	}
+	g := &j.Groups[0]
+	a.Models, g.Task.Models = g.Task.Models, nil
+	j.ByGPUMemory = a
+}
+
 func parseJobRow(rec []string, col map[string]int) (Arrival, Outcome, error) {
 	r := &row{rec: rec, col: col}
 	j := &job.Job{Name: r.str("name"), Tenant: r.str("tenant")}
@@ -202,6 +241,7 @@ func parseJobRow(rec []string, col map[string]int) (Arrival, Outcome, error) {
 			r.err = fmt.Errorf("preemptible %q: want true or false", p)
 		}
 	}
+	r.memoryAsk(j)
 	var o Outcome
 	if r.str("start_s") != "" {
 		o.Start, o.Started = r.seconds("start_s"), true

@@ -173,3 +173,27 @@ func TestReadJobsErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestReadJobsByGPUMemory(t *testing.T) {
+	head := "name,submit_s,duration_s,tenant,tasks,gpu_memory,gpu_memory_per_gpu,models,cpu_milli\n"
+	got, err := ReadJobs(strings.NewReader(head+"ft,0,60,a,1,600G,80G,H100-80GB|H200,4000\n"), "jobs.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := got.Workload.Arrivals[0].Job
+	want := &job.MemoryAsk{TotalMiB: 600 << 10, MinPerGPUMiB: 80 << 10, Models: []string{"H100-80GB", "H200"}}
+	if !reflect.DeepEqual(j.ByGPUMemory, want) || len(j.Groups) != 1 || j.Groups[0].Task.CPUMilli != 4000 || j.Groups[0].Task.Models != nil {
+		t.Errorf("job %+v asks %+v, want %+v with one task of 4 CPUs", j, j.ByGPUMemory, want)
+	}
+	for _, tc := range []struct{ row, want string }{
+		{"a,0,60,a,1,lots,,,\n", `jobs.csv:2: job "a": gpu_memory: "lots"`},
+		{"a,0,60,a,1,600G,much,,\n", `jobs.csv:2: job "a": gpu_memory_per_gpu: "much"`},
+		{"a,0,60,a,1,,80G,,\n", "jobs.csv:2: job \"a\": gpu_memory_per_gpu goes with gpu_memory"},
+		{"a,0,60,a,2,600G,,,\n", "jobs.csv:2: job \"a\": byGPUMemory: group \"tasks\" may give only cpu and memory, with count 1"},
+	} {
+		_, err := ReadJobs(strings.NewReader(head+tc.row), "jobs.csv")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("row %q: error %v, want one containing %q", tc.row, err, tc.want)
+		}
+	}
+}

@@ -5,22 +5,31 @@ import "time"
 // JobRequest is a submission: Tasks identical tasks (a gang when more than
 // one), each asking for at most one of GPUs, MIG and Share.
 type JobRequest struct {
-	Name            string   `json:"name,omitempty" yaml:"name"`
-	Command         []string `json:"command" yaml:"command"`
-	WorkDir         string   `json:"workdir,omitempty" yaml:"workdir"`
-	Env             []string `json:"env,omitempty" yaml:"env"`
-	GPUs            int      `json:"gpus,omitempty" yaml:"gpus"`
-	MIG             string   `json:"mig,omitempty" yaml:"mig"`
-	Share           float64  `json:"share,omitempty" yaml:"share"` // a fraction of one GPU, 0 < share < 1
-	CPU             float64  `json:"cpu,omitempty" yaml:"cpu"`     // cores per task
-	MemoryMiB       int64    `json:"memory_mib,omitempty" yaml:"memory_mib"`
-	Tasks           int      `json:"tasks,omitempty" yaml:"tasks"`
-	Time            string   `json:"time,omitempty" yaml:"time"` // time limit: a Go duration ("2h30m", "1d") or Slurm's ("90", "1-12:00:00")
-	Priority        int      `json:"priority,omitempty" yaml:"priority"`
-	Queue           string   `json:"queue,omitempty" yaml:"queue"`
-	CheckpointEvery string   `json:"checkpoint_every,omitempty" yaml:"checkpoint_every"`
-	Grace           string   `json:"grace,omitempty" yaml:"grace"`
-	Requeue         bool     `json:"requeue,omitempty" yaml:"requeue"`
+	Name      string   `json:"name,omitempty" yaml:"name"`
+	Command   []string `json:"command" yaml:"command"`
+	WorkDir   string   `json:"workdir,omitempty" yaml:"workdir"`
+	Env       []string `json:"env,omitempty" yaml:"env"`
+	GPUs      int      `json:"gpus,omitempty" yaml:"gpus"`
+	MIG       string   `json:"mig,omitempty" yaml:"mig"`
+	Share     float64  `json:"share,omitempty" yaml:"share"` // a fraction of one GPU, 0 < share < 1
+	CPU       float64  `json:"cpu,omitempty" yaml:"cpu"`     // cores per task
+	MemoryMiB int64    `json:"memory_mib,omitempty" yaml:"memory_mib"`
+	Tasks     int      `json:"tasks,omitempty" yaml:"tasks"`
+	// GPUMemoryMiB asks for GPU memory in all instead of GPUs: the
+	// scheduler picks the model and the count (gpus, mig, share and
+	// tasks are then not given); GPUMemoryPerGPUMiB is the least memory
+	// each GPU must have and GPUModels the models allowed. In an answer
+	// GPUs and Tasks are what was chosen and Chosen says it in words.
+	GPUMemoryMiB       int64    `json:"gpu_memory_mib,omitempty" yaml:"gpu_memory_mib"`
+	GPUMemoryPerGPUMiB int64    `json:"gpu_memory_per_gpu_mib,omitempty" yaml:"gpu_memory_per_gpu_mib"`
+	GPUModels          []string `json:"gpu_models,omitempty" yaml:"gpu_models"`
+	Chosen             string   `json:"chosen,omitempty" yaml:"-"`
+	Time               string   `json:"time,omitempty" yaml:"time"` // time limit: a Go duration ("2h30m", "1d") or Slurm's ("90", "1-12:00:00")
+	Priority           int      `json:"priority,omitempty" yaml:"priority"`
+	Queue              string   `json:"queue,omitempty" yaml:"queue"`
+	CheckpointEvery    string   `json:"checkpoint_every,omitempty" yaml:"checkpoint_every"`
+	Grace              string   `json:"grace,omitempty" yaml:"grace"`
+	Requeue            bool     `json:"requeue,omitempty" yaml:"requeue"`
 	// Image runs the command in a container of this image, when the
 	// server has a container runtime (--container-runtime).
 	Image string `json:"image,omitempty" yaml:"image"`

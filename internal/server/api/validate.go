@@ -160,6 +160,22 @@ func (r *JobRequest) validateDemand(add func(string, ...any)) {
 	if r.Tasks < 0 || r.Tasks > MaxTasks {
 		add("tasks %d: want 1..%d", r.Tasks, MaxTasks)
 	}
+	r.validateMemoryAsk(set, add)
+}
+
+// validateMemoryAsk checks an ask by GPU memory: alone, since the
+// scheduler picks the GPUs and the tasks.
+func (r *JobRequest) validateMemoryAsk(gpuFields int, add func(string, ...any)) {
+	switch {
+	case r.GPUMemoryMiB < 0 || r.GPUMemoryPerGPUMiB < 0:
+		add("gpu_memory_mib %d and gpu_memory_per_gpu_mib %d must not be negative", r.GPUMemoryMiB, r.GPUMemoryPerGPUMiB)
+	case r.GPUMemoryMiB == 0 && (r.GPUMemoryPerGPUMiB > 0 || len(r.GPUModels) > 0):
+		add("gpu_memory_per_gpu_mib and gpu_models go with gpu_memory_mib (the GPU memory in all)")
+	case r.GPUMemoryMiB > 0 && (gpuFields > 0 || r.Tasks > 1):
+		add("gpu_memory_mib: the scheduler picks the GPUs and the tasks; give no gpus, mig, share or tasks with it")
+	case len(r.GPUModels) > 16:
+		add("gpu_models: %d models, at most 16", len(r.GPUModels))
+	}
 }
 
 // validateBatch checks the fields that came from sbatch: the script,
