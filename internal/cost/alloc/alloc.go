@@ -70,7 +70,8 @@ type Model struct {
 }
 
 // Bill is the cost of a period per owner and model: Lines sorted by
-// owner then model, the __idle__ lines last; Total is the capacity cost
+// owner then model, each owner's shared line after its models and the
+// __idle__ lines last; Total is the capacity cost
 // plus the shared cost, and the lines add up to it.
 type Bill struct {
 	Start  time.Time  `json:"start"`
@@ -269,6 +270,9 @@ func sortLines(ls []Line) {
 		}
 		if a.Owner != b.Owner {
 			return a.Owner < b.Owner
+		}
+		if (a.Model == "") != (b.Model == "") { // the shared line after the models
+			return b.Model == ""
 		}
 		return a.Model < b.Model
 	})
