@@ -39,8 +39,23 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
 	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler instead of asking a server: a file of JSON lines (--accounting), or configmaps:NAMESPACE/PREFIX (--accounting-configmaps, through $KUBECONFIG or in cluster)")
 	jobs := fs.Bool("jobs", false, "print the jobs that ran as a jobs file (CSV: submission, run time, tenant, shape, priority, recorded start and end) for corral sim --workload jobs")
+	cost := addCostFlags(fs, csv, asJSON)
 	if err := parseFlags(fs, acctUsage, args); err != nil {
 		return err
+	}
+	if cost.checkFocus != "" {
+		return checkFocusFile(cost.checkFocus, stdout)
+	}
+	if err := cost.resolve(*kubeLog != ""); err != nil {
+		return err
+	}
+	*csv, *asJSON = cost.format == "csv", cost.format == "json"
+	if cost.price != "" && *kubeLog != "" {
+		recs, err := kubeBillRecords(*kubeLog, cost.by)
+		if err != nil {
+			return err
+		}
+		return writeAcctBill(stdout, stderr, cost, billFace{service: "corral kube-scheduler", since: *since, until: *until}, recs, nil)
 	}
 	if *jobs && *kubeLog != "" {
 		recs, err := kubeLogJobs(*kubeLog)
@@ -70,6 +85,9 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := requestContext(60 * time.Second)
 	defer cancel()
+	if cost.price != "" {
+		return serverBill(ctx, c, q, cost, billFace{service: "corral server", since: *since, until: *until}, stdout, stderr)
+	}
 	if *csv {
 		return c.AcctCSV(ctx, q, stdout)
 	}
