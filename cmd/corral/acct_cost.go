@@ -40,7 +40,6 @@ func addCostFlags(fs *flag.FlagSet, asCSV, asJSON *bool) *costFlags {
 	fs.Float64Var(&o.sharedUSD, "shared-cost", 0, "a shared cost for the period in USD (control plane, storage, support), split among the owners")
 	fs.StringVar(&o.shared, "shared", string(alloc.SharedWeighted), "how --shared-cost is split: 'weighted' by allocated cost, or 'even'")
 	fs.StringVar(&o.format, "format", "", "output: table, csv, json, or focus (a FOCUS 1.2 CSV; needs --price); --csv and --json are csv and json")
-	alias(fs, "format", "o")
 	fs.StringVar(&o.by, "by", "", "with --kube-log: bill per 'queue' (default), 'namespace' or 'tenant'")
 	fs.StringVar(&o.account, "account", "corral", "the billing account named in a FOCUS export (BillingAccountId)")
 	fs.StringVar(&o.checkFocus, "check-focus", "", "check a FOCUS `file` against the columns corral writes, print its rows and BilledCost, and exit")

@@ -97,6 +97,7 @@ func TestAcctBillRefuses(t *testing.T) {
 		{"bad price", []string{"--price", "H100=free", "--capacity", "H100=16"}, 2, `--price "H100=free": want MODEL=NUMBER`},
 		{"focus without a price", []string{"--format", "focus"}, 2, "--format focus needs --price"},
 		{"unknown format", []string{"--format", "xml"}, 2, `--format "xml"`},
+		{"a job filter", []string{"--price", "H100=3.93", "-j", "ml/train-0"}, 2, "does not take --job"},
 		{"unknown idle mode", []string{"--price", "H100=3.93,A100=1.29", "--capacity", "H100=16,A100=2", "--idle", "spread"}, 1, `idle "spread"`},
 	}
 	for _, c := range cases {
