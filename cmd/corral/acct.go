@@ -66,11 +66,15 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--price bills the whole fleet over the period: it does not take --job, --demand, --jobs or --period")
 	}
 	if cost.price != "" && *kubeLog != "" {
-		recs, err := kubeBillRecords(*kubeLog, cost.by)
+		recs, running, err := kubeBillRecords(*kubeLog, cost.by)
 		if err != nil {
 			return err
 		}
-		return writeAcctBill(stdout, stderr, cost, billFace{service: "corral kube-scheduler", since: *since, until: *until}, recs, nil)
+		face := billFace{service: "corral kube-scheduler", since: *since, until: *until, running: running}
+		for _, r := range recs {
+			face.seen = later(face.seen, r.End)
+		}
+		return writeAcctBill(stdout, stderr, cost, face, recs, nil)
 	}
 	if *jobs && *kubeLog != "" {
 		recs, err := kubeLogJobs(*kubeLog)
@@ -101,6 +105,9 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := requestContext(60 * time.Second)
 	defer cancel()
 	if cost.price != "" {
+		if *tenant != "" {
+			return usageErrorf("--price bills every tenant against the whole server: it does not take --tenant (read the tenant's line)")
+		}
 		return serverBill(ctx, c, q, cost, billFace{service: "corral server", since: *since, until: *until}, stdout, stderr)
 	}
 	if *csv {

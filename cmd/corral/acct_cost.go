@@ -19,6 +19,7 @@ import (
 	"github.com/corral-sched/corral/internal/cost/focus"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
 	"github.com/corral-sched/corral/internal/slurmfmt"
@@ -226,6 +227,8 @@ type billFace struct {
 	service string // the FOCUS ServiceName
 	since   string
 	until   string
+	running int       // runs not ended, counted to when they were last seen
+	seen    time.Time // when those were last seen
 }
 
 // writeAcctBill prices recs over the period against capacity and writes
@@ -270,7 +273,21 @@ func writeAcctBill(stdout, stderr io.Writer, o *costFlags, face billFace, recs [
 	case "csv":
 		return writeBillCSV(stdout, o.by, b)
 	}
-	return writeBillTable(stdout, o.by, b, prices)
+	if err := writeBillTable(stdout, o.by, b, prices); err != nil {
+		return err
+	}
+	if face.running > 0 {
+		upTo := face.seen
+		if b.End.Before(upTo) {
+			upTo = b.End
+		}
+		what := fmt.Sprintf("%d runs not ended yet are", face.running)
+		if face.running == 1 {
+			what = "1 run not ended yet is"
+		}
+		fmt.Fprintf(stdout, "%s counted up to %s\n", what, upTo.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 func writeBillCSV(w io.Writer, by string, b *alloc.Bill) error {
@@ -351,33 +368,66 @@ func serverCapacity(gpus []api.GPU) map[string]float64 {
 	return out
 }
 
-// kubeBillRecords are the pods that ended in a kube-scheduler accounting
-// log as runs to bill, each owned by its queue, namespace or tenant. A
-// pod that held GPUs of no known model is refused by name.
-func kubeBillRecords(path, by string) ([]alloc.Record, error) {
+// kubeBillRecords are the pods of a kube-scheduler accounting log as runs
+// to bill, each owned by its queue, namespace or tenant: those that ended,
+// and those with a start and no end yet, running until the log's last
+// record. It returns how many were running. A pod that held GPUs of no
+// known model is refused by name.
+func kubeBillRecords(path, by string) ([]alloc.Record, int, error) {
 	recs, err := kubeRecords(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []alloc.Record
+	var last time.Time
+	open := map[string]kube.Record{}
+	var order []string
 	for _, r := range recs {
-		if r.Event != "end" || r.GPUs <= 0 {
-			continue
+		if r.Time.After(last) {
+			last = r.Time
 		}
-		if r.GPUModel == "" {
-			return nil, fmt.Errorf("%s: pod %s held %g GPUs of no known model (its node had no GPU product label), so it cannot be priced", path, r.Pod, r.GPUs)
+		switch {
+		case r.Event == "start" && r.GPUs > 0:
+			if _, seen := open[r.Pod]; !seen {
+				order = append(order, r.Pod)
+			}
+			open[r.Pod] = r
+		case r.Event == "end" && r.GPUs > 0:
+			delete(open, r.Pod)
+			rec, err := kubeBillRecord(path, by, r, r.Time.Add(-time.Duration(r.RunSeconds*float64(time.Second))), r.Time)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, rec)
 		}
-		owner := r.Tenant
-		switch by {
-		case "queue":
-			owner = cmpOr(r.Queue, "(no queue)")
-		case "namespace":
-			owner, _, _ = strings.Cut(r.Pod, "/")
-		}
-		out = append(out, alloc.Record{ID: r.Pod, Owner: owner, Model: canonicalModel(r.GPUModel), GPUs: r.GPUs,
-			Start: r.Time.Add(-time.Duration(r.RunSeconds * float64(time.Second))), End: r.Time})
 	}
-	return out, nil
+	running := 0
+	for _, pod := range order {
+		if r, ok := open[pod]; ok {
+			rec, err := kubeBillRecord(path, by, r, r.Time, last)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, rec)
+			running++
+		}
+	}
+	return out, running, nil
+}
+
+// kubeBillRecord is one pod's run from start to end.
+func kubeBillRecord(path, by string, r kube.Record, start, end time.Time) (alloc.Record, error) {
+	if r.GPUModel == "" {
+		return alloc.Record{}, fmt.Errorf("%s: pod %s held %g GPUs of no known model (its node had no GPU product label), so it cannot be priced", path, r.Pod, r.GPUs)
+	}
+	owner := r.Tenant
+	switch by {
+	case "queue":
+		owner = cmpOr(r.Queue, "(no queue)")
+	case "namespace":
+		owner, _, _ = strings.Cut(r.Pod, "/")
+	}
+	return alloc.Record{ID: r.Pod, Owner: owner, Model: canonicalModel(r.GPUModel), GPUs: r.GPUs, Start: start, End: end}, nil
 }
 
 func cmpOr(v, def string) string {
@@ -387,19 +437,70 @@ func cmpOr(v, def string) string {
 	return v
 }
 
-// serverBill asks a server for its records and GPUs and writes the bill.
+// serverBill asks a server for its records, its GPUs and the jobs
+// running now, and writes the bill. It needs an admin: a bill divides the
+// whole server's capacity, and a tenant sees only its own use.
 func serverBill(ctx context.Context, c *client.Client, q url.Values, o *costFlags, face billFace, stdout, stderr io.Writer) error {
+	who, err := c.Whoami(ctx)
+	if err != nil {
+		return err
+	}
+	if !who.Admin {
+		return fmt.Errorf("--price needs an admin's token: the bill divides the whole server's capacity among the tenants, and tenant %s sees only its own use", who.Tenant)
+	}
 	a, err := c.Acct(ctx, q)
 	if err != nil {
 		return err
 	}
+	list, err := c.GPUList(ctx)
+	if err != nil {
+		return fmt.Errorf("the server's GPUs: %w", err)
+	}
+	recs := serverBillRecords(a.Records)
+	if face.until == "" {
+		jobs, err := c.Jobs(ctx, url.Values{"state": {"running"}})
+		if err != nil {
+			return fmt.Errorf("the running jobs: %w", err)
+		}
+		face.seen = time.Now().UTC()
+		running := serverRunning(jobs, list.GPUs, face.seen)
+		face.running = len(running)
+		recs = append(recs, running...)
+	}
 	var capacity map[string]float64
 	if o.capacity == "" {
-		list, err := c.GPUList(ctx)
-		if err != nil {
-			return fmt.Errorf("the server's GPUs, for the capacity: %w", err)
-		}
 		capacity = serverCapacity(list.GPUs)
 	}
-	return writeAcctBill(stdout, stderr, o, face, serverBillRecords(a.Records), capacity)
+	return writeAcctBill(stdout, stderr, o, face, recs, capacity)
+}
+
+// serverRunning are the jobs running now as runs from their start to now,
+// holding what they hold of each GPU.
+func serverRunning(jobs []api.Job, gpus []api.GPU, now time.Time) []alloc.Record {
+	held := map[string]map[string]float64{} // job -> model -> GPUs
+	for _, g := range gpus {
+		for _, u := range g.Jobs {
+			if held[u.Job] == nil {
+				held[u.Job] = map[string]float64{}
+			}
+			held[u.Job][canonicalModel(g.Model)] += u.Share
+		}
+	}
+	var out []alloc.Record
+	for _, j := range jobs {
+		if j.State != "running" || j.Started == nil {
+			continue
+		}
+		for _, m := range sortedKeys(held[j.ID]) {
+			out = append(out, alloc.Record{ID: j.ID, Owner: j.Tenant, Model: m, GPUs: held[j.ID][m], Start: *j.Started, End: now})
+		}
+	}
+	return out
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

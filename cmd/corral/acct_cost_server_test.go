@@ -87,4 +87,27 @@ func TestAcctServerBillPerTenant(t *testing.T) {
 	if _, errOut, code := runCLI(t, "acct", "--price", "H100=3.93"); code == 0 || !strings.Contains(errOut, "no price for GPU model A100-80GB") {
 		t.Errorf("a server's GPUs without a price: exit %d, %q", code, errOut)
 	}
+	if _, errOut, code := runCLI(t, "acct", "--price", "A100=1.29", "--token", bobToken); code == 0 || !strings.Contains(errOut, "needs an admin's token") {
+		t.Errorf("a tenant's bill: exit %d, %q", code, errOut)
+	}
+
+	// A job still running is billed from its start to now.
+	cli("submit", "--gpus", "1", "--name", "long", "--token", bobToken, "sleep", "60")
+	long := waitJob(t, admin, "j000003", func(j api.Job) bool { return j.State == "running" })
+	var b priced
+	json.Unmarshal([]byte(cli("acct", "--price", "A100=36000", "--format", "json")), &b)
+	var bob alloc.Cents
+	for _, l := range b.Lines {
+		if l.Owner == "bob" {
+			bob += l.Used
+		}
+	}
+	ran := b.End.Sub(*long.Started).Seconds()
+	if exact := (gpuSeconds["bob"] + ran) * 10; ran <= 0 || math.Abs(bob.USD()-exact) > 0.01 {
+		t.Errorf("bob with a running job: $%s, want $%.2f (%.3f GPU-seconds ended, %.3f running)", bob, exact, gpuSeconds["bob"], ran)
+	}
+	if out := cli("acct", "--price", "A100=36000"); !strings.Contains(out, "1 run not ended yet is counted up to") {
+		t.Errorf("the table does not say a run is still going:\n%s", out)
+	}
+	cli("cancel", "j000003")
 }

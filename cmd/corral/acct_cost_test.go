@@ -109,3 +109,25 @@ func TestAcctBillRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A pod with a start record and no end yet is billed up to the log's last
+// record, and the table says so.
+func TestAcctKubeBillCountsRunningPods(t *testing.T) {
+	log := `{"event":"start","time":"2026-11-01T00:00:00Z","pod":"ml/train-0","queue":"research","tenant":"ml","gpuModel":"H100-80GB","gpus":4}
+{"event":"start","time":"2026-11-01T02:00:00Z","pod":"web/a","queue":"serving","tenant":"web","gpuModel":"H100-80GB","gpus":1}
+{"event":"end","time":"2026-11-01T04:00:00Z","pod":"web/a","queue":"serving","tenant":"web","gpuModel":"H100-80GB","gpus":1,"runSeconds":7200,"phase":"Succeeded"}
+`
+	path := filepath.Join(t.TempDir(), "acct.jsonl")
+	os.WriteFile(path, []byte(log), 0o644)
+	out, errOut, code := runCLI(t, "acct", "--kube-log", path, "--price", "H100=2", "--capacity", "H100=8", "--csv")
+	want := "queue,gpu_model,gpu_hours,used_usd,idle_usd,shared_usd,total_usd\n" +
+		"research,H100-80GB,16.0000,32.00,0.00,0.00,32.00\n" +
+		"serving,H100-80GB,2.0000,4.00,0.00,0.00,4.00\n" +
+		"__idle__,H100-80GB,14.0000,0.00,28.00,0.00,28.00\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d (%s):\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	if out, _, _ := runCLI(t, "acct", "--kube-log", path, "--price", "H100=2", "--capacity", "H100=8"); !strings.Contains(out, "1 run not ended yet is counted up to 2026-11-01T04:00:00Z") {
+		t.Errorf("the table does not say a pod is still running:\n%s", out)
+	}
+}
