@@ -66,15 +66,7 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--price bills the whole fleet over the period: it does not take --job, --demand, --jobs or --period")
 	}
 	if cost.price != "" && *kubeLog != "" {
-		recs, running, err := kubeBillRecords(*kubeLog, cost.by)
-		if err != nil {
-			return err
-		}
-		face := billFace{service: "corral kube-scheduler", since: *since, until: *until, running: running}
-		for _, r := range recs {
-			face.seen = later(face.seen, r.End)
-		}
-		return writeAcctBill(stdout, stderr, cost, face, recs, nil)
+		return kubeBill(*kubeLog, cost, billFace{service: "corral kube-scheduler", since: *since, until: *until}, stdout, stderr)
 	}
 	if *jobs && *kubeLog != "" {
 		recs, err := kubeLogJobs(*kubeLog)

@@ -261,6 +261,11 @@ func writeAcctBill(stdout, stderr io.Writer, o *costFlags, face billFace, recs [
 	if err != nil {
 		return err
 	}
+	return writeBill(stdout, o, face, b, prices)
+}
+
+// writeBill writes b in o's format.
+func writeBill(stdout io.Writer, o *costFlags, face billFace, b *alloc.Bill, prices []billPrice) error {
 	switch o.format {
 	case "focus":
 		return focus.Write(stdout, b, focus.Meta{Provider: "corral", AccountID: o.account, AccountName: o.account, Service: face.service, OwnerKind: o.by})
@@ -366,6 +371,19 @@ func serverCapacity(gpus []api.GPU) map[string]float64 {
 		out[canonicalModel(g.Model)]++
 	}
 	return out
+}
+
+// kubeBill bills the runs of a kube-scheduler accounting log.
+func kubeBill(path string, o *costFlags, face billFace, stdout, stderr io.Writer) error {
+	recs, running, err := kubeBillRecords(path, o.by)
+	if err != nil {
+		return err
+	}
+	face.running = running
+	for _, r := range recs {
+		face.seen = later(face.seen, r.End)
+	}
+	return writeAcctBill(stdout, stderr, o, face, recs, nil)
 }
 
 // kubeBillRecords are the pods of a kube-scheduler accounting log as runs
