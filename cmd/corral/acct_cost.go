@@ -27,15 +27,16 @@ import (
 
 // costFlags are corral acct's flags for a bill in dollars.
 type costFlags struct {
-	price, prices, capacity, idle, shared, format, by, account, checkFocus string
-	sharedUSD                                                              float64
-	asCSV, asJSON                                                          *bool
+	price, prices, rate, capacity, idle, shared, format, by, account, checkFocus string
+	sharedUSD                                                                    float64
+	asCSV, asJSON                                                                *bool
 }
 
 func addCostFlags(fs *flag.FlagSet, asCSV, asJSON *bool) *costFlags {
 	o := &costFlags{asCSV: asCSV, asJSON: asJSON}
 	fs.StringVar(&o.price, "price", "", "price the use: USD per GPU-hour per `model` (H100=3.93,A100=1.29), or 'catalog' for each model's on-demand price in the catalog (see corral prices)")
 	fs.StringVar(&o.prices, "prices", "", "with --price catalog: a YAML prices file laid over the catalog (negotiated rates)")
+	fs.StringVar(&o.rate, "rate", string(price.OnDemand), "with --price catalog: the capacity type whose price bills a GPU-hour ("+capacityNames()+")")
 	fs.StringVar(&o.capacity, "capacity", "", "the fleet's GPUs per `model` over the period (H100=16,L4=4); default on a server: its GPUs; required with --kube-log")
 	fs.StringVar(&o.idle, "idle", string(alloc.IdleSeparate), "idle cost (capacity paid for, not used): 'separate', its own __idle__ line, or 'share', shared by used cost per model")
 	fs.Float64Var(&o.sharedUSD, "shared-cost", 0, "a shared cost for the period in USD (control plane, storage, support), split among the owners")
@@ -64,8 +65,14 @@ func (o *costFlags) resolve(kube bool) error {
 	if o.format == "focus" && o.price == "" {
 		return usageErrorf("--format focus needs --price")
 	}
-	if o.price == "" && (o.capacity != "" || o.sharedUSD != 0 || o.prices != "") {
-		return usageErrorf("--capacity, --shared-cost and --prices need --price")
+	if o.price == "" && (o.capacity != "" || o.sharedUSD != 0) {
+		return usageErrorf("--capacity and --shared-cost need --price")
+	}
+	if o.price != "catalog" && (o.prices != "" || o.rate != string(price.OnDemand)) {
+		return usageErrorf("--prices and --rate choose catalog prices: they need --price catalog")
+	}
+	if !slices.Contains(price.Capacities, price.Capacity(o.rate)) {
+		return usageErrorf("--rate %q: want one of %s", o.rate, capacityNames())
 	}
 	if o.by == "" {
 		o.by = map[bool]string{true: "queue", false: "tenant"}[kube]
@@ -77,6 +84,14 @@ func (o *costFlags) resolve(kube bool) error {
 		return usageErrorf("--by %q: want queue, namespace or tenant", o.by)
 	}
 	return nil
+}
+
+func capacityNames() string {
+	var names []string
+	for _, c := range price.Capacities {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
 }
 
 // canonicalModel is a GPU model by its catalog name, so that H100,
@@ -146,7 +161,7 @@ func acctPrices(o *costFlags, models []string, stderr io.Writer) ([]billPrice, e
 		if err != nil {
 			return nil, fmt.Errorf("no price for GPU model %s in the catalog: %w; give it with --price %s=USD", m, err, m)
 		}
-		p, err := offer.PerGPUHour(price.OnDemand)
+		p, err := offer.PerGPUHour(price.Capacity(o.rate))
 		if err != nil {
 			return nil, fmt.Errorf("no price for GPU model %s: %w", m, err)
 		}

@@ -97,6 +97,7 @@ func TestAcctBillRefuses(t *testing.T) {
 		{"bad price", []string{"--price", "H100=free", "--capacity", "H100=16"}, 2, `--price "H100=free": want MODEL=NUMBER`},
 		{"focus without a price", []string{"--format", "focus"}, 2, "--format focus needs --price"},
 		{"unknown format", []string{"--format", "xml"}, 2, `--format "xml"`},
+		{"a rate without the catalog", []string{"--price", "H100=3.93", "--rate", "spot"}, 2, "need --price catalog"},
 		{"a job filter", []string{"--price", "H100=3.93", "-j", "ml/train-0"}, 2, "does not take --job"},
 		{"unknown idle mode", []string{"--price", "H100=3.93,A100=1.29", "--capacity", "H100=16,A100=2", "--idle", "spread"}, 1, `idle "spread"`},
 	}
@@ -129,5 +130,33 @@ func TestAcctKubeBillCountsRunningPods(t *testing.T) {
 	}
 	if out, _, _ := runCLI(t, "acct", "--kube-log", path, "--price", "H100=2", "--capacity", "H100=8"); !strings.Contains(out, "1 run not ended yet is counted up to 2026-11-01T04:00:00Z") {
 		t.Errorf("the table does not say a pod is still running:\n%s", out)
+	}
+}
+
+// --price catalog takes the catalog's prices with a negotiated-rates file
+// laid over it (corral prices import --format negotiated), at the
+// capacity type --rate names: 16 H100s for 10 hours at the imported
+// reserved-1y rate of a p5.48xlarge ($33.50 an hour for 8 GPUs) cost
+// $670.00. A model the rate has no price for is refused by name.
+func TestAcctBillNegotiatedRates(t *testing.T) {
+	dir := t.TempDir()
+	rates, errOut, code := runCLI(t, "prices", "import", "--format", "negotiated", "../../internal/cost/priceimport/testdata/negotiated.csv")
+	if code != 0 {
+		t.Fatalf("prices import: exit %d: %s", code, errOut)
+	}
+	ratesFile := filepath.Join(dir, "rates.yaml")
+	os.WriteFile(ratesFile, []byte(rates), 0o644)
+	log := filepath.Join(dir, "acct.jsonl")
+	os.WriteFile(log, []byte(`{"event":"end","time":"2026-11-01T10:00:00Z","pod":"ml/a","queue":"research","tenant":"ml","gpuModel":"H100-80GB","gpus":8,"runSeconds":36000}`+"\n"), 0o644)
+	args := []string{"acct", "--kube-log", log, "--price", "catalog", "--prices", ratesFile, "--rate", "reserved-1y", "--capacity", "H100=16", "--csv"}
+	out, errOut, code := runCLI(t, args...)
+	want := "queue,gpu_model,gpu_hours,used_usd,idle_usd,shared_usd,total_usd\n" +
+		"research,H100-80GB,80.0000,335.00,0.00,0.00,335.00\n" +
+		"__idle__,H100-80GB,80.0000,0.00,335.00,0.00,335.00\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d (%s):\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	if _, errOut, code := runCLI(t, append(args, "--capacity", "H100=16,L4=2")...); code != 1 || !strings.Contains(errOut, "no price for GPU model L4") {
+		t.Errorf("L4 at reserved-1y: exit %d, %q", code, errOut)
 	}
 }
