@@ -20,6 +20,18 @@ exit status, and GPU-seconds summed per tenant, GPU model and MIG profile
 (per --period when given). --csv prints the records as CSV for a
 spreadsheet; --jobs prints them as a jobs file, the recorded workload
 corral sim --workload jobs replays under every policy. Tenants see their own use; admins everyone's, or --tenant's.
+
+--price bills the period in dollars (docs/cost-allocation.md): each
+tenant's GPUs held from start to end at the price of its GPU model
+(--price H100=3.93,A100=1.29, or --price catalog for the catalog's
+on-demand prices), against the fleet's capacity over the period (the
+server's GPUs, or --capacity H100=16; with --kube-log, per queue,
+namespace or tenant by --by). Capacity paid for and not used is idle
+cost: its own __idle__ line (--idle separate, the default) or shared in
+proportion to used cost (--idle share), as OpenCost does. --format focus
+writes a FOCUS 1.2 CSV; --check-focus FILE checks one.
+  corral acct --since 720h --price A100=1.29 --idle share --format csv
+  corral acct --kube-log acct.jsonl --price catalog --capacity H100=64,L4=16 --format focus > focus.csv
 ` + clientHelp + `
 Flags:
 `
@@ -39,8 +51,22 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	demand := fs.Bool("demand", false, "print the hourly GPU demand (hour,gpu_model,gpus: GPUs held on average in each hour) for corral plan --demand")
 	kubeLog := fs.String("kube-log", "", "read the accounting log of corral kube-scheduler instead of asking a server: a file of JSON lines (--accounting), or configmaps:NAMESPACE/PREFIX (--accounting-configmaps, through $KUBECONFIG or in cluster)")
 	jobs := fs.Bool("jobs", false, "print the jobs that ran as a jobs file (CSV: submission, run time, tenant, shape, priority, recorded start and end) for corral sim --workload jobs")
+	cost := addCostFlags(fs, csv, asJSON)
 	if err := parseFlags(fs, acctUsage, args); err != nil {
 		return err
+	}
+	if cost.checkFocus != "" {
+		return checkFocusFile(cost.checkFocus, stdout)
+	}
+	if err := cost.resolve(*kubeLog != ""); err != nil {
+		return err
+	}
+	*csv, *asJSON = cost.format == "csv", cost.format == "json"
+	if cost.price != "" && (*jobsFlag != "" || *demand || *jobs || *period != "") {
+		return usageErrorf("--price bills the whole fleet over the period: it does not take --job, --demand, --jobs or --period")
+	}
+	if cost.price != "" && *kubeLog != "" {
+		return kubeBill(*kubeLog, cost, billFace{service: "corral kube-scheduler", since: *since, until: *until}, stdout, stderr)
 	}
 	if *jobs && *kubeLog != "" {
 		recs, err := kubeLogJobs(*kubeLog)
@@ -70,6 +96,12 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := requestContext(60 * time.Second)
 	defer cancel()
+	if cost.price != "" {
+		if *tenant != "" {
+			return usageErrorf("--price bills every tenant against the whole server: it does not take --tenant (read the tenant's line)")
+		}
+		return serverBill(ctx, c, q, cost, billFace{service: "corral server", since: *since, until: *until}, stdout, stderr)
+	}
 	if *csv {
 		return c.AcctCSV(ctx, q, stdout)
 	}

@@ -9,6 +9,9 @@
 // The subpackages hold the rest: price is the catalog of instance prices
 // with their sources, commit bills a commitment of either kind (a discount
 // on usage, or capacity nodes to fill) hour by hour, plan sizes
-// commitments from an hourly demand, and tco compares the monthly cost of running the same work on
-// different platforms.
+// commitments from an hourly demand, tco compares the monthly cost of
+// running the same work on different platforms, alloc bills real usage
+// per tenant, queue or namespace with idle and shared cost allocated
+// (OpenCost's method), and focus writes and checks such a bill as a FOCUS
+// 1.2 dataset.
 package cost

@@ -13,7 +13,7 @@ import (
 // the simulator, the server and the CLI can all call them. Tests may.
 func TestNoIO(t *testing.T) {
 	forbidden := map[string]bool{"os": true, "net": true, "net/http": true, "os/exec": true}
-	for _, dir := range []string{".", "price", "plan", "tco", "priceimport"} {
+	for _, dir := range []string{".", "price", "plan", "tco", "priceimport", "alloc", "focus"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
