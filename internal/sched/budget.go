@@ -2,6 +2,8 @@ package sched
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/queue"
@@ -58,9 +60,9 @@ func (b Budget) RunsOut(used float64, now time.Time) (time.Time, bool) {
 
 // BudgetWait is the numbers behind a CodeBudget wait, in GPU-hours of the
 // account's current period: Used so far (ended work and running work up
-// to now), Committed to running work up to its estimated end, and Need,
-// what the unit would use: its GPUs times its time limit (Job.Runtime),
-// up to the period's end; 0 when it has no limit.
+// to now), Committed to running work up to its estimated end (within
+// the period), and Need, what the unit would use: its GPUs times its
+// time limit (Job.Runtime), all of it; 0 when it has no limit.
 type BudgetWait struct {
 	Account               string
 	Budget                float64
@@ -72,8 +74,12 @@ type BudgetWait struct {
 
 func (w *BudgetWait) String() string {
 	need := "it has no time limit, and the budget is spent"
-	if w.Need > 0 {
-		need = fmt.Sprintf("it would need %s GPUs x its time limit = %.1f GPU-hours in this period, %.1f are left",
+	switch {
+	case w.Need > w.Budget:
+		need = fmt.Sprintf("it would need %s GPUs x its time limit = %.1f GPU-hours, more than the whole budget of a period: it cannot start under this budget",
+			queue.MilliString(int64(w.GPUs*queue.Milli)), w.Need)
+	case w.Need > 0:
+		need = fmt.Sprintf("it would need %s GPUs x its time limit = %.1f GPU-hours, %.1f are left",
 			queue.MilliString(int64(w.GPUs*queue.Milli)), w.Need, max(w.Budget-w.Used-w.Committed, 0))
 	}
 	return fmt.Sprintf("budget of %s: %.1f of %.1f GPU-hours used this period, %.1f more committed to running work; %s; the period resets at %s",
@@ -112,7 +118,7 @@ func (c *cycle) overBudget(u *Unit) bool {
 	_, end := b.Period(c.snap.Now)
 	w := &BudgetWait{Account: acct, Budget: b.GPUHours, Used: use.used, Committed: use.committed,
 		GPUs: unitGPUs(u), Resets: end}
-	w.Need = budgetNeed(w.GPUs, u.Job.Runtime, c.snap.Now, end)
+	w.Need = budgetNeed(w.GPUs, u.Job.Runtime)
 	total := use.used + use.committed
 	if total < b.GPUHours && total+w.Need <= b.GPUHours {
 		c.budgetNeed[u.Job.Name] = w.Need
@@ -124,12 +130,14 @@ func (c *cycle) overBudget(u *Unit) bool {
 	return true
 }
 
-// budgetNeed is what gpus GPUs use over limit from now, up to end.
-func budgetNeed(gpus float64, limit time.Duration, now, end time.Time) float64 {
+// budgetNeed is what gpus GPUs use over limit: all of it counts in the
+// period it starts in, so that work started just before a reset cannot
+// overrun the next period's budget.
+func budgetNeed(gpus float64, limit time.Duration) float64 {
 	if limit <= 0 {
 		return 0
 	}
-	return gpus * min(limit, end.Sub(now)).Hours()
+	return gpus * limit.Hours()
 }
 
 // budgetUse sums, once per cycle and account, the ended work's use the
@@ -211,4 +219,38 @@ func (b Budget) Within(gpus float64, from, to, now time.Time) float64 {
 		return 0
 	}
 	return gpus * to.Sub(from).Hours()
+}
+
+// ParseBudget reads a budget written GPUH/PERIOD: GPUH GPU-hours (0 to
+// 1e9) per PERIOD, a duration of at least an hour (720h) or month (the
+// calendar month, UTC). Fixed periods count from the Unix epoch.
+func ParseBudget(spec string) (Budget, error) {
+	amount, period, ok := strings.Cut(spec, "/")
+	if !ok {
+		return Budget{}, fmt.Errorf("budget %q: want GPUH/PERIOD, e.g. 1000/720h or 1000/month", spec)
+	}
+	gpuh, err := strconv.ParseFloat(amount, 64)
+	if err != nil || !(gpuh >= 0 && gpuh <= 1e9) {
+		return Budget{}, fmt.Errorf("budget %q: GPU-hours %q: want a number from 0 to 1e9", spec, amount)
+	}
+	b := Budget{GPUHours: gpuh}
+	if period == "month" {
+		return b, nil
+	}
+	if b.Every, err = time.ParseDuration(period); err != nil || b.Every < time.Hour {
+		return Budget{}, fmt.Errorf("budget %q: period %q: want month or a duration of at least 1h", spec, period)
+	}
+	return b, nil
+}
+
+// String writes the budget as ParseBudget reads it.
+func (b Budget) String() string {
+	period := "month"
+	switch {
+	case b.Every > 0 && b.Every%time.Hour == 0:
+		period = strconv.FormatInt(int64(b.Every/time.Hour), 10) + "h"
+	case b.Every > 0:
+		period = b.Every.String()
+	}
+	return strconv.FormatFloat(b.GPUHours, 'f', -1, 64) + "/" + period
 }

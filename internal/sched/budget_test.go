@@ -35,7 +35,7 @@ func TestBudgetHoldsItsTenantOnly(t *testing.T) {
 	if b := wt.Budget; b.Used != 100 || b.Budget != 100 || b.Need != 4 || !b.Resets.Equal(t0.AddDate(0, 1, 0)) {
 		t.Errorf("numbers %+v", *b)
 	}
-	for _, s := range []string{"100.0 of 100.0 GPU-hours", "4 GPUs x its time limit = 4.0 GPU-hours", "resets at 2026-02-01T00:00:00Z"} {
+	for _, s := range []string{"100.0 of 100.0 GPU-hours", "4 GPUs x its time limit = 4.0 GPU-hours, 0.0 are left", "resets at 2026-02-01T00:00:00Z"} {
 		if !strings.Contains(wt.Reason, s) {
 			t.Errorf("reason %q lacks %q", wt.Reason, s)
 		}
@@ -58,6 +58,7 @@ func TestBudgetAdmitsWhatFits(t *testing.T) {
 		{"one GPU-hour over", 0, []*job.Job{limited("p", 4, 5*time.Hour+15*time.Minute)}, []string{"wait p budget"}},
 		{"the second overruns", 0, []*job.Job{limited("p", 2, 5*time.Hour), limited("q", 2, 5*time.Hour+time.Minute)},
 			[]string{"start p", "wait q budget"}},
+		{"too big for any period", 0, []*job.Job{limited("p", 8, 13*time.Hour)}, []string{"wait p budget"}},
 		{"no limit, budget left", 19.5, []*job.Job{limited("p", 4, 0)}, []string{"start p"}},
 		{"no limit, budget spent", 20, []*job.Job{limited("p", 4, 0)}, []string{"wait p budget"}},
 	}
@@ -98,6 +99,32 @@ func TestBudgetPeriodResets(t *testing.T) {
 		snap.Now = t0.Add(tc.at)
 		if got := transcript(Cycle(snap)); len(got) != 1 || got[0] != tc.want {
 			t.Errorf("at %v: got %v, want %s", tc.at, got, tc.want)
+		}
+	}
+}
+
+// TestBudgetCountsAllOfTheLimit: a unit that starts just before a reset
+// is charged its whole time limit in the period it starts in, so that it
+// cannot overrun the next period's budget; what fits the period left
+// starts.
+func TestBudgetCountsAllOfTheLimit(t *testing.T) {
+	b := Budget{GPUHours: 100, Every: 24 * time.Hour, Anchor: t0}
+	for _, tc := range []struct {
+		limit time.Duration
+		want  string
+	}{
+		{20 * time.Hour, "wait p budget"}, // 160 GPU-hours, 8 of them before the reset
+		{12 * time.Hour, "start p"},
+	} {
+		w := newWorld(t, 1, 8).submit(limited("p", 8, tc.limit), "a")
+		snap := w.snapshot(Config{Budgets: map[string]Budget{"a": b}})
+		snap.Now = t0.Add(23 * time.Hour)
+		d := Cycle(snap)
+		if got := transcript(d); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("limit %v: got %v, want %s", tc.limit, got, tc.want)
+		}
+		if wt, ok := waitOf(d, "p"); ok && !strings.Contains(wt.Reason, "more than the whole budget of a period") {
+			t.Errorf("reason %q does not say it can never fit", wt.Reason)
 		}
 	}
 }
@@ -161,6 +188,22 @@ func TestBudgetWithin(t *testing.T) {
 	} {
 		if got := b.Within(2, t0.Add(tc.from), t0.Add(tc.to), now); got != tc.want {
 			t.Errorf("[%v, %v): %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+func TestParseBudget(t *testing.T) {
+	for spec, want := range map[string]Budget{
+		"1000/720h": {GPUHours: 1000, Every: 720 * time.Hour}, "2.5/month": {GPUHours: 2.5}, "0/24h": {Every: 24 * time.Hour},
+	} {
+		got, err := ParseBudget(spec)
+		if err != nil || got != want || got.String() != spec {
+			t.Errorf("%s: %+v %v (%s), want %+v", spec, got, err, got.String(), want)
+		}
+	}
+	for _, bad := range []string{"1000", "x/720h", "-1/720h", "NaN/720h", "1e10/month", "10/week", "10/30m"} {
+		if _, err := ParseBudget(bad); err == nil {
+			t.Errorf("%s accepted", bad)
 		}
 	}
 }
