@@ -76,11 +76,11 @@ func (w *BudgetWait) String() string {
 	need := "it has no time limit, and the budget is spent"
 	switch {
 	case w.Need > w.Budget:
-		need = fmt.Sprintf("it would need %s GPUs x its time limit = %.1f GPU-hours, more than the whole budget of a period: it cannot start under this budget",
-			queue.MilliString(int64(w.GPUs*queue.Milli)), w.Need)
+		need = fmt.Sprintf("it would need %s x its time limit = %.1f GPU-hours, more than the whole budget of a period: it cannot start under this budget",
+			Amount(queue.Flavor{}, int64(w.GPUs*queue.Milli)), w.Need)
 	case w.Need > 0:
-		need = fmt.Sprintf("it would need %s GPUs x its time limit = %.1f GPU-hours, %.1f are left",
-			queue.MilliString(int64(w.GPUs*queue.Milli)), w.Need, max(w.Budget-w.Used-w.Committed, 0))
+		need = fmt.Sprintf("it would need %s x its time limit = %.1f GPU-hours, %.1f are left",
+			Amount(queue.Flavor{}, int64(w.GPUs*queue.Milli)), w.Need, max(w.Budget-w.Used-w.Committed, 0))
 	}
 	return fmt.Sprintf("budget of %s: %.1f of %.1f GPU-hours used this period, %.1f more committed to running work; %s; the period resets at %s",
 		w.Account, w.Used, w.Budget, w.Committed, need, w.Resets.UTC().Format(time.RFC3339))
