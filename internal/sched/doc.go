@@ -26,6 +26,8 @@
 //	claims                    Memory (volatile) a map in memory           Memory, in a ConfigMap
 //	kept reservations, hints  sim fields        -                         -
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
+//	budgets' ended use        the replay        accounting records        the leader's memory
+//	                                            (bbolt)                   (lost on a new leader)
 //
 // Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
 // period (a tenant in the server, a queue in the Kubernetes face), at
