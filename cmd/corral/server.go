@@ -431,7 +431,12 @@ server's --max-grace otherwise), --def-mem-per-gpu and --def-cpus-per-gpu
 are what a task that asks for no memory or CPU gets per GPU (charged to
 its quotas), and --max-priority is the highest --priority it may ask for
 (0 by default); priority orders its own jobs and never stops another
-tenant's. set with an
+tenant's. --budget GPUH/PERIOD caps the GPU-hours its jobs use per period
+(1000/720h, or 1000/month for the calendar month in UTC): a job whose GPUs
+times its time limit would overrun what is left waits, saying so in
+corral explain with the budget's numbers and when it runs out at the
+period's rate; a job without a time limit waits only once the budget is
+spent; nothing running is stopped. set with an
 empty --unix-user or a zero --uid or --gid unsets it.
 ` + clientHelp + `
 Flags:
@@ -572,10 +577,10 @@ func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, ui
 
 func printTenants(stdout io.Writer, ts []api.Tenant) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tQUOTA\tCOHORT\tADMIN\tUNIX USER\tCREATED")
+	fmt.Fprintln(tw, "TENANT\tQUOTA\tBUDGET\tCOHORT\tADMIN\tUNIX USER\tCREATED")
 	for _, t := range ts {
-		q, cohort := tenantQuota(t), cmp.Or(t.Cohort, "-")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", t.Name, q, cohort, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
+		q, budget, cohort := tenantQuota(t), cmp.Or(t.Budget, "-"), cmp.Or(t.Cohort, "-")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", t.Name, q, budget, cohort, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
 }

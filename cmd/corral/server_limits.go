@@ -76,15 +76,17 @@ type tenantLimits struct {
 	defMem   string
 	defCPUs  float64
 	maxPrio  int
+	budget   string
 }
 
 // tenantLimitFlags are the flags of tenantLimits, as set names them.
-var tenantLimitFlags = []string{"--max-grace", "--def-mem-per-gpu", "--def-cpus-per-gpu", "--max-priority"}
+var tenantLimitFlags = []string{"--max-grace", "--def-mem-per-gpu", "--def-cpus-per-gpu", "--max-priority", "--budget"}
 
 func (l *tenantLimits) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.maxGrace, "max-grace", "", "the longest grace period the tenant's jobs get (30s; empty or 0s: the server's --max-grace)")
 	fs.StringVar(&l.defMem, "def-mem-per-gpu", "", "memory a task of the tenant that asks for none gets per GPU, as --mem takes it (empty or 0: the server's)")
 	fs.Float64Var(&l.defCPUs, "def-cpus-per-gpu", 0, "CPU cores a task of the tenant that asks for none gets per GPU (0: the server's)")
+	fs.StringVar(&l.budget, "budget", "", "GPUH/PERIOD: the GPU-hours the tenant's jobs may use per period, a duration (720h) or month (calendar month, UTC); a job that would overrun it waits, nothing running is stopped (empty: none)")
 	fs.IntVar(&l.maxPrio, "max-priority", 0, "the highest --priority the tenant's jobs may ask for (a higher one is refused); priority orders the tenant's own jobs and never stops another tenant's")
 }
 
@@ -103,6 +105,7 @@ func (l tenantLimits) memMiB() (int64, error) {
 func (l tenantLimits) create(req *api.TenantRequest) error {
 	mem, err := l.memMiB()
 	req.MaxGrace, req.DefMemPerGPUMiB, req.DefCPUsPerGPU, req.MaxPriority = l.maxGrace, mem, l.defCPUs, l.maxPrio
+	req.Budget = l.budget
 	return err
 }
 
@@ -121,6 +124,9 @@ func (l tenantLimits) update(name string, u *api.TenantUpdate) {
 	case "max-priority":
 		p := l.maxPrio
 		u.MaxPriority = &p
+	case "budget":
+		b := l.budget
+		u.Budget = &b
 	}
 }
 

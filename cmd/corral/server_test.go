@@ -262,8 +262,11 @@ func TestCLIAgainstServer(t *testing.T) {
 		t.Fatalf("tenant list:\n%s", out)
 	}
 	cli("server", "tenant", "create", "--quota", "1", "--cohort", "lab", "carol")
-	if out := cli("server", "tenant", "set", "bob", "--cohort", "lab"); !regexp.MustCompile(`bob +1 GPUs +lab `).MatchString(out) {
+	if out := cli("server", "tenant", "set", "bob", "--cohort", "lab"); !regexp.MustCompile(`bob +1 GPUs +- +lab `).MatchString(out) {
 		t.Fatalf("tenant set --cohort:\n%s", out)
+	}
+	if out := cli("server", "tenant", "set", "bob", "--budget", "100/720h"); !regexp.MustCompile(`bob +1 GPUs +100/720h +lab `).MatchString(out) {
+		t.Fatalf("tenant set --budget:\n%s", out)
 	}
 	var cohortErr strings.Builder
 	if code := run([]string{"server", "tenant", "create", "--cohort", "lab", "dave"}, io.Discard, &cohortErr); code == 0 || !strings.Contains(cohortErr.String(), "needs a GPU quota") {

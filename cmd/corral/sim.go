@@ -62,6 +62,8 @@ Examples:
   corral sim --spot-share 0.25 --mtbf 2000h           # spot nodes and node failures
   corral sim --workload sacct history.txt --nodes 32  # a Slurm site's own history, every policy
   corral sim --moves --nodes 32 --days 7             # what MIG, time-slicing, split pools, spot and a floor each save
+  corral sim --workload jobs month.csv --policies corral --budget research=20000/168h
+                                                    # what a weekly budget would have held back
   corral sim --workload openb --openb-pods openb_pod_list_default.csv \
              --openb-nodes openb_node_list_gpu_node.csv --openb-node-share 0.1
 
@@ -99,6 +101,7 @@ type simOptions struct {
 	moves                                                            bool
 	now                                                              string
 	spotOutage                                                       time.Duration
+	budgets                                                          budgetFlag
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -181,7 +184,7 @@ func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies 
 			ReclaimPatience:    patienceSetting(o.reclaimPatience),
 			PriorityPreemption: o.priorityPreempt, Progress: bar.update,
 			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
-			Backfill: o.backfill, Reservations: o.reservations})
+			Backfill: o.backfill, Reservations: o.reservations, Budgets: o.budgets})
 		bar.finish()
 		if err != nil {
 			return nil, err
@@ -208,6 +211,7 @@ func writeSimText(stdout io.Writer, o simOptions, f *fleet.Fleet, out *simOutput
 	if o.defrag {
 		writeDefrag(stdout, out.results)
 	}
+	writeBudgets(stdout, out.results)
 	writeStories(stdout, o.explain, out.results)
 }
 
@@ -238,7 +242,7 @@ func writeSimFiles(stdout io.Writer, o simOptions, out *simOutputs, cat *price.C
 }
 
 func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
-	var o simOptions
+	o := simOptions{budgets: budgetFlag{}}
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.fleetPath, "fleet", "", "fleet file (YAML); default a synthetic fleet of --nodes nodes")
@@ -282,6 +286,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.BoolVar(&o.moves, "moves", false, "price the five moves (MIG for inference, time-slicing for notebooks, split pools, spot training, the planner's committed floor): the workload (generated, or a jobs file or sacct history, whose class column says which moves apply) replayed once per move alone and once with all, each pool autoscaled, at catalog prices")
 	fs.StringVar(&o.now, "now", "", "the day price ages are counted to (STALE past 90 days, EXPIRED past a price's validity), YYYY-MM-DD (default: today)")
 	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
+	fs.Var(o.budgets, "budget", "corral: "+budgetFlagHelp+"; a duration counts from the replay's start, a month from 2000-01-01, the simulator's time zero")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {

@@ -113,7 +113,9 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			FairShare:       true,
 			ReclaimPatience: sched.Patience(snap.reclaimPatience),
 			Charge:          func(p *gang.Placement) queue.Amounts { return charger.Placed(snap.state, p) },
+			Budgets:         snap.budgets,
 		},
+		Spent: snap.spent,
 	}
 	for _, v := range runningUnits(snap) {
 		in.running[v.name] = v
@@ -148,6 +150,9 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 		r.Queue, r.Need = q, queue.Amounts{anyGPU: milli}
 	}
 	r.GPUs = float64(milli) / queue.Milli
+	if limit := deadline(v.podList()); limit > 0 && !v.started.IsZero() {
+		r.End = v.started.Add(limit) // the kubelet stops its pods by then
+	}
 	return r
 }
 
@@ -335,6 +340,9 @@ func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 	tolerations := append(tolerated(u.pods, snap.taints), selectorTolerations(u.pods, snap.selectors)...)
 	j := &job.Job{Name: u.job, Priority: int(u.priority), Tolerations: tolerations}
 	j.Preemptible, j.Runtime = lendable(u.pods)
+	if j.Runtime == 0 {
+		j.Runtime = deadline(u.pods) // a limit the kubelet enforces
+	}
 	var byGroup [][]*corev1.Pod
 	for _, p := range u.pods {
 		d, err := demand(p)

@@ -36,6 +36,8 @@ type queueSpec struct {
 	// what this queue borrows (-1: no cap).
 	Cohort string
 	Borrow int64
+	// Budget caps its GPU-hours per period (spec.budget); nil: none.
+	Budget *sched.Budget
 }
 
 func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
@@ -56,6 +58,13 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	}
 	if found {
 		q.Borrow = borrow
+	}
+	if spec, found, _ := unstructured.NestedString(obj.Object, "spec", "budget"); found && spec != "" {
+		b, err := sched.ParseBudget(spec)
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: spec.budget: %w", q.Name, err)
+		}
+		q.Budget = &b
 	}
 	return q, nil
 }

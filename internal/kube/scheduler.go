@@ -60,6 +60,7 @@ type Scheduler struct {
 	dra      draListers // NVIDIA's DRA GPUs, read as GPUs; set by Start
 	n        counters
 	ledger   *ledger
+	spent    budgetLog // the ended pods' GPU use, for the queues' budgets
 	metrics  *metrics
 	reports  *reporter
 	leading  atomic.Bool  // this replica schedules now
@@ -281,6 +282,8 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	start := time.Now()
 	units := s.keepPlaces(buildUnits(snap.pending, s.podGroups(snap.pending), snap.members))
 	snap.ledger, snap.now = &s.quota, s.cfg.Now()
+	snap.budgets = budgetsOf(snap.queues)
+	snap.spent = s.spent.spent(snap.budgets, snap.now)
 	d := decide(snap, units, !s.cfg.NoPreemption)
 	s.rememberRefusals(d.refusals)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
@@ -567,7 +570,9 @@ func (s *Scheduler) podUpdated(old, cur any) {
 	if !ok1 || !ok2 || !s.accounts(p) || terminal(o) || !terminal(p) {
 		return
 	}
-	s.ledger.ended(p, string(p.Status.Phase), s.node(p.Spec.NodeName), s.queueSpecs())
+	queues := s.queueSpecs()
+	s.ledger.ended(p, string(p.Status.Phase), s.node(p.Spec.NodeName), queues)
+	s.budgetEnded(p, queues)
 }
 
 // podDeleted records the end of a bound pod of this scheduler that went
@@ -580,7 +585,20 @@ func (s *Scheduler) podDeleted(obj any) {
 	if !ok || !s.accounts(p) || terminal(p) {
 		return
 	}
-	s.ledger.ended(p, "Deleted", s.node(p.Spec.NodeName), s.queueSpecs())
+	queues := s.queueSpecs()
+	s.ledger.ended(p, "Deleted", s.node(p.Spec.NodeName), queues)
+	s.budgetEnded(p, queues)
+}
+
+// budgetEnded adds what a bound pod that ended used to its queue's
+// budget, when the queue has one.
+func (s *Scheduler) budgetEnded(p *corev1.Pod, queues map[string]*queueSpec) {
+	q := queues[p.Labels[LabelQueue]]
+	if q == nil || q.Budget == nil {
+		return
+	}
+	r := podRecord("end", p, s.node(p.Spec.NodeName), queues, s.cfg.Now())
+	s.spent.add(q.Name, r.GPUs, boundAt(p), r.Time)
 }
 
 func (s *Scheduler) accounts(p *corev1.Pod) bool {

@@ -35,6 +35,10 @@ type snapshot struct {
 	described map[string]string
 	bound     []boundPod // in node, then pod order
 	queues    map[string]*queueSpec
+	// budgets are the queues' budgets (spec.budget) and spent what their
+	// ended pods used in each budget's current period.
+	budgets   map[string]sched.Budget
+	spent     map[string]float64
 	scheduler string // the scheduler name: only its pods are preempted
 	// reclaimPatience is Config.ReclaimPatience.
 	reclaimPatience time.Duration

@@ -43,6 +43,9 @@ const (
 	// ReasonWaitingForPreemption: pods are being evicted to make room
 	// for it.
 	ReasonWaitingForPreemption = "WaitingForPreemption"
+	// ReasonWaitingForBudget: its queue's GPU-hour budget for the period
+	// would be overrun (spec.budget); more capacity would not help.
+	ReasonWaitingForBudget = "WaitingForBudget"
 	// ReasonSchedulerError: corral cannot read what it asks for (see the
 	// message).
 	ReasonSchedulerError = corev1.PodReasonSchedulerError
@@ -64,6 +67,8 @@ func reasonFor(c sched.Code) string {
 		return ReasonWaitingForPreemption
 	case sched.CodeInvalid:
 		return ReasonSchedulerError
+	case sched.CodeBudget:
+		return ReasonWaitingForBudget
 	default: // capacity, never fits, not tried this cycle: capacity may help
 		return ReasonUnschedulable
 	}

@@ -34,6 +34,11 @@ type cycle struct {
 	quotaTried  map[string]bool
 	sortedByEnd []Running // the running units by estimated end, once sorted
 	sortedNames []string  // their names
+	// budgets is what each account used and committed, summed on first
+	// use and grown by the units started; budgetNeed what a unit that
+	// passed the budget check would commit, by name.
+	budgets    map[string]budgetUse
+	budgetNeed map[string]float64
 }
 
 // head is a waiting unit with a reservation.
@@ -50,8 +55,9 @@ type head struct {
 //     stopping for first (the room they free is theirs), then units with
 //     no queue by priority and arrival, then queued units in the Book's
 //     fair-share order of queues, each queue's units in its own order;
-//  2. a unit whose queue has no quota left waits, without costing an
-//     attempt, so one queue's backlog never hides another queue's work;
+//  2. a unit that would overrun its account's budget (budget.go), or
+//     whose queue has no quota left, waits, without costing an attempt,
+//     so one queue's backlog never hides another queue's work;
 //  3. a unit that fits is placed; it starts unless that would delay a unit
 //     holding a reservation (backfill keeps every reservation);
 //  4. a unit that does not fit may preempt lower-priority work, and the
@@ -62,6 +68,7 @@ type head struct {
 func Cycle(snap *Snapshot) Decisions {
 	c := &cycle{snap: snap, failed: map[string]bool{}, stopping: map[string]bool{}, quotaHeld: map[string]string{}, quotaTried: map[string]bool{}}
 	c.victimsOf = map[string][]string{}
+	c.budgets, c.budgetNeed = map[string]budgetUse{}, map[string]float64{}
 	for i := range snap.Running {
 		r := &snap.Running[i]
 		if r.StoppingFor != "" {
@@ -85,7 +92,7 @@ func (c *cycle) consider(u *Unit) {
 	case u.Blocked != "" && len(u.Freeing) == 0:
 		c.wait(u, CodeBlocked, u.Blocked)
 		return
-	case c.overQuota(u):
+	case c.overBudget(u), c.overQuota(u):
 		return
 	case u.Blocked != "":
 		c.free(u)
@@ -202,6 +209,7 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 		}
 		start.Admission = adm
 	}
+	c.budgetStarted(u)
 	c.out.Starts = append(c.out.Starts, start)
 }
 

@@ -26,6 +26,24 @@
 //	claims                    Memory (volatile) record (bbolt)            Memory, in a ConfigMap
 //	kept reservations, hints  sim fields        -                         -
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
+//	budgets' ended use        the replay        accounting records        the leader's memory
+//	                                            (bbolt)                   (lost on a new leader)
+//
+// Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
+// period (a tenant in the server, a queue in the Kubernetes face), at
+// admission only: running work is never stopped for a budget. The rule:
+// a unit starts when what its account used this period (ended work the
+// face reports in Snapshot.Spent, running work since the period began),
+// what its running work is committed to (GPUs up to each one's estimated
+// end, within the period) and what the unit needs (its GPUs times its
+// time limit, Job.Runtime, within the period) come to at most the budget.
+// A unit without a time limit is held only once the budget is spent, so
+// such work may overrun it by what it runs past that point, as may
+// running work past its estimated end. The period is fixed by the
+// budget and the snapshot's time, so it resets at its boundary with no
+// clock read; Budget.RunsOut forecasts the date it runs out at the
+// period's rate so far. A unit held waits with CodeBudget and the
+// numbers (Wait.Budget).
 //
 // It imports internal/gang, internal/fleet, internal/job and internal/queue
 // only. Start

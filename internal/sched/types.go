@@ -53,6 +53,8 @@ type Unit struct {
 	// delays a reservation, so the room it names is still the least); nil:
 	// search.
 	Kept *Reservation
+	// Account is the budget it is charged to (Config.Budgets); "": Queue.
+	Account string
 }
 
 // Freeing is one way to let a blocked task start: the running units
@@ -89,6 +91,8 @@ type Running struct {
 	// Config.MaxPreemptions it is no longer a victim, which ends any
 	// preempt-requeue loop.
 	Preemptions int
+	// Account is the budget it is charged to (Config.Budgets); "": Queue.
+	Account string
 }
 
 // Snapshot is everything one cycle reads.
@@ -99,6 +103,10 @@ type Snapshot struct {
 	Running []Running
 	Pending []Unit
 	Config  Config
+	// Spent is, by account, the GPU-hours that work no longer running
+	// used in the current period of its budget (Config.Budgets); the
+	// running units' use the cycle counts itself (budget.go).
+	Spent map[string]float64
 }
 
 // Config tunes the cycle. The zero value is a cycle without preemption
@@ -160,6 +168,10 @@ type Config struct {
 	// may not borrow again (Preempt.NoBorrowUntil), doubling with each
 	// earlier preemption; 0 is DefaultReborrowBackoff, negative none.
 	ReborrowBackoff time.Duration
+	// Budgets caps the GPU-hours of accounts per period, by account (a
+	// Unit's Account, or its Queue); a unit that would overrun its
+	// account's budget waits (CodeBudget). Nil: no budgets.
+	Budgets map[string]Budget
 }
 
 // Defaults of Config, the same in every face.
@@ -261,6 +273,8 @@ type Wait struct {
 	Held     bool
 	// Quota is the ledger's refusal, for CodeQuota.
 	Quota *queue.QuotaError
+	// Budget is the numbers of the budget that holds it, for CodeBudget.
+	Budget *BudgetWait
 }
 
 // Code classifies why a unit waits, so that a face can say whether more
@@ -278,8 +292,9 @@ const (
 	CodeNeverFits                 // the fleet could not hold it even empty
 	CodeNotConsidered             // the cycle's attempts ran out before it
 	CodeInvalid                   // the job is malformed or names what the fleet lacks
+	CodeBudget                    // its account's budget for the period would be overrun
 )
 
-var codeNames = [...]string{"capacity", "quota", "reserved", "preempting", "blocked", "never-fits", "not-considered", "invalid"}
+var codeNames = [...]string{"capacity", "quota", "reserved", "preempting", "blocked", "never-fits", "not-considered", "invalid", "budget"}
 
 func (c Code) String() string { return codeNames[c] }

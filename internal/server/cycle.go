@@ -19,6 +19,7 @@ const (
 	ReasonGPUs    = "waiting for GPUs"
 	ReasonQuota   = "tenant GPU quota reached"
 	ReasonPreempt = "preempting lower-priority work to make room"
+	ReasonBudget  = "tenant GPU-hour budget reached"
 )
 
 // cycle is one scheduling pass: the server turns its jobs into a snapshot,
@@ -72,15 +73,18 @@ func (w lastWait) reason() string {
 	return waitReason(w.Wait)
 }
 
-// code is the reason squeue would show for the wait: Resources, or
-// AssocGrpGRES when the tenant's quota holds the job back; None before
-// any cycle has considered it.
+// code is the reason squeue would show for the wait: Resources,
+// AssocGrpGRES when the tenant's quota holds the job back,
+// AssocGrpGRESMinutes when its budget does (Slurm's GrpTRESMins); None
+// before any cycle has considered it.
 func (w lastWait) code() string {
 	switch {
 	case w.Unit == "":
 		return "None"
 	case w.Code == sched.CodeQuota:
 		return "AssocGrpGRES"
+	case w.Code == sched.CodeBudget:
+		return "AssocGrpGRESMinutes"
 	}
 	return "Resources"
 }
@@ -112,6 +116,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 		panic(fmt.Sprintf("server: %v", err)) // the tenants' specs are built valid
 	}
 	snap.Book = book
+	snap.Config.Budgets, snap.Spent = s.budgets(snap.Now)
 	s.mem.Keep(snap.Now, func(name string) bool {
 		id, err := store.ParseID(name)
 		if err != nil {
@@ -212,6 +217,8 @@ func waitReason(w sched.Wait) string {
 		return ReasonPreempt + ": " + w.Reason
 	case sched.CodeCapacity, sched.CodeReserved:
 		return ReasonGPUs + ": " + w.Reason
+	case sched.CodeBudget:
+		return ReasonBudget + ": " + w.Reason + forecast(w.Budget)
 	}
 	return w.Reason
 }

@@ -47,6 +47,7 @@ func (s *Server) finish(e ended) {
 	if err != nil {
 		s.log.Error("persist end", "job", j.Name(), "err", err)
 	}
+	s.records++
 	if !r.drained {
 		if err := s.state.Release(j.Name()); err != nil {
 			s.log.Error("release", "job", j.Name(), "err", err)

@@ -115,6 +115,11 @@ type Server struct {
 	mem     *sched.Memory               // the scheduler's memory of jobs, persisted in their records (memory.go)
 	ledger  sched.Ledger                // the tenants' quotas and fair share
 	tenants map[string]store.Tenant
+	// spent caches, by tenant, what its ended runs used in its budget's
+	// current period; records counts the accounting records written, so
+	// that a new one refreshes it.
+	spent   map[string]spentCache
+	records int
 	bad     map[int]string // unhealthy GPUs and their problems
 	iso     isolation      // how tasks are fenced; set by New
 	host    string         // the machine's name, as jobs see it (SLURM_JOB_NODELIST)
@@ -187,7 +192,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
 		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
-		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), mem: sched.NewMemory(), tenants: map[string]store.Tenant{}, bad: map[int]string{},
+		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), mem: sched.NewMemory(), tenants: map[string]store.Tenant{}, spent: map[string]spentCache{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
 		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
 	}

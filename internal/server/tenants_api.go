@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
 )
@@ -30,7 +31,7 @@ func tenantView(t store.Tenant) api.Tenant {
 		v.MaxGrace = t.MaxGrace.String()
 	}
 	v.DefMemPerGPUMiB, v.DefCPUsPerGPU = t.DefMemPerGPUMiB, float64(t.DefCPUPerGPUMilli)/1000
-	v.MaxPriority = t.MaxPriority
+	v.MaxPriority, v.Budget = t.MaxPriority, t.Budget
 	return v
 }
 
@@ -115,7 +116,7 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 		return
 	}
 	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB),
-		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB)); err != nil {
+		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB), checkBudget(req.Budget)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -127,7 +128,7 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
 		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID,
 		MaxGrace: grace, DefMemPerGPUMiB: req.DefMemPerGPUMiB, DefCPUPerGPUMilli: int64(req.DefCPUsPerGPU * 1000),
-		MaxPriority: req.MaxPriority}
+		MaxPriority: req.MaxPriority, Budget: req.Budget}
 	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -149,8 +150,8 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 
 // tenantSummary is a tenant's settings in one line, for the audit log.
 func tenantSummary(t store.Tenant) string {
-	return fmt.Sprintf("quota_gpus=%s quota_cpus=%s quota_memory_mib=%d cohort=%q admin=%v unix_user=%q uid=%d gid=%d max_grace=%v max_priority=%d",
-		gpuString(t.QuotaMilli), gpuString(int(t.QuotaCPUMilli)), t.QuotaMemoryMiB, t.Cohort, t.Admin, t.UnixUser, t.UID, t.GID, t.MaxGrace, t.MaxPriority)
+	return fmt.Sprintf("quota_gpus=%s quota_cpus=%s quota_memory_mib=%d cohort=%q admin=%v unix_user=%q uid=%d gid=%d max_grace=%v max_priority=%d budget=%q",
+		gpuString(t.QuotaMilli), gpuString(int(t.QuotaCPUMilli)), t.QuotaMemoryMiB, t.Cohort, t.Admin, t.UnixUser, t.UID, t.GID, t.MaxGrace, t.MaxPriority, t.Budget)
 }
 
 // handleUpdateTenant changes the quota or the Unix account of a tenant.
@@ -214,6 +215,9 @@ func checkUpdate(u api.TenantUpdate) error {
 	if u.DefMemPerGPUMiB != nil {
 		errs = append(errs, checkDefaults(0, *u.DefMemPerGPUMiB))
 	}
+	if u.Budget != nil {
+		errs = append(errs, checkBudget(*u.Budget))
+	}
 	return errors.Join(errs...)
 }
 
@@ -251,6 +255,18 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	if u.MaxPriority != nil {
 		t.MaxPriority = *u.MaxPriority
 	}
+	if u.Budget != nil {
+		t.Budget = *u.Budget
+	}
+}
+
+// checkBudget says what is wrong with a tenant's budget, if anything.
+func checkBudget(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	_, err := sched.ParseBudget(spec)
+	return err
 }
 
 // handleIssueToken makes a new token for a tenant and revokes its others

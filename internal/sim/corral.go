@@ -64,7 +64,7 @@ func (corralPolicy) Cycle(s *Sim) {
 // are handed to it, which leaves the decisions as they were and keeps a
 // replay of 100,000 jobs fast.
 func (s *Sim) coreSnapshot() *sched.Snapshot {
-	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig()}
+	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig(), Spent: s.spent()}
 	onlyNew := !s.freed && s.units.Claims() == 0
 	// Nothing placed, released or resized, and no node's health changed,
 	// since the last cycle ended: its reservations of room still hold.
@@ -77,7 +77,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 			continue // it did not fit before, and nothing has ended since
 		}
 		mem := s.units.Of(p.a.Job.Name)
-		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Need: s.need(p.a), Arrival: int64(i),
+		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Account: tenantOf(p.a), Need: s.need(p.a), Arrival: int64(i),
 			Claimed: mem.Claimed, NoBorrowUntil: mem.NoBorrowUntil, Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
 		if unchanged {
 			u.Kept = s.kept[p.a.Job.Name]
@@ -93,7 +93,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 // bound on preemptions.
 func (s *Sim) coreConfig() sched.Config {
 	cfg := sched.Config{Preemption: s.opt.PriorityPreemption, Reclaim: true, FairShare: true, Terse: s.opt.Explain == "",
-		Reservations: s.opt.reservations(), ReclaimPatience: s.reclaimPatience(), Grace: s.opt.PreemptGrace}
+		Reservations: s.opt.reservations(), ReclaimPatience: s.reclaimPatience(), Grace: s.opt.PreemptGrace, Budgets: s.budgets.of}
 	if limit := s.opt.MaxPreemptionsPerHour; limit > 0 {
 		left := limit - s.preempted.count(s.now)
 		cfg.PreemptionBudget = left
@@ -112,7 +112,7 @@ func (s *Sim) coreRunning(name string) sched.Running {
 	r := s.running[name]
 	j := r.a.Job
 	out := sched.Running{Name: name, Parts: r.parts, Priority: j.Priority, Started: epoch.Add(r.start),
-		Preemptible: j.Preemptible, Preemptions: s.units.Of(name).Preemptions,
+		Preemptible: j.Preemptible, Preemptions: s.units.Of(name).Preemptions, Account: tenantOf(r.a),
 		GPUs: r.gpus, CheckpointEvery: j.CheckpointEvery}
 	if r.admitted {
 		out.Queue, out.Need = tenantOf(r.a), s.need(r.a)
@@ -143,6 +143,7 @@ func (s *Sim) apply(d sched.Decisions) bool {
 			rec.Estimate, rec.EstimatedAt = w.Estimate.Sub(epoch), s.now
 		}
 		s.noteWait(w)
+		s.heldByBudget(w)
 		s.wakeLater(p)
 	}
 	s.wakeForBudget(len(d.Waiting) > 0)

@@ -8,6 +8,7 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -54,6 +55,11 @@ type Options struct {
 	// backfilled job may delay).
 	Backfill     string
 	Reservations int // conservative: jobs holding reservations (0: 8)
+	// Budgets caps tenants' GPU-hours per period (corral only): a job
+	// that would overrun its tenant's budget waits (sched.CodeBudget).
+	// A fixed period counts from the replay's time zero; a calendar month
+	// (Every 0) from the simulator's epoch, 2000-01-01.
+	Budgets map[string]sched.Budget
 }
 
 // Backfill modes.

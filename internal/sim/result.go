@@ -20,6 +20,8 @@ type Result struct {
 	Faults  []faultrec.Record `json:"faults,omitempty"`
 	Explain []string          `json:"explain,omitempty"` // the story of Options.Explain's job
 	Hours   []Hour            `json:"hours,omitempty"`   // the fleet at every hour boundary
+	// Budgets is each budgeted tenant's use per period (Options.Budgets).
+	Budgets []BudgetPeriod `json:"budgets,omitempty"`
 }
 
 // Summary condenses a replay. Times are hours. Allocation is the share of
@@ -154,7 +156,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 	}
 	sum.Tenants, sum.Jain = s.tenantSummaries(end)
 	sum.Classes = s.classSummaries(end)
-	return &Result{Policy: policy, Summary: sum, Jobs: s.records, Refused: s.refused, Faults: s.handledFaults}
+	return &Result{Policy: policy, Summary: sum, Jobs: s.records, Refused: s.refused, Faults: s.handledFaults, Budgets: s.budgets.list()}
 }
 
 // addWork sums the work of the jobs accepted, the part left undone, and

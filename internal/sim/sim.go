@@ -67,6 +67,7 @@ type Sim struct {
 	// budgetWake: the latest wake-up scheduled for the preemption bound.
 	units      *sched.Memory
 	budgetWake time.Duration
+	budgets    *budgets        // tenants' GPU-hour budgets (Options.Budgets)
 	heads      map[string]bool // jobs holding reservations after the last cycle
 	hints      map[string]int  // how many running jobs their reservations released
 	// kept are the reservations of room after the last cycle, valid while
@@ -163,6 +164,10 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
+	spend, err := newBudgets(opt.Budgets)
+	if err != nil {
+		return nil, err
+	}
 	fc := copyFleet(f)
 	state, err := gang.NewWithOptions(fc, p.StateOptions())
 	if err != nil {
@@ -179,7 +184,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		units: sched.NewVolatileMemory(), heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{},
+		budgets: spend, units: sched.NewVolatileMemory(), heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{},
 		unmet: unmet}
 	for _, n := range fc.Nodes {
 		if n.Spare {
@@ -301,6 +306,7 @@ func (s *Sim) finish(name string) {
 // stop ends a running job's run: its placements and quota are freed.
 func (s *Sim) stop(name string) *runningJob {
 	r := s.running[name]
+	s.chargeBudget(r, s.ran(r))
 	s.series.use(s.placements(r.parts), r.gpus, -1)
 	for _, part := range r.parts {
 		s.release(part)

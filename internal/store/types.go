@@ -299,6 +299,9 @@ type Tenant struct {
 	// MaxPriority is the highest priority its jobs may ask for (0 by
 	// default); priority orders its own jobs, and stops only its own.
 	MaxPriority int `json:"max_priority,omitempty"`
+	// Budget caps the GPU-hours its jobs use per period, as
+	// sched.ParseBudget reads it ("1000/720h", "1000/month"); "" is none.
+	Budget string `json:"budget,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

@@ -239,6 +239,8 @@ type Tenant struct {
 	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
 	// MaxPriority is the highest priority its jobs may ask for.
 	MaxPriority int `json:"max_priority,omitempty"`
+	// Budget caps its GPU-hours per period: GPUH/PERIOD, "" for none.
+	Budget string `json:"budget,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -266,6 +268,10 @@ type TenantRequest struct {
 	DefCPUsPerGPU   float64 `json:"def_cpus_per_gpu,omitempty"`
 	// MaxPriority is the highest priority its jobs may ask for.
 	MaxPriority int `json:"max_priority,omitempty"`
+	// Budget caps the GPU-hours its jobs use per period: GPUH/PERIOD,
+	// a duration (720h) or month (the calendar month, UTC); "" for none.
+	// A job that would overrun it waits; running jobs are never stopped.
+	Budget string `json:"budget,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
@@ -282,6 +288,7 @@ type TenantUpdate struct {
 	DefMemPerGPUMiB *int64   `json:"def_mem_per_gpu_mib,omitempty"` // 0: the server's
 	DefCPUsPerGPU   *float64 `json:"def_cpus_per_gpu,omitempty"`    // 0: the server's
 	MaxPriority     *int     `json:"max_priority,omitempty"`
+	Budget          *string  `json:"budget,omitempty"` // "": none
 }
 
 // TenantList is the answer to tenants.

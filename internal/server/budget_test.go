@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-sched/corral/internal/sched"
+	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
+	"github.com/corral-sched/corral/internal/store"
+)
+
+// TestBudgetHoldsTheTenantAtItsBudget: tenant a may use 12 GPU-hours per
+// 720h and its ended runs used 10 of them this period (accounting
+// records in the store, as a restarted server finds them). A 1-GPU job
+// with a 1h limit starts; one with a 2h limit would overrun and waits,
+// saying so with the numbers and the forecast, in the queue and in
+// explain; tenant b, without a budget, runs the same job at once.
+func TestBudgetHoldsTheTenantAtItsBudget(t *testing.T) {
+	budget := sched.Budget{GPUHours: 12, Every: 720 * time.Hour}
+	start, _ := budget.Period(time.Now())
+	shift := start.Add(100 * time.Hour).Sub(time.Now()) // the server's clock: 100h into a period
+	now := func() time.Time { return time.Now().Add(shift) }
+	dir, st := tempStore(t)
+	at := now()
+	if err := st.Update(func(tx *store.Tx) error {
+		return tx.AddRecord(store.Record{JobID: 1000, Tenant: "a", GPUs: 2, Start: at.Add(-10 * time.Hour), End: at.Add(-5 * time.Hour), GPUSeconds: 36000})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(4), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, srv, st)
+	ctx := context.Background()
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: budget.String()}); err != nil {
+		t.Fatal(err)
+	}
+	a := h.tenant("b", 0) // makes b; a's client next
+	tok, err := h.admin.IssueToken(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := &client.Client{Server: h.url, Token: tok.Token}, a
+	job := func(limit time.Duration) api.JobRequest {
+		return api.JobRequest{GPUs: 1, Time: limit.String(), Command: []string{"sleep", "30"}}
+	}
+	fits := h.submit(a, job(time.Hour))
+	h.waitState(a, fits.ID, store.Running, 20*time.Second)
+	over := h.submit(a, job(2*time.Hour))
+	other := h.submit(b, job(2*time.Hour))
+	h.waitState(b, other.ID, store.Running, 20*time.Second)
+	held := h.wait(a, over.ID, 10*time.Second, "a budget reason", func(j api.Job) bool { return strings.Contains(j.Reason, ReasonBudget) })
+	if held.State != string(store.Pending) {
+		t.Fatalf("the job over budget is %s", held.State)
+	}
+	for _, want := range []string{"10.0 of 12.0 GPU-hours used this period", "1.0 more committed to running work",
+		"1 GPU x its time limit = 2.0 GPU-hours, 1.0 are left", "the period resets at " + start.Add(720*time.Hour).UTC().Format(time.RFC3339)} {
+		if !strings.Contains(held.Reason, want) {
+			t.Errorf("reason %q lacks %q", held.Reason, want)
+		}
+	}
+	// 10 GPU-hours in 100h, and the running job's use since: the 2 left
+	// last 20h, less the seconds the running job has run.
+	_, forecast, _ := strings.Cut(held.Reason, "runs out at ")
+	if out, err := time.Parse(time.RFC3339, forecast); err != nil || out.Sub(at.Add(20*time.Hour)).Abs() > 5*time.Minute {
+		t.Errorf("forecast %q (%v), want about %v", forecast, err, at.Add(20*time.Hour).UTC())
+	}
+	e, err := a.Explain(ctx, over.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.Summary, "12.0 GPU-hours") || !strings.Contains(e.Summary, "runs out at "+forecast[:13]) {
+		t.Errorf("explain says %q", e.Summary)
+	}
+}
+
+func TestBudgetRefusedWhenMalformed(t *testing.T) {
+	h := newHarness(t, 1)
+	ctx := context.Background()
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: "12/week"}); err == nil || !strings.Contains(err.Error(), "period") {
+		t.Errorf("a budget per week: %v, want a refusal naming the period", err)
+	}
+	h.tenant("b", 0)
+	bad := "lots/720h"
+	if _, err := h.admin.UpdateTenant(ctx, "b", api.TenantUpdate{Budget: &bad}); err == nil || !strings.Contains(err.Error(), "GPU-hours") {
+		t.Errorf("budget %s: %v, want a refusal", bad, err)
+	}
+}
