@@ -2,6 +2,7 @@ package packbench
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/corral-sched/corral/internal/model"
@@ -83,21 +84,31 @@ func roundHalfEven(v float64, decimals int) float64 {
 	return r
 }
 
-// binMean is the mean of bin x, or of bins x-1..x+1 when x is empty.
+// binMean is the mean of bin x, or of bins x-1..x+1 when x is empty, as
+// the authors' scripts have it. On a small cluster one pod may move the
+// arrived % by more than a bin on each side; when records lie beyond
+// x+1, the window widens (x-d..x+d) until it holds one. NaN when no
+// record reaches past x+1 (the trace ended before x).
 func binMean(sum []float64, count []int, x int) float64 {
 	if count[x] > 0 {
 		return sum[x] / float64(count[x])
 	}
-	var s float64
-	var n int
-	for i := max(x-1, 0); i <= min(x+1, len(sum)-1); i++ {
-		s += sum[i]
-		n += count[i]
+	beyond := slices.ContainsFunc(count[min(x+2, len(count)):], func(c int) bool { return c > 0 })
+	for d := 1; d < len(sum); d++ {
+		var s float64
+		var n int
+		for i := max(x-d, 0); i <= min(x+d, len(sum)-1); i++ {
+			s += sum[i]
+			n += count[i]
+		}
+		if n > 0 {
+			return s / float64(n)
+		}
+		if !beyond {
+			break
+		}
 	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return s / float64(n)
+	return math.NaN()
 }
 
 // orLast is v, or the unallocated % after the last record when v is NaN
