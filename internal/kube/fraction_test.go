@@ -96,7 +96,7 @@ func TestDRAFractionsRecordedWhereAllocated(t *testing.T) {
 	e.nodeSpec(kubetest.Node{Name: node})
 	e.nvidiaSlice(node, sharedH100s(2))
 	class := e.nvidiaClass("gpu")
-	s, _ := e.start(e.config())
+	s, stop := e.start(e.config())
 	want := map[string]int{}
 	for _, c := range []struct {
 		name, mem string
@@ -113,6 +113,7 @@ func TestDRAFractionsRecordedWhereAllocated(t *testing.T) {
 	e.fractionClaim("big", class, "48Gi", -1) // fits no GPU: it waits, so the core's state is built
 	e.create(claimPod("big", "big"))
 	e.waitUnschedulable("big", "cannot allocate all claims")
+	stop() // the test takes the snapshot: the scheduler's loop must not take one at the same time
 	e.eventually(func() error {
 		snap, err := s.snapshot(context.Background())
 		if err != nil || snap.state == nil {
