@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"slices"
@@ -144,7 +145,7 @@ func acctPrices(o *costFlags, models []string, stderr io.Writer) ([]billPrice, e
 		for _, m := range models {
 			p, ok := list[m]
 			if !ok {
-				return nil, fmt.Errorf("no price for GPU model %s, which the bill needs (--price gives: %s); add %s=USD to --price", m, strings.Join(sortedKeys(list), ", "), m)
+				return nil, fmt.Errorf("no price for GPU model %s, which the bill needs (--price gives: %s); add %s=USD to --price", m, strings.Join(slices.Sorted(maps.Keys(list)), ", "), m)
 			}
 			out = append(out, billPrice{Model: m, USDPerGPUHour: p, Source: "--price"})
 		}
@@ -183,16 +184,7 @@ func billModels(recs []alloc.Record, capacity map[string]float64) []string {
 	for m := range capacity {
 		set[m] = true
 	}
-	return sortedKeys(set)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // acctWindow is the period billed: from --since (or the first record's
@@ -524,7 +516,7 @@ func serverRunning(jobs []api.Job, gpus []api.GPU, now time.Time) []alloc.Record
 		if j.State != "running" || j.Started == nil {
 			continue
 		}
-		for _, m := range sortedKeys(held[j.ID]) {
+		for _, m := range slices.Sorted(maps.Keys(held[j.ID])) {
 			out = append(out, alloc.Record{ID: j.ID, Owner: j.Tenant, Model: m, GPUs: held[j.ID][m], Start: *j.Started, End: now})
 		}
 	}

@@ -3,6 +3,7 @@ package alloc
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -157,15 +158,15 @@ func usedHours(in Input) (map[string]map[string]float64, error) {
 func billModel(in Input, model string, used map[string]float64) (Model, []Line, error) {
 	price, ok := in.Prices[model]
 	if !ok || price <= 0 {
-		return Model{}, nil, fmt.Errorf("%w: no price for GPU model %s (prices given for: %s)", ErrInput, model, strings.Join(keys(in.Prices), ", "))
+		return Model{}, nil, fmt.Errorf("%w: no price for GPU model %s (prices given for: %s)", ErrInput, model, strings.Join(slices.Sorted(maps.Keys(in.Prices)), ", "))
 	}
 	gpus, ok := in.Capacity[model]
 	if !ok || gpus <= 0 {
-		return Model{}, nil, fmt.Errorf("%w: no capacity for GPU model %s, which was used (capacity given for: %s)", ErrInput, model, strings.Join(keys(in.Capacity), ", "))
+		return Model{}, nil, fmt.Errorf("%w: no capacity for GPU model %s, which was used (capacity given for: %s)", ErrInput, model, strings.Join(slices.Sorted(maps.Keys(in.Capacity)), ", "))
 	}
 	hours := in.End.Sub(in.Start).Hours()
 	m := Model{Model: model, GPUs: gpus, USDPerGPUHour: price, CapacityGPUH: gpus * hours}
-	owners := keys(used)
+	owners := slices.Sorted(maps.Keys(used))
 	weights := make([]float64, len(owners))
 	for i, o := range owners {
 		weights[i] = used[o]
@@ -210,7 +211,7 @@ func sharedLines(lines []Line, shared Cents, mode SharedMode) []Line {
 			byOwner[l.Owner] += l.Total()
 		}
 	}
-	owners := keys(byOwner)
+	owners := slices.Sorted(maps.Keys(byOwner))
 	if len(owners) == 0 {
 		return []Line{{Owner: Idle, Shared: shared}}
 	}
@@ -295,16 +296,7 @@ func modelNames(capacity map[string]float64, used map[string]map[string]float64)
 	for m := range used {
 		set[m] = true
 	}
-	return keys(set)
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 func later(a, b time.Time) time.Time {

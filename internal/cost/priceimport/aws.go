@@ -3,7 +3,8 @@ package priceimport
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,7 @@ func (b *builder) aws(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("publicationDate: %w", err)
 	}
-	for _, sku := range sortedKeys(f.Products) {
+	for _, sku := range slices.Sorted(maps.Keys(f.Products)) {
 		p := f.Products[sku]
 		inst, region, s, ok := b.awsInstance(p)
 		if !ok {
@@ -147,18 +148,9 @@ func dateOr(s string) string {
 	return s
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func sortedTerms(m map[string]awsTerm) []awsTerm {
 	var out []awsTerm
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[k])
 	}
 	return out
