@@ -98,7 +98,7 @@ func runBenchFGD(args []string, stdout, stderr io.Writer) error {
 	}
 	cells := packbench.Aggregate(runs)
 	fmt.Fprintln(stdout, clusterLine(specs))
-	if err := report.WriteFGDTable(stdout, cells, bounds); err != nil {
+	if err := report.WriteFGDTable(stdout, cells, bounds, len(specs[0].Nodes) == packbench.AuthorsNodes); err != nil {
 		return err
 	}
 	if slices.ContainsFunc(specs, func(s packbench.Spec) bool { return s.Policy == packbench.LivePolicy }) {

@@ -39,6 +39,10 @@ func means(v ...float64) []Published {
 	return out
 }
 
+// AuthorsNodes is the size of the authors' cluster, the GPU nodes of
+// openb_node_list_gpu_node.csv: their published figures are of it.
+const AuthorsNodes = 1213
+
 // PublishedAt100 returns the authors' number for a trace and policy.
 func PublishedAt100(trace, policy string) (Published, bool) {
 	row, ok := published[trace]

@@ -17,8 +17,10 @@ type Bound = packbench.Bound
 // WriteFGDTable prints one block per trace: every policy's unallocated GPU %
 // at x = 100, at x = 130 and at the first failed pod (mean [min-max] over
 // seeds), the authors' published x = 100 figures for a trace they
-// published (a column only there), the gap to fgd, and the bound rows.
-func WriteFGDTable(w io.Writer, cells []packbench.Cell, bounds []Bound) error {
+// published when the cells were run on the authors' cluster (a column
+// only then: on another fleet their figure compares with nothing), the gap
+// to fgd, and the bound rows.
+func WriteFGDTable(w io.Writer, cells []packbench.Cell, bounds []Bound, authorsCluster bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	trace, paper := "", false
 	for _, c := range cells {
@@ -29,7 +31,7 @@ func WriteFGDTable(w io.Writer, cells []packbench.Cell, bounds []Bound) error {
 			}
 			trace = c.Trace
 			fmt.Fprintf(tw, "%s\t(%d seeds)\n", trace, c.At100.N)
-			paper = published(trace, cells)
+			paper = authorsCluster && published(trace, cells)
 			header := "policy\tunalloc% @100\tunalloc% @130\t@first failure\t"
 			if paper {
 				header += "paper @100\t"

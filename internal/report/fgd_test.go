@@ -32,7 +32,7 @@ func TestFGDTableGolden(t *testing.T) {
 		LP:     packbench.StatOf([]float64{0.5, 0.7}),
 		Packed: packbench.StatOf([]float64{3.0, 3.5})}}
 	var got bytes.Buffer
-	if err := WriteFGDTable(&got, packbench.Aggregate(runs), bounds); err != nil {
+	if err := WriteFGDTable(&got, packbench.Aggregate(runs), bounds, true); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "fgd_table.golden")
@@ -60,6 +60,24 @@ func TestPaperColumn(t *testing.T) {
 	for k, want := range cases {
 		if got := paperText(k[0], k[1]); got != want {
 			t.Errorf("paperText(%s, %s) = %q, want %q", k[0], k[1], got, want)
+		}
+	}
+}
+
+// The authors' figures are of their cluster: a run of their trace on
+// another fleet shows no "paper @100" column to compare with.
+func TestPaperColumnOnlyOnTheAuthorsCluster(t *testing.T) {
+	cells := []packbench.Cell{{Trace: "openb_pod_list_default", Policy: "fgd", At100: packbench.StatOf([]float64{9.1})}}
+	for _, c := range []struct {
+		authors bool
+		want    bool
+	}{{true, true}, {false, false}} {
+		var b bytes.Buffer
+		if err := WriteFGDTable(&b, cells, nil, c.authors); err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(b.Bytes(), []byte("paper @100")); got != c.want {
+			t.Errorf("on the authors' cluster %v: paper column %v, want %v:\n%s", c.authors, got, c.want, b.String())
 		}
 	}
 }
