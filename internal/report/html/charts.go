@@ -236,7 +236,7 @@ func curves(cs []Curve) (section, error) {
 	for _, cv := range cs {
 		c := svg.Chart{Title: cv.Name, XLabel: "committed GPUs", YLabel: "cost (USD)", Width: 900, Height: 360,
 			Series: []svg.Series{flat("cost", cv.Levels, cv.Cost)}, YMin: 0, YMax: max(1, 1.05*highest(cv.Cost)),
-			Marks:  []svg.Mark{{At: float64(cv.Chosen), Label: fmt.Sprintf("best: %d", cv.Chosen)}}}
+			Marks: []svg.Mark{{At: float64(cv.Chosen), Label: fmt.Sprintf("best: %d", cv.Chosen)}}}
 		h, err := inline(c, "curve-"+slug(cv.Name))
 		if err != nil {
 			return s, err
