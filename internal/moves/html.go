@@ -2,6 +2,7 @@ package moves
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/corral-sched/corral/internal/report/html"
 	"github.com/corral-sched/corral/internal/report/svg"
@@ -47,11 +48,32 @@ func (rep *Report) HTML() html.Report {
 	return r
 }
 
+// combined are the moves "all" makes together: every move but the floors
+// of the terms it did not use (a floor of another kind is an alternative,
+// not a further saving), and those left out.
+func (rep *Report) combined() (in []Move, out []string) {
+	used := ""
+	for _, f := range rep.Floors {
+		if f.After == rep.AllButFloor.Name && f.Skipped == "" {
+			used = floorName(f.Term)
+		}
+	}
+	for _, m := range rep.Moves {
+		if strings.HasPrefix(m.Name, "floor-") && m.Name != used {
+			out = append(out, m.Name)
+			continue
+		}
+		in = append(in, m)
+	}
+	return in, out
+}
+
 // overlap is how much less the moves save together than the sum of what
 // each saves alone (negative when together they save more).
 func (rep *Report) overlap() float64 {
 	alone := 0.0
-	for _, m := range rep.Moves {
+	in, _ := rep.combined()
+	for _, m := range in {
 		alone += m.SavingUSD
 	}
 	return alone - rep.All.SavingUSD
@@ -64,10 +86,14 @@ func (rep *Report) waterfall() *html.Waterfall {
 	w := &html.Waterfall{ID: "savings", Title: "Savings from the baseline", YLabel: "cost at the baseline's work (USD)",
 		Caption: []string{"The baseline's cost, then each move's saving when made alone (green, down; a move that costs more goes up, red), then the difference made by making them together, and the cost with all moves (blue). Savings are at equal work: each replay's cost of a GPU-hour of work times the baseline's work, so a replay that does less work does not look cheaper for it."}}
 	w.Steps = append(w.Steps, svg.Step{Label: "baseline", Value: rep.Baseline.CostUSD, Total: true})
-	for _, m := range rep.Moves {
+	in, out := rep.combined()
+	for _, m := range in {
 		w.Steps = append(w.Steps, svg.Step{Label: m.Name, Value: -m.SavingUSD})
 	}
 	w.Steps = append(w.Steps, svg.Step{Label: "together", Value: rep.overlap()}, svg.Step{Label: "all moves", Total: true})
+	if len(out) > 0 {
+		w.Caption = append(w.Caption, fmt.Sprintf("Left out: %s, a floor of another kind of commitment than the one all moves use: an alternative to it, not a further saving (its saving alone is in the table).", strings.Join(out, ", ")))
+	}
 	if o := rep.overlap(); o > 0 {
 		w.Caption = append(w.Caption, fmt.Sprintf("Together the moves save %s less than the sum of their savings alone: they act on the same GPU-hours, and an hour one move has removed cannot be saved again by another.", usd(o)))
 	}

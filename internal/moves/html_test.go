@@ -6,18 +6,23 @@ import (
 	"testing"
 
 	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/report/html"
 	"github.com/corral-sched/corral/internal/report/svg"
 )
 
 // handMade is a report whose moves save 300 and 200 alone and only 250
-// together: less than spot alone.
+// together: less than spot alone. "all" takes the 1-year floor; the
+// Capacity Block's floor is an alternative to it.
 func handMade() *Report {
 	return &Report{Input: "hand-made", Policy: "corral", Nodes: 4, GPUModel: "H100", Offer: "test",
 		Baseline: Move{Name: "baseline", CostUSD: 1000, ByCapacity: []cost.Line{{Key: "on-demand", CostUSD: 1000}}},
 		Moves: []Move{{Name: "spot", SavingUSD: 300, SavingPct: 30, CostUSD: 690, ByCapacity: []cost.Line{{Key: "spot", CostUSD: 690}}},
-			{Name: "floor", SavingUSD: 200, SavingPct: 20, CostUSD: 800, ByCapacity: []cost.Line{{Key: "reserved-1y", CostUSD: 800}}}},
-		All:  Move{Name: "all", SavingUSD: 250, SavingPct: 25, CostUSD: 760},
+			{Name: "floor-1y", SavingUSD: 200, SavingPct: 20, CostUSD: 800, ByCapacity: []cost.Line{{Key: "reserved-1y", CostUSD: 800}}},
+			{Name: "floor-block", SavingUSD: 150, SavingPct: 15, CostUSD: 850, ByCapacity: []cost.Line{{Key: "reserved-block", CostUSD: 850}}}},
+		AllButFloor: Move{Name: "all but floor", SavingUSD: 200},
+		All:         Move{Name: "all", SavingUSD: 250, SavingPct: 25, CostUSD: 760},
+		Floors:      []FloorPlan{{After: "baseline", Term: price.Reserved1y}, {After: "baseline", Term: price.ReservedBlock}, {After: "all but floor", Term: price.Reserved1y}},
 		Best: "spot"}
 }
 
@@ -32,7 +37,7 @@ func TestMovesWaterfall(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []svg.WaterfallBar{{Label: "baseline", From: 0, To: 1000, Total: true}, {Label: "spot", From: 1000, To: 700},
-		{Label: "floor", From: 700, To: 500}, {Label: "together", From: 500, To: 750}, {Label: "all moves", From: 0, To: 750, Total: true}}
+		{Label: "floor-1y", From: 700, To: 500}, {Label: "together", From: 500, To: 750}, {Label: "all moves", From: 0, To: 750, Total: true}}
 	if len(bars) != len(want) {
 		t.Fatalf("bars %v, want %v", bars, want)
 	}
@@ -41,8 +46,9 @@ func TestMovesWaterfall(t *testing.T) {
 			t.Errorf("bar %d: %+v, want %+v", i, bars[i], want[i])
 		}
 	}
-	if !strings.Contains(strings.Join(w.Caption, " "), "save $250 less than the sum of their savings alone") {
-		t.Errorf("caption %q does not explain the step up", w.Caption)
+	caption := strings.Join(w.Caption, " ")
+	if !strings.Contains(caption, "save $250 less than the sum of their savings alone") || !strings.Contains(caption, "Left out: floor-block") {
+		t.Errorf("caption %q does not explain the step up and the floor left out", w.Caption)
 	}
 }
 
