@@ -87,14 +87,15 @@ func planSummary(p *plan.Plan) []string {
 	for _, m := range p.Models {
 		buy := ""
 		if m.Buy.Instances > 0 && m.Buy.Instance != "" {
-			buy = fmt.Sprintf(" (%d × %s, $%s an hour)", m.Buy.Instances, m.Buy.Instance, group(strconv.FormatFloat(m.Buy.CommitUSDPerHour, 'f', 2, 64)))
+			buy = fmt.Sprintf(", bought as %d × %s (%d GPUs, $%s an hour of commitment)", m.Buy.Instances, m.Buy.Instance, m.Buy.GPUs,
+				group(strconv.FormatFloat(m.Buy.CommitUSDPerHour, 'f', 2, 64)))
 		}
 		saving := 0.0
 		if m.AllOnDemandUSD > 0 {
 			saving = 100 * m.SavingUSD / m.AllOnDemandUSD
 		}
-		out = append(out, fmt.Sprintf("%s: commit %d GPUs%s as %s. Over the %d hours of demand that costs %s against %s all on demand, a saving of %s (%.1f%%); the committed GPUs are busy %.1f%% of the time, against a break-even of %.1f%%.",
-			m.Model, m.Committed, buy, p.Term, p.Hours, dollars(m.CostUSD), dollars(m.AllOnDemandUSD), dollars(m.SavingUSD), saving,
+		out = append(out, fmt.Sprintf("%s: commit %d GPUs as %s%s. Over the %d hours of demand that costs %s against %s all on demand, a saving of %s (%.1f%%); the committed GPUs are busy %.1f%% of the time, against a break-even of %.1f%%.",
+			m.Model, m.Committed, p.Term, buy, p.Hours, dollars(m.CostUSD), dollars(m.AllOnDemandUSD), dollars(m.SavingUSD), saving,
 			100*m.CommittedUsed, 100*m.BreakEven))
 	}
 	if n := len(p.Warnings); n > 0 {
