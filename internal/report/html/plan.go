@@ -94,6 +94,11 @@ func planSummary(p *plan.Plan) []string {
 		if m.AllOnDemandUSD > 0 {
 			saving = 100 * m.SavingUSD / m.AllOnDemandUSD
 		}
+		if m.Committed == 0 {
+			out = append(out, fmt.Sprintf("%s: commit nothing; no level is busy in more of the hours than the break-even of %.1f%%, so on demand costs less: %s over the %d hours.",
+				m.Model, 100*m.BreakEven, dollars(m.CostUSD), p.Hours))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s: commit %d GPUs as %s%s. Over the %d hours of demand that costs %s against %s all on demand, a saving of %s (%.1f%%); the committed GPUs are busy %.1f%% of the time, against a break-even of %.1f%%.",
 			m.Model, m.Committed, p.Term, buy, p.Hours, dollars(m.CostUSD), dollars(m.AllOnDemandUSD), dollars(m.SavingUSD), saving,
 			100*m.CommittedUsed, 100*m.BreakEven))
