@@ -23,7 +23,7 @@ func handMade() *Report {
 		AllButFloor: Move{Name: "all but floor", SavingUSD: 200},
 		All:         Move{Name: "all", SavingUSD: 250, SavingPct: 25, CostUSD: 760},
 		Floors:      []FloorPlan{{After: "baseline", Term: price.Reserved1y}, {After: "baseline", Term: price.ReservedBlock}, {After: "all but floor", Term: price.Reserved1y}},
-		Best: "spot"}
+		Best:        "spot"}
 }
 
 // The waterfall starts at the baseline's cost, steps down by each move's
