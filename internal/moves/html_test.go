@@ -68,7 +68,7 @@ func TestMovesPageSummaryAndCaptions(t *testing.T) {
 	if strings.Contains(page, "per policy") || strings.Contains(page, "coloured by policy") {
 		t.Error("the moves page speaks of policies")
 	}
-	for _, want := range []string{`<div class="summary" id="summary">`, `<svg id="savings-chart"`, "coloured by replay", `<svg id="efficiency-per-useful"`} {
+	for _, want := range []string{`<div class="summary" id="report-summary">`, `<svg id="savings-chart"`, "coloured by replay", `<svg id="efficiency-per-useful"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -363,8 +363,12 @@ func TestPlanSummaryFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	if s, h := strings.Index(page, `id="summary"`), strings.Index(page, "<section"); s < 0 || s > h {
+	if s, h := strings.Index(page, `id="report-summary"`), strings.Index(page, "<section"); s < 0 || s > h {
 		t.Error("the summary is not above the sections")
+	}
+	// Its id is its own: the sim report has a table with the id "summary".
+	if strings.Count(page, `id="report-summary"`) != 1 || strings.Contains(page, `<div class="summary" id="summary"`) {
+		t.Error("the summary's id is not unique to it")
 	}
 }
 

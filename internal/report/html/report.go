@@ -254,7 +254,7 @@ div.summary { background: #f4f8fb; border-left: 4px solid #0072B2; padding: 0.4e
 </head>
 <body>
 <h1>{{.Title}}</h1>
-{{if .Summary}}<div class="summary" id="summary">
+{{if .Summary}}<div class="summary" id="report-summary">
 {{range .Summary}}<p>{{.}}</p>
 {{end}}</div>
 {{end}}{{range .Intro}}<p>{{.}}</p>
