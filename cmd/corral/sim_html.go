@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strings"
 
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
@@ -43,9 +45,80 @@ func simReport(out *simOutputs, cat *price.Catalog) html.Report {
 		}
 	}
 	html.ShareScale(r.Timelines)
+	r.Efficiency = simEfficiency(out)
+	r.Summary = simSummary(out)
 	r.Tables = simTables(out)
 	r.Data = simDoc(out, stripped(out.results))
 	return r
+}
+
+// simEfficiency sets each policy's cost beside its cost per useful
+// GPU-hour and the work it left undone, then each platform's (--tco).
+func simEfficiency(out *simOutputs) []html.Efficiency {
+	var es []html.Efficiency
+	for _, res := range out.results {
+		c := out.costs[res.Policy]
+		if c == nil {
+			continue
+		}
+		e := html.Efficiency{Name: res.Policy, TotalUSD: c.Bill.Total.CostUSD, USDPerUsefulGPUH: math.NaN(), UndoneGPUH: c.WorkUndoneGPUH}
+		if c.USDPerUsefulGPUH != nil {
+			e.USDPerUsefulGPUH = *c.USDPerUsefulGPUH
+		}
+		es = append(es, e)
+	}
+	if len(out.platforms) > 0 {
+		for _, e := range html.EfficiencyOfTCO(out.platforms) {
+			e.Name = "platform: " + e.Name
+			es = append(es, e)
+		}
+	}
+	return es
+}
+
+// simSummary is the answer first: the policy with the shortest mean wait
+// and, where costs were priced, the cheapest per useful GPU-hour beside
+// the cheapest in total with the work each left undone.
+func simSummary(out *simOutputs) []string {
+	if len(out.results) == 0 {
+		return nil
+	}
+	fast := out.results[0]
+	for _, r := range out.results[1:] {
+		if r.Summary.MeanWaitH < fast.Summary.MeanWaitH {
+			fast = r
+		}
+	}
+	lines := []string{fmt.Sprintf("Shortest mean wait: %s, %.2f hours, with %s GPU-hours of work left undone.",
+		fast.Policy, fast.Summary.MeanWaitH, groupThousands(fast.Summary.UndoneGPUH))}
+	var per, total *html.Efficiency
+	es := simEfficiency(out)
+	for i := range es {
+		e := &es[i]
+		if strings.HasPrefix(e.Name, "platform: ") {
+			continue
+		}
+		if !math.IsNaN(e.USDPerUsefulGPUH) && (per == nil || e.USDPerUsefulGPUH < per.USDPerUsefulGPUH) {
+			per = e
+		}
+		if total == nil || e.TotalUSD < total.TotalUSD {
+			total = e
+		}
+	}
+	if per != nil {
+		lines = append(lines, fmt.Sprintf("Cheapest per useful GPU-hour: %s, $%.2f ($%s in all, %s GPU-hours undone).",
+			per.Name, per.USDPerUsefulGPUH, groupThousands(per.TotalUSD), groupThousands(per.UndoneGPUH)))
+	}
+	if total != nil && total != per {
+		lines = append(lines, fmt.Sprintf("Cheapest in total: %s, $%s, but it leaves %s GPU-hours of work undone: its total pays for less work.",
+			total.Name, groupThousands(total.TotalUSD), groupThousands(total.UndoneGPUH)))
+	}
+	return lines
+}
+
+// groupThousands formats v with no decimals and thousands separators.
+func groupThousands(v float64) string {
+	return html.Num(v, 0, "").Text
 }
 
 // simTables are the report's tables: the summary, each policy's bill, the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/browsertest"
+	"github.com/corral-sched/corral/internal/cost"
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/sim"
@@ -33,7 +35,8 @@ func TestSimHTMLReportOpensInABrowser(t *testing.T) {
 	if len(got.Problems) > 0 {
 		t.Errorf("page reported problems:\n%s", strings.Join(got.Problems, "\n"))
 	}
-	want := []string{"waits", "fragmentation", "cost-by-pool", "cost-by-capacity"}
+	// One pool: cost by pool would repeat the totals, and is left out.
+	want := []string{"waits", "fragmentation", "cost-by-capacity", "efficiency-total", "efficiency-per-useful"}
 	for _, policy := range []string{"corral", "kube-default", "kueue-like", "slurm-like"} {
 		want = append(want, "timeline-"+policy)
 	}
@@ -87,6 +90,41 @@ func TestSimReportComparesPolicies(t *testing.T) {
 	}
 	if len(groups) != 2 || !groups["corral"] || !groups["slurm-like"] {
 		t.Errorf("cost items grouped by %v, want one group per policy", groups)
+	}
+	// Beside each total, the cost per useful GPU-hour and the work undone,
+	// as the bill has them; the summary names the cheapest per useful hour.
+	if len(r.Efficiency) != 2 {
+		t.Fatalf("efficiency items %+v, want one per policy", r.Efficiency)
+	}
+	cheapest := r.Efficiency[0]
+	for _, e := range r.Efficiency {
+		c := out.costs[e.Name]
+		if e.TotalUSD != c.Bill.Total.CostUSD || c.USDPerUsefulGPUH == nil || e.USDPerUsefulGPUH != *c.USDPerUsefulGPUH || e.UndoneGPUH != c.WorkUndoneGPUH {
+			t.Errorf("efficiency %+v does not match the bill of %s", e, e.Name)
+		}
+		if e.USDPerUsefulGPUH < cheapest.USDPerUsefulGPUH {
+			cheapest = e
+		}
+	}
+	if want := fmt.Sprintf("Cheapest per useful GPU-hour: %s, $%.2f", cheapest.Name, cheapest.USDPerUsefulGPUH); len(r.Summary) < 2 || !strings.HasPrefix(r.Summary[1], want) {
+		t.Errorf("summary %q, want it to start its second sentence with %q", r.Summary, want)
+	}
+}
+
+// The cheapest total is not the answer when it leaves work undone: the
+// summary says so, and names the cheapest per useful GPU-hour first.
+func TestSimSummaryCheapestTotalLeavesWorkUndone(t *testing.T) {
+	perUseful := func(v float64) *float64 { return &v }
+	out := &simOutputs{results: []*sim.Result{{Policy: "corral", Summary: sim.Summary{MeanWaitH: 2}}, {Policy: "kueue-like", Summary: sim.Summary{MeanWaitH: 1, UndoneGPUH: 28119}}},
+		costs: map[string]*simCost{
+			"corral":     {Bill: &cost.Bill{Total: cost.Line{CostUSD: 100000}}, USDPerUsefulGPUH: perUseful(3.1)},
+			"kueue-like": {Bill: &cost.Bill{Total: cost.Line{CostUSD: 80000}}, USDPerUsefulGPUH: perUseful(4.2), WorkUndoneGPUH: 28119}}}
+	got := simSummary(out)
+	want := []string{"Shortest mean wait: kueue-like, 1.00 hours, with 28,119 GPU-hours of work left undone.",
+		"Cheapest per useful GPU-hour: corral, $3.10 ($100,000 in all, 0 GPU-hours undone).",
+		"Cheapest in total: kueue-like, $80,000, but it leaves 28,119 GPU-hours of work undone: its total pays for less work."}
+	if !slices.Equal(got, want) {
+		t.Errorf("summary\n%q\nwant\n%q", got, want)
 	}
 }
 

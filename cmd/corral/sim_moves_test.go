@@ -66,8 +66,10 @@ func TestSimMovesCommand(t *testing.T) {
 	if len(got.Problems) > 0 {
 		t.Errorf("page reported problems:\n%s", strings.Join(got.Problems, "\n"))
 	}
-	if !slices.Contains(got.ChartIDs, "cost-by-capacity") {
-		t.Errorf("no cost chart (charts: %v)", got.ChartIDs)
+	for _, id := range []string{"savings-chart", "cost-by-capacity", "efficiency-total", "efficiency-per-useful"} {
+		if !slices.Contains(got.ChartIDs, id) {
+			t.Errorf("no chart %q (charts: %v)", id, got.ChartIDs)
+		}
 	}
 	// 8 replays x 11 numbers, and the catalog lines.
 	if got.Checked < 88 || len(got.Bad) > 0 {

@@ -2,8 +2,10 @@ package moves
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/corral-sched/corral/internal/report/html"
+	"github.com/corral-sched/corral/internal/report/svg"
 )
 
 // HTML is the report as a self-contained page: each replay's cost by pool
@@ -18,13 +20,17 @@ func (rep *Report) HTML() html.Report {
 			fmt.Sprintf("Alone, %s saves most on this workload. Spot nodes are interrupted at the catalog's band (%s a month, the high end simulated) and an interrupted node's capacity is missing for a mean of %.1f hours (an assumption).",
 				rep.Best, rep.SpotBand, rep.SpotOutageH),
 		},
-		Data: rep,
+		Summary:   rep.summary(),
+		Waterfall: rep.waterfall(),
+		CostGroup: "replay",
+		Data:      rep,
 	}
 	rows := rep.rows()
 	for _, x := range rows {
 		for _, l := range x.m.ByCapacity {
 			r.Costs = append(r.Costs, html.CostItem{Group: x.m.Name, Pool: "all pools", Capacity: l.Key, USD: l.CostUSD})
 		}
+		r.Efficiency = append(r.Efficiency, html.Efficiency{Name: x.m.Name, TotalUSD: x.m.CostUSD, USDPerUsefulGPUH: x.m.USDPerWorkGPUH, UndoneGPUH: x.m.BacklogGPUH})
 	}
 	t := html.Table{ID: "moves", Title: "The moves: saving, waits and lost work", Columns: []string{"move", "what", "cost (USD)", "saving (USD)",
 		"saving", "GPU-hours bought", "work done (GPU-hours)", "USD per GPU-hour of work", "mean wait (h)", "p99 wait (h)", "stops", "lost GPU-hours", "lost (USD)", "backlog GPU-hours"}}
@@ -40,6 +46,85 @@ func (rep *Report) HTML() html.Report {
 	t.Notes = append(t.Notes, rep.Warnings...)
 	r.Tables = append(r.Tables, t, rep.floorsTable(), rep.linesTable(rows))
 	return r
+}
+
+// combined are the moves "all" makes together: every move but the floors
+// of the terms it did not use (a floor of another kind is an alternative,
+// not a further saving), and those left out.
+func (rep *Report) combined() (in []Move, out []string) {
+	used := ""
+	for _, f := range rep.Floors {
+		if f.After == rep.AllButFloor.Name && f.Skipped == "" {
+			used = floorName(f.Term)
+		}
+	}
+	for _, m := range rep.Moves {
+		if strings.HasPrefix(m.Name, "floor-") && m.Name != used {
+			out = append(out, m.Name)
+			continue
+		}
+		in = append(in, m)
+	}
+	return in, out
+}
+
+// overlap is how much less the moves save together than the sum of what
+// each saves alone (negative when together they save more).
+func (rep *Report) overlap() float64 {
+	alone := 0.0
+	in, _ := rep.combined()
+	for _, m := range in {
+		alone += m.SavingUSD
+	}
+	return alone - rep.All.SavingUSD
+}
+
+// waterfall is the baseline's cost, each move's saving alone, what the
+// moves undo of each other's savings together, and the cost with all of
+// them: every figure at the baseline's work, as the savings are.
+func (rep *Report) waterfall() *html.Waterfall {
+	w := &html.Waterfall{ID: "savings", Title: "Savings from the baseline", YLabel: "cost at the baseline's work (USD)",
+		Caption: []string{"The baseline's cost, then each move's saving when made alone (green, down; a move that costs more goes up, red), then the difference made by making them together, and the cost with all moves (blue). Savings are at equal work: each replay's cost of a GPU-hour of work times the baseline's work, so a replay that does less work does not look cheaper for it."}}
+	w.Steps = append(w.Steps, svg.Step{Label: "baseline", Value: rep.Baseline.CostUSD, Total: true})
+	in, out := rep.combined()
+	for _, m := range in {
+		w.Steps = append(w.Steps, svg.Step{Label: m.Name, Value: -m.SavingUSD})
+	}
+	w.Steps = append(w.Steps, svg.Step{Label: "together", Value: rep.overlap()}, svg.Step{Label: "all moves", Total: true})
+	if len(out) > 0 {
+		w.Caption = append(w.Caption, fmt.Sprintf("Left out: %s, a floor of another kind of commitment than the one all moves use: an alternative to it, not a further saving (its saving alone is in the table).", strings.Join(out, ", ")))
+	}
+	if o := rep.overlap(); o > 0 {
+		w.Caption = append(w.Caption, fmt.Sprintf("Together the moves save %s less than the sum of their savings alone: they act on the same GPU-hours, and an hour one move has removed cannot be saved again by another.", usd(o)))
+	}
+	return w
+}
+
+// summary is the answer first: what the best move saves alone, what all
+// of them save, and how the two compare.
+func (rep *Report) summary() []string {
+	best := rep.move(rep.Best)
+	out := []string{fmt.Sprintf("The baseline costs %s over the arrival window. Alone, %s saves most: %s (%.1f%%). All moves together save %s (%.1f%%), for %s at the baseline's work.",
+		usd(rep.Baseline.CostUSD), rep.Best, usd(best.SavingUSD), best.SavingPct, usd(rep.All.SavingUSD), rep.All.SavingPct, usd(rep.Baseline.CostUSD-rep.All.SavingUSD))}
+	if rep.All.SavingUSD < best.SavingUSD {
+		out = append(out, fmt.Sprintf("All moves together save less than %s alone: the moves undo part of each other's savings (see the waterfall).", rep.Best))
+	}
+	if n := len(rep.Warnings); n > 0 {
+		out = append(out, fmt.Sprintf("%d warning(s) under the table of moves: read them before acting on these figures.", n))
+	}
+	return out
+}
+
+// usd formats dollars with no cents.
+func usd(v float64) string {
+	if v < 0 {
+		return "-" + usd(-v)
+	}
+	s := fmt.Sprintf("%.0f", v)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return "$" + s
 }
 
 // row is a replay and where it sits in the report's JSON.

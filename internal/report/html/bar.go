@@ -10,16 +10,17 @@ import (
 
 // bar is one labelled value of a bar chart, in palette colour colour.
 type bar struct {
-	label  string
-	value  float64
-	colour int
+	label    string
+	value    float64
+	colour   int
+	decimals int // of the dollars shown
 }
 
 // Bar chart geometry, in pixels.
 const (
 	barHeight = 22
 	barGap    = 8
-	barLabelW = 190
+	barLabelW = 300
 	barPlotW  = 520
 	barValueW = 120
 	barTop    = 34
@@ -50,9 +51,9 @@ func bars(id, title string, items []bar) template.HTML {
 			barLabelW-8, y+barHeight-6, template.HTMLEscapeString(b.label))
 		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%s" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
 			barLabelW, y, strconv.FormatFloat(length, 'f', 2, 64), barHeight, barColours[b.colour%len(barColours)],
-			template.HTMLEscapeString(b.label), dollars(b.value))
+			template.HTMLEscapeString(b.label), dollarsTo(b.value, b.decimals))
 		fmt.Fprintf(&s, `<text x="%s" y="%d" font-size="12" fill="#333333">%s</text>`+"\n",
-			strconv.FormatFloat(barLabelW+length+6, 'f', 2, 64), y+barHeight-6, dollars(b.value))
+			strconv.FormatFloat(barLabelW+length+6, 'f', 2, 64), y+barHeight-6, dollarsTo(b.value, b.decimals))
 	}
 	s.WriteString("</svg>\n")
 	return template.HTML(s.String()) // every text above is escaped
@@ -61,6 +62,13 @@ func bars(id, title string, items []bar) template.HTML {
 // barColours is the Okabe-Ito order the svg package uses for series.
 var barColours = []string{"#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#882255", "#999999"}
 
-func dollars(v float64) string {
-	return "$" + group(strconv.FormatFloat(v, 'f', 0, 64))
+func dollars(v float64) string { return dollarsTo(v, 0) }
+
+// dollarsTo formats v in dollars with the given decimals; "-" when v is
+// not finite.
+func dollarsTo(v float64, decimals int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return "$" + group(strconv.FormatFloat(v, 'f', decimals, 64))
 }

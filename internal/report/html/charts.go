@@ -16,8 +16,14 @@ import (
 // to sit in the page: no XML declaration, and the chart's internal ids
 // prefixed with id so that several charts can share the page.
 func inline(c svg.Chart, id string) (template.HTML, error) {
+	return inlineWith(func(b *bytes.Buffer) error { return svg.Write(b, c) }, id)
+}
+
+// inlineWith is inline for any chart that write renders with the svg
+// package's ids (prefixed c0).
+func inlineWith(write func(*bytes.Buffer) error, id string) (template.HTML, error) {
 	var b bytes.Buffer
-	if err := svg.Write(&b, c); err != nil {
+	if err := write(&b); err != nil {
 		return "", fmt.Errorf("chart %s: %w", id, err)
 	}
 	s := b.String()
@@ -51,9 +57,12 @@ func flat(name string, x, y []float64) svg.Series {
 
 func timelines(ts []Timeline) (section, error) {
 	s := section{ID: "timeline", Title: "GPUs over time",
-		Text: []string{"Hourly GPUs demanded, allocated and used; the dotted lines are the committed floor and, where given, the fleet's capacity."}}
+		Text: []string{"Hourly GPUs demanded, allocated and used, on a GPU axis from zero; the dotted lines are the committed floor and, where given, the fleet's capacity."}}
 	if slices.ContainsFunc(ts, func(t Timeline) bool { return t.YMax > 0 }) {
 		s.Text[0] += " The charts share one GPU scale, to compare them at a glance."
+	}
+	if slices.ContainsFunc(ts, func(t Timeline) bool { return len(t.Areas) > 0 }) {
+		s.Text = append(s.Text, "Shaded under the demand: committed GPUs in use (blue), committed GPUs paid for and unused (grey), and GPUs on demand above the commitment (orange).")
 	}
 	if off := offTheTop(ts); off != "" {
 		s.Text = append(s.Text, off)
@@ -71,13 +80,20 @@ func timelines(ts []Timeline) (section, error) {
 	return s, nil
 }
 
+// timelineChart draws a timeline on a GPU axis from zero: a count drawn
+// from anywhere else exaggerates how much it moves.
 func timelineChart(t Timeline) svg.Chart {
 	c := svg.Chart{Title: t.Name, XLabel: "hour", YLabel: "GPUs", Width: 900, Height: 360}
-	if t.YMax > 0 {
-		c.YMin, c.YMax = 0, t.YMax
+	c.YMin, c.YMax = 0, t.YMax
+	if t.YMax <= 0 {
+		_, highest := peak(t)
+		c.YMax = max(1, 1.05*max(highest, finiteOr(t.Committed, 0)))
 	}
 	for _, v := range t.Series {
 		c.Series = append(c.Series, flat(v.Name, t.Hours, v.Values))
+	}
+	for _, a := range t.Areas {
+		c.Areas = append(c.Areas, svg.Area{Name: a.Name, Fill: a.Fill, X: t.Hours, Lo: a.Lo, Hi: a.Hi})
 	}
 	if t.Capacity > 0 { // first: the higher line keeps its label above it
 		c.HLines = append(c.HLines, svg.Mark{At: t.Capacity, Label: fmt.Sprintf("fleet capacity: %g GPUs", t.Capacity)})
@@ -216,11 +232,11 @@ func fragmentation(ls []Line) (section, error) {
 
 func curves(cs []Curve) (section, error) {
 	s := section{ID: "plan", Title: "Cost by committed level",
-		Text: []string{"Cost of the demand at each number of committed GPUs; the dashed line is the level chosen."}}
+		Text: []string{"Cost of the demand at each number of committed GPUs, on a cost axis from zero; the dashed line is the level chosen."}}
 	for _, cv := range cs {
 		c := svg.Chart{Title: cv.Name, XLabel: "committed GPUs", YLabel: "cost (USD)", Width: 900, Height: 360,
-			Series: []svg.Series{flat("cost", cv.Levels, cv.Cost)},
-			Marks:  []svg.Mark{{At: float64(cv.Chosen), Label: fmt.Sprintf("best: %d", cv.Chosen)}}}
+			Series: []svg.Series{flat("cost", cv.Levels, cv.Cost)}, YMin: 0, YMax: max(1, 1.05*highest(cv.Cost)),
+			Marks: []svg.Mark{{At: float64(cv.Chosen), Label: fmt.Sprintf("best: %d", cv.Chosen)}}}
 		h, err := inline(c, "curve-"+slug(cv.Name))
 		if err != nil {
 			return s, err
@@ -230,18 +246,78 @@ func curves(cs []Curve) (section, error) {
 	return s, nil
 }
 
-func costs(items []CostItem) (section, error) {
+// costs draws cost by pool and by capacity type; with one pool only, the
+// chart by pool would say nothing the other does not, and is left out.
+// group names what the items' groups are ("policy" when empty).
+func costs(items []CostItem, group string) (section, error) {
 	s := section{ID: "cost", Title: "Cost by pool and capacity type"}
 	if len(items) == 0 {
 		return s, nil
 	}
-	if grouped(items) {
-		s.Text = []string{"One bar per policy and pool or capacity type, coloured by policy: each policy's cost, not their sum."}
+	if group == "" {
+		group = "policy"
 	}
 	byPool := sumBy(items, func(c CostItem) string { return c.Pool })
 	byCap := sumBy(items, func(c CostItem) string { return c.Capacity })
-	s.Charts = append(s.Charts, bars("cost-by-pool", "cost by pool (USD)", byPool), bars("cost-by-capacity", "cost by capacity type (USD)", byCap))
+	onePool := !slices.ContainsFunc(items, func(c CostItem) bool { return c.Pool != items[0].Pool })
+	if onePool {
+		s.Title = "Cost by capacity type"
+	}
+	if grouped(items) {
+		what := "pool or capacity type"
+		if onePool {
+			what = "capacity type"
+		}
+		s.Text = []string{fmt.Sprintf("One bar per %s and %s, coloured by %s: each %s's cost, not their sum.", group, what, group, group)}
+	}
+	if !onePool {
+		s.Charts = append(s.Charts, bars("cost-by-pool", "cost by pool (USD)", byPool))
+	}
+	s.Charts = append(s.Charts, bars("cost-by-capacity", "cost by capacity type (USD)", byCap))
 	return s, nil
+}
+
+// waterfall draws w, if any.
+func waterfall(w *Waterfall) (section, error) {
+	if w == nil {
+		return section{}, nil
+	}
+	s := section{ID: w.ID, Title: w.Title, Text: w.Caption}
+	h, err := inlineWith(func(b *bytes.Buffer) error {
+		return svg.WriteWaterfall(b, svg.Waterfall{Title: w.Title, YLabel: w.YLabel, Steps: w.Steps, Width: 900, Height: 400})
+	}, w.ID+"-chart")
+	s.Charts = append(s.Charts, h)
+	return s, err
+}
+
+// efficiency sets each alternative's total beside its cost per useful
+// GPU-hour, each bar's label saying the work it left undone.
+func efficiency(es []Efficiency) (section, error) {
+	s := section{ID: "efficiency", Title: "Cost per useful GPU-hour",
+		Text: []string{"Totals compare equal work only: an alternative that leaves work undone pays for less. Beside each total, its cost per GPU-hour of work done and kept; labels name the GPU-hours of work left undone."}}
+	if len(es) == 0 {
+		return s, nil
+	}
+	var totals, per []bar
+	for i, e := range es {
+		label := e.Name
+		if e.UndoneGPUH >= 0.5 {
+			label += fmt.Sprintf(" (%s GPU-h undone)", group(strconv.FormatFloat(e.UndoneGPUH, 'f', 0, 64)))
+		}
+		totals = append(totals, bar{label: label, value: e.TotalUSD, colour: i})
+		per = append(per, bar{label: label, value: e.USDPerUsefulGPUH, colour: i, decimals: 2})
+	}
+	s.Charts = append(s.Charts, bars("efficiency-total", "total cost (USD)", totals), bars("efficiency-per-useful", "USD per useful GPU-hour", per))
+	return s, nil
+}
+
+// highest is the largest finite value of v (0 when none is).
+func highest(v []float64) float64 {
+	top := 0.0
+	for _, x := range v {
+		top = max(top, finiteOr(x, 0))
+	}
+	return top
 }
 
 // grouped tells whether any item names a group.

@@ -2,6 +2,7 @@ package html
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/corral-sched/corral/internal/cost"
 	"github.com/corral-sched/corral/internal/cost/tco"
@@ -59,4 +60,18 @@ func TCOTable(path string, rows []tco.Row) Table {
 			Num(r.MeanWaitHours, 2, at+"mean_wait_hours"), Num(r.P99WaitHours, 2, at+"p99_wait_hours")})
 	}
 	return t
+}
+
+// EfficiencyOfTCO sets each platform's monthly total beside its cost per
+// useful GPU-hour and the work it left undone.
+func EfficiencyOfTCO(rows []tco.Row) []Efficiency {
+	out := make([]Efficiency, 0, len(rows))
+	for _, r := range rows {
+		e := Efficiency{Name: r.Title, TotalUSD: r.TotalUSD, USDPerUsefulGPUH: math.NaN(), UndoneGPUH: r.UndoneGPUHours}
+		if r.USDPerUsefulGPUHour != nil {
+			e.USDPerUsefulGPUH = *r.USDPerUsefulGPUHour
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package html
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/corral-sched/corral/internal/cost/plan"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/cost/tco"
+	"github.com/corral-sched/corral/internal/report/svg"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -130,6 +132,9 @@ func smallReport(t *testing.T) Report {
 	r.Costs = append(r.Costs, CostsOf(bill)...)
 	r.Tables = append(r.Tables, BillTable("bill-by-pool", "Bill by pool", "bill.by_pool", bill.ByPool),
 		BillTable("bill-by-tenant", "Bill by tenant", "bill.by_tenant", bill.ByTenant), TCOTable("tco", rows))
+	r.Efficiency = EfficiencyOfTCO(rows)
+	r.Waterfall = &Waterfall{ID: "saving", Title: "Saving", YLabel: "USD", Steps: []svg.Step{{Label: "baseline", Value: 1000, Total: true},
+		{Label: "spot", Value: -300}, {Label: "together", Value: 40}, {Label: "all", Total: true}}}
 	r.Data = struct {
 		*plan.Output
 		Bill *cost.Bill `json:"bill"`
@@ -192,7 +197,8 @@ func TestReportIsSelfContained(t *testing.T) {
 }
 
 // chartIDs are the charts the small report must have.
-var chartIDs = []string{"timeline-h100-80gb", "timeline-l4", "cost-by-pool", "cost-by-capacity", "waits", "fragmentation", "curve-h100-80gb", "curve-l4"}
+var chartIDs = []string{"timeline-h100-80gb", "timeline-l4", "cost-by-pool", "cost-by-capacity", "waits", "fragmentation", "curve-h100-80gb", "curve-l4",
+	"saving-chart", "efficiency-total", "efficiency-per-useful"}
 
 // stripTextAndData drops the embedded JSON and table cells, where source
 // URLs appear as text.
@@ -259,13 +265,13 @@ func TestCostBarsPerGroup(t *testing.T) {
 	items := []CostItem{{Group: "corral", Pool: "p", Capacity: "on-demand", USD: 10}, {Group: "corral", Pool: "p", Capacity: "spot", USD: 1},
 		{Group: "slurm-like", Pool: "p", Capacity: "on-demand", USD: 30}}
 	got := sumBy(items, func(c CostItem) string { return c.Capacity })
-	want := []bar{{"corral / on-demand", 10, 0}, {"corral / spot", 1, 0}, {"slurm-like / on-demand", 30, 1}}
+	want := []bar{{"corral / on-demand", 10, 0, 0}, {"corral / spot", 1, 0, 0}, {"slurm-like / on-demand", 30, 1, 0}}
 	if !slices.Equal(got, want) {
 		t.Errorf("bars %v, want %v", got, want)
 	}
 	ungrouped := sumBy([]CostItem{{Pool: "p", Capacity: "a", USD: 1}, {Pool: "q", Capacity: "a", USD: 2}, {Pool: "q", Capacity: "b", USD: 3}},
 		func(c CostItem) string { return c.Capacity })
-	if want := []bar{{"a", 3, 0}, {"b", 3, 1}}; !slices.Equal(ungrouped, want) {
+	if want := []bar{{"a", 3, 0, 0}, {"b", 3, 1, 0}}; !slices.Equal(ungrouped, want) {
 		t.Errorf("ungrouped bars %v, want %v", ungrouped, want)
 	}
 }
@@ -293,6 +299,90 @@ func TestGroup(t *testing.T) {
 	for in, want := range map[string]string{"0": "0", "999": "999", "1000": "1,000", "-1234567.50": "-1,234,567.50", "12.3": "12.3"} {
 		if got := group(in); got != want {
 			t.Errorf("group(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The plan's timeline starts its GPU axis at zero and shades, under the
+// demand, the committed GPUs used and unused and what runs on demand.
+func TestPlanTimelineFromZeroWithCommitmentShaded(t *testing.T) {
+	r := smallReport(t)
+	tl := r.Timelines[0]
+	if tl.Committed <= 0 {
+		t.Fatalf("no commitment in the test plan: %+v", tl)
+	}
+	c := timelineChart(tl)
+	if c.YMin != 0 || c.YMax < tl.Committed {
+		t.Errorf("GPU axis from %g to %g, want from 0 past the %g committed", c.YMin, c.YMax, tl.Committed)
+	}
+	got := commitmentAreas([]float64{2, 6, 4}, 4)
+	want := []Area{{Name: "committed, used", Fill: fillCommittedUsed, Lo: []float64{0, 0, 0}, Hi: []float64{2, 4, 4}},
+		{Name: "committed, unused", Fill: fillCommittedUnused, Lo: []float64{2, 4, 4}, Hi: []float64{4, 4, 4}},
+		{Name: "on demand", Fill: fillOnDemand, Lo: []float64{4, 4, 4}, Hi: []float64{4, 6, 4}}}
+	if len(got) != len(want) {
+		t.Fatalf("areas %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Name != want[i].Name || got[i].Fill != want[i].Fill || !slices.Equal(got[i].Lo, want[i].Lo) || !slices.Equal(got[i].Hi, want[i].Hi) {
+			t.Errorf("area %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if none := commitmentAreas([]float64{1, 3}, 0); len(none) != 1 || none[0].Name != "on demand" || !slices.Equal(none[0].Hi, []float64{1, 3}) {
+		t.Errorf("with nothing committed: %+v, want all on demand", none)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`fill="` + fillCommittedUnused + `" fill-opacity="0.35"`, ">committed, unused</text>", "Shaded under the demand"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan page lacks %q", want)
+		}
+	}
+}
+
+// The plan's report opens with its answer: the level, what it costs and
+// saves, and how busy the commitment is, per model.
+func TestPlanSummaryFirst(t *testing.T) {
+	r := smallReport(t)
+	p := r.Data.(struct {
+		*plan.Output
+		Bill *cost.Bill `json:"bill"`
+		TCO  []tco.Row  `json:"tco"`
+	}).Plan
+	if len(r.Summary) < len(p.Models) {
+		t.Fatalf("summary %q, want a sentence per model", r.Summary)
+	}
+	m := p.Models[0]
+	want := fmt.Sprintf("%s: commit %d GPUs", m.Model, m.Committed)
+	if !strings.HasPrefix(r.Summary[0], want) || !strings.Contains(r.Summary[0], dollars(m.SavingUSD)) {
+		t.Errorf("summary %q, want it to start %q and give the saving %s", r.Summary[0], want, dollars(m.SavingUSD))
+	}
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if s, h := strings.Index(page, `id="report-summary"`), strings.Index(page, "<section"); s < 0 || s > h {
+		t.Error("the summary is not above the sections")
+	}
+	// Its id is its own: the sim report has a table with the id "summary".
+	if strings.Count(page, `id="report-summary"`) != 1 || strings.Contains(page, `<div class="summary" id="summary"`) {
+		t.Error("the summary's id is not unique to it")
+	}
+}
+
+// Beside each total, the cost per useful GPU-hour; a bar's label says
+// the work its alternative left undone.
+func TestEfficiencyShowsUndoneWork(t *testing.T) {
+	s, err := efficiency([]Efficiency{{Name: "corral", TotalUSD: 100, USDPerUsefulGPUH: 3.1}, {Name: "kueue-like", TotalUSD: 80, USDPerUsefulGPUH: 4.25, UndoneGPUH: 28119}})
+	if err != nil || len(s.Charts) != 2 {
+		t.Fatalf("charts %d, %v", len(s.Charts), err)
+	}
+	per := string(s.Charts[1])
+	for _, want := range []string{">kueue-like (28,119 GPU-h undone)</text>", ">$4.25</text>", ">corral</text>", ">$3.10</text>"} {
+		if !strings.Contains(per, want) {
+			t.Errorf("cost per useful GPU-hour chart lacks %q", want)
 		}
 	}
 }

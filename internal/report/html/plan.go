@@ -2,6 +2,7 @@ package html
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/corral-sched/corral/internal/cost/plan"
 )
@@ -17,7 +18,8 @@ func PlanReport(out *plan.Output, demand, unpacked *plan.Demand) Report {
 			fmt.Sprintf("Demand from %s over %d hours. Committed GPUs cost the committed rate every hour; demand above them runs on demand (%.0f%% of it on spot). A committed GPU pays for itself when it is busy in more of the hours than its break-even share, committed/overflow price.",
 				out.Demand, out.Plan.Hours, 100*out.Plan.SpotShare),
 		},
-		Data: out,
+		Summary: planSummary(out.Plan),
+		Data:    out,
 	}
 	for _, w := range out.Plan.Warnings {
 		r.Intro = append(r.Intro, "WARNING "+w.Message)
@@ -40,6 +42,7 @@ func timelineOf(m plan.ModelPlan, demand, unpacked *plan.Demand, up *plan.Plan) 
 	if s := demand.Model(m.Model); s != nil {
 		n = len(s.GPUs)
 		t.Hours, t.Series = thinHours(n), append(t.Series, Values{Name: "demanded", Values: thinPeaks(s.GPUs)})
+		t.Areas = commitmentAreas(t.Series[0].Values, t.Committed)
 	}
 	if unpacked != nil {
 		if s := unpacked.Model(m.Model); s != nil && len(s.GPUs) == n {
@@ -47,6 +50,63 @@ func timelineOf(m plan.ModelPlan, demand, unpacked *plan.Demand, up *plan.Plan) 
 		}
 	}
 	return t
+}
+
+// Colours of the shaded capacity: committed and used blue, committed and
+// unused grey, on demand above the commitment orange (Okabe-Ito).
+const (
+	fillCommittedUsed   = "#0072B2"
+	fillCommittedUnused = "#999999"
+	fillOnDemand        = "#E69F00"
+)
+
+// commitmentAreas splits demand at each hour into the committed GPUs it
+// uses, the committed GPUs left unused and what runs on demand above
+// them; with nothing committed, all of it is on demand.
+func commitmentAreas(demand []float64, committed float64) []Area {
+	used := Area{Name: "committed, used", Fill: fillCommittedUsed}
+	unused := Area{Name: "committed, unused", Fill: fillCommittedUnused}
+	over := Area{Name: "on demand", Fill: fillOnDemand}
+	for _, d := range demand {
+		d = max(0, finiteOr(d, 0))
+		in := min(d, committed)
+		used.Lo, used.Hi = append(used.Lo, 0), append(used.Hi, in)
+		unused.Lo, unused.Hi = append(unused.Lo, in), append(unused.Hi, committed)
+		over.Lo, over.Hi = append(over.Lo, committed), append(over.Hi, max(d, committed))
+	}
+	if committed <= 0 {
+		return []Area{over}
+	}
+	return []Area{used, unused, over}
+}
+
+// planSummary is the plan's answer in a sentence per model, and a word
+// on the price warnings when there are any.
+func planSummary(p *plan.Plan) []string {
+	var out []string
+	for _, m := range p.Models {
+		buy := ""
+		if m.Buy.Instances > 0 && m.Buy.Instance != "" {
+			buy = fmt.Sprintf(", bought as %d × %s (%d GPUs, $%s an hour of commitment)", m.Buy.Instances, m.Buy.Instance, m.Buy.GPUs,
+				group(strconv.FormatFloat(m.Buy.CommitUSDPerHour, 'f', 2, 64)))
+		}
+		saving := 0.0
+		if m.AllOnDemandUSD > 0 {
+			saving = 100 * m.SavingUSD / m.AllOnDemandUSD
+		}
+		if m.Committed == 0 {
+			out = append(out, fmt.Sprintf("%s: commit nothing; no level is busy in more of the hours than the break-even of %.1f%%, so on demand costs less: %s over the %d hours.",
+				m.Model, 100*m.BreakEven, dollars(m.CostUSD), p.Hours))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: commit %d GPUs as %s%s. Over the %d hours of demand that costs %s against %s all on demand, a saving of %s (%.1f%%); the committed GPUs are busy %.1f%% of the time, against a break-even of %.1f%%.",
+			m.Model, m.Committed, p.Term, buy, p.Hours, dollars(m.CostUSD), dollars(m.AllOnDemandUSD), dollars(m.SavingUSD), saving,
+			100*m.CommittedUsed, 100*m.BreakEven))
+	}
+	if n := len(p.Warnings); n > 0 {
+		out = append(out, fmt.Sprintf("%d price warning(s) below: read them before buying.", n))
+	}
+	return out
 }
 
 // maxTimelinePoints bounds the points of a plan's demand timeline: ten

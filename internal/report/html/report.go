@@ -8,14 +8,24 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/corral-sched/corral/internal/report/svg"
 )
 
 // Report is one HTML page. Empty sections are left out.
 type Report struct {
-	Title         string
-	Intro         []string // paragraphs under the title
-	Timelines     []Timeline
-	Costs         []CostItem
+	Title string
+	// Summary is the answer first: a few sentences with the figures that
+	// matter, in a box above everything else.
+	Summary   []string
+	Intro     []string // paragraphs under the title
+	Waterfall *Waterfall
+	Timelines []Timeline
+	Costs     []CostItem
+	// CostGroup names what the cost items' groups are ("policy" when
+	// empty): the cost charts' caption says it.
+	CostGroup     string
+	Efficiency    []Efficiency
 	Waits         []Waits
 	Fragmentation []Line
 	Curves        []Curve
@@ -36,6 +46,34 @@ type Timeline struct {
 	Committed float64
 	Capacity  float64
 	YMax      float64
+	// Areas shade what the GPUs are made of under the lines (committed
+	// and used, committed and unused, on demand above the commitment).
+	Areas []Area
+}
+
+// Area is a shaded region of a timeline, from Lo to Hi at each of its
+// hours, in colour Fill ("" for the palette's next).
+type Area struct {
+	Name, Fill string
+	Lo, Hi     []float64
+}
+
+// Waterfall is a chart of a starting cost, the changes to it and the
+// total they come to (svg.WriteWaterfall), with a caption.
+type Waterfall struct {
+	ID, Title, YLabel string
+	Caption           []string
+	Steps             []svg.Step
+}
+
+// Efficiency is one alternative's total cost beside its cost per useful
+// GPU-hour and the work it left undone, so that one that leaves work
+// undone does not look cheapest by its total alone.
+type Efficiency struct {
+	Name             string
+	TotalUSD         float64
+	USDPerUsefulGPUH float64 // NaN or 0 when nothing useful was done
+	UndoneGPUH       float64
 }
 
 // Values is one named series over a timeline's hours.
@@ -147,10 +185,11 @@ func Write(w io.Writer, r Report) error {
 	var b bytes.Buffer
 	err = page.Execute(&b, struct {
 		Title    string
+		Summary  []string
 		Intro    []string
 		Sections []section
 		Data     template.JS
-	}{r.Title, r.Intro, sections, template.JS(data)})
+	}{r.Title, r.Summary, r.Intro, sections, template.JS(data)})
 	if err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
@@ -173,8 +212,10 @@ func render(r Report) ([]section, error) {
 		return nil
 	}
 	steps := []func() (section, error){
+		func() (section, error) { return waterfall(r.Waterfall) },
 		func() (section, error) { return timelines(r.Timelines) },
-		func() (section, error) { return costs(r.Costs) },
+		func() (section, error) { return costs(r.Costs, r.CostGroup) },
+		func() (section, error) { return efficiency(r.Efficiency) },
 		func() (section, error) { return waits(r.Waits) },
 		func() (section, error) { return fragmentation(r.Fragmentation) },
 		func() (section, error) { return curves(r.Curves) },
@@ -208,11 +249,15 @@ th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; }
 th { background: #f4f4f4; text-align: left; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 p.note { color: #555; font-size: 0.9em; }
+div.summary { background: #f4f8fb; border-left: 4px solid #0072B2; padding: 0.4em 1em; margin: 1em 0; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-{{range .Intro}}<p>{{.}}</p>
+{{if .Summary}}<div class="summary" id="report-summary">
+{{range .Summary}}<p>{{.}}</p>
+{{end}}</div>
+{{end}}{{range .Intro}}<p>{{.}}</p>
 {{end}}{{range .Sections}}<section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 {{range .Text}}<p>{{.}}</p>

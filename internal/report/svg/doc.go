@@ -14,5 +14,8 @@
 // the io.Writer it is given. Start with Chart and Write in svg.go; WriteGrid
 // (grid.go) puts several charts in one document. layout.go places the
 // parts of a chart, draw.go draws them and ticks.go picks the ticks;
-// logx.go draws x on a log scale (Chart.XLog).
+// logx.go draws x on a log scale (Chart.XLog). Chart.Areas shades filled
+// regions under the lines. waterfall.go draws a waterfall (WriteWaterfall):
+// a starting total, the steps from it, each starting where the previous
+// ended (WaterfallBars), and the totals they come to.
 package svg

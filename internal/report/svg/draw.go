@@ -32,6 +32,9 @@ func drawChart(b *bytes.Buffer, c Chart, l *layout, id string) {
 		id, num(l.left), num(l.top), num(l.right-l.left), num(l.bottom-l.top))
 	drawGrid(b, l)
 	fmt.Fprintf(b, `<g clip-path="url(#%s-plot)">`+"\n", id)
+	for i, a := range c.Areas {
+		drawPolygons(b, a.X, a.Lo, a.Hi, areaFill(c, i), areaOpacity, l)
+	}
 	drawRefLines(b, c, l)
 	for i, s := range c.Series {
 		drawBand(b, s, colour(i), l)
@@ -61,6 +64,12 @@ func drawHeader(b *bytes.Buffer, c Chart, l *layout) {
 		text(b, pad, l.titleY, fmt.Sprintf(` font-size="%d" font-weight="bold" fill="%s"`, titleSize, inkTitle), c.Title)
 	}
 	for i, it := range l.legend {
+		if it.area {
+			fmt.Fprintf(b, `<rect x="%s" y="%s" width="%d" height="10" fill="%s" fill-opacity="%s"/>`+"\n",
+				num(it.x), num(it.y-5), swatchSize, areaFill(c, i-len(c.Series)), areaOpacity)
+			text(b, it.x+swatchSize+6, it.y+4, fmt.Sprintf(` font-size="%d" fill="%s"`, labelSize, inkText), it.label)
+			continue
+		}
 		col := colour(i)
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%d" height="10" fill="%s" fill-opacity="%s"/>`+"\n",
 			num(it.x), num(it.y-5), swatchSize, col, bandOpacity)
@@ -111,9 +120,15 @@ func drawAxes(b *bytes.Buffer, c Chart, l *layout) {
 // drawBand draws s's band as one translucent polygon per run of points
 // where X, Lo and Hi are all finite: along Hi, then back along Lo.
 func drawBand(b *bytes.Buffer, s Series, col string, l *layout) {
+	drawPolygons(b, s.X, s.Lo, s.Hi, col, bandOpacity, l)
+}
+
+// drawPolygons fills the region from lo to hi over x, one polygon per run
+// of points where all three are finite.
+func drawPolygons(b *bytes.Buffer, x, lo, hi []float64, col, opacity string, l *layout) {
 	start := -1
-	for i := 0; i <= len(s.X); i++ {
-		ok := i < len(s.X) && finite(s.X[i]) && finite(s.Lo[i]) && finite(s.Hi[i])
+	for i := 0; i <= len(x); i++ {
+		ok := i < len(x) && finite(x[i]) && finite(lo[i]) && finite(hi[i])
 		if ok && start < 0 {
 			start = i
 		}
@@ -123,13 +138,13 @@ func drawBand(b *bytes.Buffer, s Series, col string, l *layout) {
 		if i-start >= 2 {
 			var pts []string
 			for j := start; j < i; j++ {
-				pts = append(pts, num(l.sx(s.X[j]))+","+num(l.sy(s.Hi[j])))
+				pts = append(pts, num(l.sx(x[j]))+","+num(l.sy(hi[j])))
 			}
 			for j := i - 1; j >= start; j-- {
-				pts = append(pts, num(l.sx(s.X[j]))+","+num(l.sy(s.Lo[j])))
+				pts = append(pts, num(l.sx(x[j]))+","+num(l.sy(lo[j])))
 			}
 			fmt.Fprintf(b, `<polygon points="%s" fill="%s" fill-opacity="%s" stroke="none"/>`+"\n",
-				strings.Join(pts, " "), col, bandOpacity)
+				strings.Join(pts, " "), col, opacity)
 		}
 		start = -1
 	}

@@ -33,6 +33,7 @@ func newAxis(lo, hi float64, n int) axis {
 type legendItem struct {
 	x, y  float64
 	label string
+	area  bool // a filled area's swatch, without a line across
 }
 
 // layout is where everything of one chart goes, in the chart's own pixels.
@@ -102,6 +103,14 @@ func (l *layout) placeHeader(c Chart) float64 {
 			x, row = pad, row+legendRow
 		}
 		l.legend = append(l.legend, legendItem{x: x, y: row, label: name})
+		x += width + 18
+	}
+	for _, a := range c.Areas {
+		width := swatchSize + 6 + textWidth(a.Name, labelSize)
+		if x > pad && x+width > l.w-pad {
+			x, row = pad, row+legendRow
+		}
+		l.legend = append(l.legend, legendItem{x: x, y: row, label: a.Name, area: true})
 		x += width + 18
 	}
 	return row + legendRow/2 + 10

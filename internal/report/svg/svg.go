@@ -35,8 +35,31 @@ type Chart struct {
 	HLines []Mark
 	// XLog draws x on a log scale (logx.go): values that are not positive
 	// are gaps, and a fixed range must be positive.
-	XLog          bool
+	XLog bool
+	// Optional filled areas from Lo to Hi, drawn under the series (to
+	// shade what a level is made of, say), each with a legend swatch.
+	Areas         []Area
 	Width, Height int // pixels; 0 means 720 x 440
+}
+
+// Area is a region between Lo and Hi over X, filled with Fill (a colour;
+// "" takes the palette's colour after the series'). Points where X, Lo or
+// Hi is not finite are gaps.
+type Area struct {
+	Name      string
+	Fill      string
+	X, Lo, Hi []float64
+}
+
+// areaOpacity lets lines drawn over an area stand out from it.
+const areaOpacity = "0.35"
+
+// areaFill is area i's colour in chart c.
+func areaFill(c Chart, i int) string {
+	if c.Areas[i].Fill != "" {
+		return c.Areas[i].Fill
+	}
+	return colour(len(c.Series) + i)
 }
 
 // Mark is a reference line at At on one axis, labelled with Label. A mark
@@ -137,6 +160,11 @@ func validate(c Chart) error {
 			}
 		}
 	}
+	for i, a := range c.Areas {
+		if len(a.Lo) != len(a.X) || len(a.Hi) != len(a.X) {
+			return fmt.Errorf("area %d %q: %w: lo has %d values, hi %d, x %d", i, a.Name, errLength, len(a.Lo), len(a.Hi), len(a.X))
+		}
+	}
 	return nil
 }
 
@@ -184,6 +212,15 @@ func dataExtents(c Chart) (x, y extent) {
 			y.add(s.Mid[i])
 			y.add(s.Lo[i])
 			y.add(s.Hi[i])
+		}
+	}
+	for _, a := range c.Areas {
+		for i, xv := range a.X {
+			if finite(xv) {
+				x.add(xv)
+				y.add(a.Lo[i])
+				y.add(a.Hi[i])
+			}
 		}
 	}
 	for _, m := range c.Marks {
