@@ -13,6 +13,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -127,12 +128,25 @@ func TestDemands(t *testing.T) {
 		{"timeslice notebook half", setup{timeslice: true}, workload.Notebook, job.Demand{GPUMilli: 500}, job.Demand{Shares: 2}},
 		{"timeslice notebook slice", setup{timeslice: true}, workload.Notebook, job.Demand{MIG: "1g.10gb"}, job.Demand{Shares: 1}},
 		{"whole stays whole", setup{mig: true, timeslice: true}, workload.Training, job.Demand{GPUs: 8}, job.Demand{GPUs: 8}},
+		// The slice is the model's own profile: an A100-40GB's 2g is 10gb.
+		{"mig on A100-40GB", setup{mig: true, model: mustModel(t, "A100-40GB")}, workload.Inference, job.Demand{GPUMilli: 250}, job.Demand{MIG: "2g.10gb"}},
+		{"mig on H200", setup{mig: true, model: mustModel(t, "H200")}, workload.Inference, job.Demand{GPUMilli: 100}, job.Demand{MIG: "1g.18gb"}},
+		{"more than 4/7 is whole", setup{mig: true, model: mustModel(t, "A100-40GB")}, workload.Inference, job.Demand{GPUMilli: 600}, job.Demand{GPUs: 1}},
 	}
 	for _, tt := range tests {
 		if got := tt.s.demand(tt.class, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
+}
+
+func mustModel(t *testing.T, name string) *gpu.Model {
+	t.Helper()
+	m, err := gpu.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // Each class tolerates its own pool's taint and no other, and the pools
