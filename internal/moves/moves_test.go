@@ -2,6 +2,7 @@ package moves
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -293,5 +294,37 @@ func TestFloorOfEachKind(t *testing.T) {
 		if u, v := f.Billing.Coverage, f.Billing.Utilisation; f.committed() > 0 && !(u > 0 && u <= 1 && v > 0 && v <= 1) {
 			t.Errorf("%s on %s: coverage %g utilisation %g", f.Term, f.After, u, v)
 		}
+	}
+}
+
+// On a model without MIG and an offer without a spot price, the mig and
+// spot moves are not replayed, and the text, JSON and page say why.
+func TestSkippedMoves(t *testing.T) {
+	cat, err := price.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, label, err := Generated(8, 2, 0.8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(Options{Workload: w, Label: label, Nodes: 8, Catalog: cat, GPUModel: "L4", Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	rep.Write(&text)
+	page, _ := json.Marshal(rep.HTML().Intro)
+	for _, m := range rep.Moves {
+		if m.Name == "mig" {
+			t.Errorf("mig replayed on an L4")
+		}
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Move != "mig" || !strings.Contains(text.String(), "mig            skipped: L4 has no MIG") ||
+		!strings.Contains(string(page), "The mig move is skipped: L4 has no MIG") || strings.Contains(rep.AllButFloor.What, "mig,") {
+		t.Errorf("skipped %+v; all but floor %q; text:\n%s\npage intro %s", rep.Skipped, rep.AllButFloor.What, text.String(), page)
+	}
+	if _, err := Run(Options{Workload: w, Nodes: 8, Catalog: cat, GPUModel: "H100", Provider: "gcp"}); err == nil || !strings.Contains(err.Error(), "not sold as on-demand") {
+		t.Errorf("gcp H100 (spot only) priced: %v", err)
 	}
 }
