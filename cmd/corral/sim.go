@@ -94,6 +94,8 @@ type simOptions struct {
 	reservations                                                     int
 	pricesPath, reservedTerm, htmlPath                               string
 	floorTerms                                                       string
+	gpuModel, offer, provider                                        string
+	nodesSet                                                         bool
 	tco, priorityPreempt                                             bool
 	kubeconfig                                                       string
 	snapshotRuntime                                                  time.Duration
@@ -285,6 +287,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
 	fs.BoolVar(&o.moves, "moves", false, "price the five moves (MIG for inference, time-slicing for notebooks, split pools, spot training, the planner's committed floor): the workload (generated, or a jobs file or sacct history, whose class column says which moves apply) replayed once per move alone and once with all, each pool autoscaled, at catalog prices")
 	fs.StringVar(&o.now, "now", "", "the day price ages are counted to (STALE past 90 days, EXPIRED past a price's validity), YYYY-MM-DD (default: today)")
+	fs.StringVar(&o.gpuModel, "gpu-model", "", "with --moves: the GPU model the moves are priced for (default: the --fleet file's one model, else "+fleet.DefaultGPUModel+")")
+	fs.StringVar(&o.offer, "offer", "", "with --moves: the catalog offer, a family or instance (g6, g6.xlarge; default: the catalog's first for the model and provider)")
+	fs.StringVar(&o.provider, "provider", "", "with --moves: the provider whose offer prices the moves: aws, gcp, azure, or any in --prices (default: the catalog's first offer)")
 	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
 	fs.Var(o.budgets, "budget", "corral: "+budgetFlagHelp+"; a duration counts from the replay's start, a month from 2000-01-01, the simulator's time zero")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
@@ -301,6 +306,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, unexpected(fs)
+	}
+	fs.Visit(func(f *flag.Flag) { o.nodesSet = o.nodesSet || f.Name == "nodes" })
+	if !o.moves && (o.gpuModel != "" || o.offer != "" || o.provider != "") {
+		return o, usageErrorf("--gpu-model, --offer and --provider choose the offer --moves is priced on; without --moves the fleet's nodes say it")
 	}
 	if o.reclaimPatience < 0 {
 		return o, fmt.Errorf("--reclaim-patience %v: want 0 (at once) or more", o.reclaimPatience)

@@ -25,6 +25,9 @@ func (rep *Report) HTML() html.Report {
 		CostGroup: "replay",
 		Data:      rep,
 	}
+	for _, sk := range rep.Skipped {
+		r.Intro = append(r.Intro, fmt.Sprintf("The %s move is skipped: %s.", sk.Move, sk.Why))
+	}
 	rows := rep.rows()
 	for _, x := range rows {
 		for _, l := range x.m.ByCapacity {

@@ -10,6 +10,7 @@ import (
 	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/sim"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -23,9 +24,10 @@ type Options struct {
 	// capacity bought by the hour is not a fixed fleet, and a pool sized
 	// to the load would hold its largest gangs back.
 	Headroom int
-	GPUModel string         // default H100-80GB
+	GPUModel string         // a model of internal/gpu; default H100-80GB
 	Catalog  *price.Catalog // required
-	Family   string         // the offer for GPUModel ("": the catalog's first)
+	Family   string         // the offer for GPUModel, a family or instance ("": the catalog's first)
+	Provider string         // the offer's provider ("": any)
 	// Terms are the commitments the floor move is priced with, one row
 	// each, each billed as the catalog's kind of it says: a discount
 	// applied to the usage, or capacity nodes to fill. Default: a 1-year
@@ -40,6 +42,9 @@ type Options struct {
 	ScaleDownAfter time.Duration // default 30 min
 	Now            time.Time     // the day price ages are counted to
 	Progress       func(move string)
+
+	hasMIG  bool // GPUModel can be partitioned into MIG slices
+	hasSpot bool // the offer has a spot price
 }
 
 func (o *Options) defaults() error {
@@ -52,6 +57,11 @@ func (o *Options) defaults() error {
 	if o.GPUModel == "" {
 		o.GPUModel = fleet.DefaultGPUModel
 	}
+	m, err := gpu.Lookup(o.GPUModel)
+	if err != nil {
+		return fmt.Errorf("moves: %w", err)
+	}
+	o.GPUModel, o.hasMIG = m.Name, m.MIG
 	if len(o.Terms) == 0 {
 		o.Terms = []price.Capacity{price.Reserved1y, price.ReservedBlock}
 	}
@@ -93,13 +103,18 @@ func Run(o Options) (*Report, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	offer, err := o.Catalog.Find(o.GPUModel, o.Family)
+	offer, err := Offer(o.Catalog, o.Provider, o.GPUModel, o.Family)
 	if err != nil {
-		return nil, fmt.Errorf("moves: %w", err)
+		return nil, err
 	}
+	o.Family = offer.Instance // every replay is billed on this offer, whatever the catalog's order
+	_, spotErr := offer.PerGPUHour(price.Spot)
+	o.hasSpot = spotErr == nil
 	rep := &Report{Input: o.Label, Policy: o.Policy, Nodes: o.Nodes * o.Headroom, GPUModel: o.GPUModel, Offer: offer.Name(),
-		Terms: o.Terms, SpotOutageH: o.SpotOutage.Hours()}
-	rep.spotRate(offer)
+		Provider: offer.Provider, Terms: o.Terms, SpotOutageH: o.SpotOutage.Hours()}
+	if o.hasSpot {
+		rep.spotRate(offer)
+	}
 	r := &runner{o: o, rep: rep, offer: offer}
 	base, err := r.replay("baseline", "one on-demand pool, whole GPUs for every task", setup{})
 	if err != nil {
@@ -107,6 +122,14 @@ func Run(o Options) (*Report, error) {
 	}
 	rep.Baseline = base
 	for _, m := range order {
+		if m.name == "mig" && !o.hasMIG {
+			rep.Skipped = append(rep.Skipped, Skipped{Move: "mig", Why: o.GPUModel + " has no MIG: its GPUs are not partitioned"})
+			continue
+		}
+		if m.name == "spot" && !o.hasSpot {
+			rep.Skipped = append(rep.Skipped, Skipped{Move: "spot", Why: fmt.Sprintf("no spot price known for %s; give one with --prices", offer.Name())})
+			continue
+		}
 		if m.name == "floor" {
 			if err := r.floors(base); err != nil {
 				return nil, err
@@ -120,8 +143,8 @@ func Run(o Options) (*Report, error) {
 		}
 		rep.Moves = append(rep.Moves, mv)
 	}
-	all := setup{mig: true, timeslice: true, split: true, spot: true}
-	pre, err := r.replay("all but floor", "mig, timeslice, split and spot together", all)
+	all := setup{mig: o.hasMIG, timeslice: true, split: true, spot: o.hasSpot}
+	pre, err := r.replay("all but floor", together(all), all)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +154,41 @@ func Run(o Options) (*Report, error) {
 	}
 	rep.finish(o.Now)
 	return rep, nil
+}
+
+// together says which moves s switches on, and which it leaves out.
+func together(s setup) string {
+	on, off := []string{}, []string{}
+	for _, m := range []struct {
+		name string
+		on   bool
+	}{{"mig", s.mig}, {"timeslice", s.timeslice}, {"split", s.split}, {"spot", s.spot}} {
+		if m.on {
+			on = append(on, m.name)
+		} else {
+			off = append(off, m.name)
+		}
+	}
+	what := strings.Join(on[:len(on)-1], ", ") + " and " + on[len(on)-1] + " together"
+	if len(off) > 0 {
+		what += " (skipped: " + strings.Join(off, ", ") + ")"
+	}
+	return what
+}
+
+// Offer is the catalog's offer the moves of a model are priced on: of
+// one provider when provider is not empty, of one family or instance when
+// family is not empty, else the catalog's first. It must have an
+// on-demand price, the baseline's.
+func Offer(cat *price.Catalog, provider, model, family string) (*price.Offer, error) {
+	offer, err := cat.FindFrom(provider, model, family)
+	if err != nil {
+		return nil, fmt.Errorf("moves: %w", err)
+	}
+	if _, err := offer.PerGPUHour(price.OnDemand); err != nil {
+		return nil, fmt.Errorf("moves: the baseline is on-demand: %w", err)
+	}
+	return offer, nil
 }
 
 // floors adds the floor move of every term, planned on the baseline.
@@ -181,6 +239,7 @@ func (r *runner) replay(name, what string, s setup) (Move, error) {
 	if r.o.Progress != nil {
 		r.o.Progress(name)
 	}
+	s.model, _ = gpu.Lookup(r.o.GPUModel) // checked by defaults
 	f, err := s.buildFleet(r.o.Nodes*r.o.Headroom, r.o.GPUModel)
 	if err != nil {
 		return Move{}, fmt.Errorf("move %s: %w", name, err)

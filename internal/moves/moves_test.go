@@ -2,6 +2,7 @@ package moves
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -127,12 +129,25 @@ func TestDemands(t *testing.T) {
 		{"timeslice notebook half", setup{timeslice: true}, workload.Notebook, job.Demand{GPUMilli: 500}, job.Demand{Shares: 2}},
 		{"timeslice notebook slice", setup{timeslice: true}, workload.Notebook, job.Demand{MIG: "1g.10gb"}, job.Demand{Shares: 1}},
 		{"whole stays whole", setup{mig: true, timeslice: true}, workload.Training, job.Demand{GPUs: 8}, job.Demand{GPUs: 8}},
+		// The slice is the model's own profile: an A100-40GB's 2g is 10gb.
+		{"mig on A100-40GB", setup{mig: true, model: mustModel(t, "A100-40GB")}, workload.Inference, job.Demand{GPUMilli: 250}, job.Demand{MIG: "2g.10gb"}},
+		{"mig on H200", setup{mig: true, model: mustModel(t, "H200")}, workload.Inference, job.Demand{GPUMilli: 100}, job.Demand{MIG: "1g.18gb"}},
+		{"more than 4/7 is whole", setup{mig: true, model: mustModel(t, "A100-40GB")}, workload.Inference, job.Demand{GPUMilli: 600}, job.Demand{GPUs: 1}},
 	}
 	for _, tt := range tests {
 		if got := tt.s.demand(tt.class, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
+}
+
+func mustModel(t *testing.T, name string) *gpu.Model {
+	t.Helper()
+	m, err := gpu.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // Each class tolerates its own pool's taint and no other, and the pools
@@ -279,5 +294,37 @@ func TestFloorOfEachKind(t *testing.T) {
 		if u, v := f.Billing.Coverage, f.Billing.Utilisation; f.committed() > 0 && !(u > 0 && u <= 1 && v > 0 && v <= 1) {
 			t.Errorf("%s on %s: coverage %g utilisation %g", f.Term, f.After, u, v)
 		}
+	}
+}
+
+// On a model without MIG and an offer without a spot price, the mig and
+// spot moves are not replayed, and the text, JSON and page say why.
+func TestSkippedMoves(t *testing.T) {
+	cat, err := price.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, label, err := Generated(8, 2, 0.8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(Options{Workload: w, Label: label, Nodes: 8, Catalog: cat, GPUModel: "L4", Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	rep.Write(&text)
+	page, _ := json.Marshal(rep.HTML().Intro)
+	for _, m := range rep.Moves {
+		if m.Name == "mig" {
+			t.Errorf("mig replayed on an L4")
+		}
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Move != "mig" || !strings.Contains(text.String(), "mig            skipped: L4 has no MIG") ||
+		!strings.Contains(string(page), "The mig move is skipped: L4 has no MIG") || strings.Contains(rep.AllButFloor.What, "mig,") {
+		t.Errorf("skipped %+v; all but floor %q; text:\n%s\npage intro %s", rep.Skipped, rep.AllButFloor.What, text.String(), page)
+	}
+	if _, err := Run(Options{Workload: w, Nodes: 8, Catalog: cat, GPUModel: "H100", Provider: "gcp"}); err == nil || !strings.Contains(err.Error(), "not sold as on-demand") {
+		t.Errorf("gcp H100 (spot only) priced: %v", err)
 	}
 }

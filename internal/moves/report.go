@@ -69,11 +69,15 @@ func newMove(name, what string, res *sim.Result, bill *cost.Bill) Move {
 
 // Report is every replay of a Run.
 type Report struct {
-	Input       string           `json:"input"`
-	Policy      string           `json:"policy"`
-	Nodes       int              `json:"nodes_per_pool"`
-	GPUModel    string           `json:"gpu_model"`
-	Offer       string           `json:"offer"`
+	Input    string `json:"input"`
+	Policy   string `json:"policy"`
+	Nodes    int    `json:"nodes_per_pool"`
+	GPUModel string `json:"gpu_model"`
+	Offer    string `json:"offer"`
+	Provider string `json:"provider"`
+	// Skipped are the moves that do not apply to the GPU model, and why
+	// (mig on a model without MIG): not replayed, not priced.
+	Skipped     []Skipped        `json:"skipped_moves,omitempty"`
 	Terms       []price.Capacity `json:"floor_terms"`
 	SpotBand    string           `json:"spot_interruption_band"`
 	SpotMonthly float64          `json:"spot_interrupted_per_month"` // the band's high end
@@ -87,6 +91,12 @@ type Report struct {
 	Best                string      `json:"best_move"` // the move alone that saves most
 	Floors              []FloorPlan `json:"floors"`
 	Warnings            []string    `json:"warnings,omitempty"`
+}
+
+// Skipped is a move left out, and why.
+type Skipped struct {
+	Move string `json:"move"`
+	Why  string `json:"why"`
 }
 
 // spotRate takes the interruption rate from the offer's published band.
@@ -157,6 +167,9 @@ func (rep *Report) Write(w io.Writer) {
 	fmt.Fprintln(w, "\nwhat each move is:")
 	for _, m := range rows {
 		fmt.Fprintf(w, "  %-14s %s\n", m.Name, m.What)
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "  %-14s skipped: %s\n", s.Move, s.Why)
 	}
 	rep.writeSpotAndFloor(w)
 	rep.writeLines(w, rows)

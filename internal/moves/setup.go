@@ -8,6 +8,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -18,6 +19,7 @@ type setup struct {
 	mig, timeslice, split, spot bool
 	floorNodes                  map[string]int // role -> committed nodes
 	floorTerm                   price.Capacity // what the committed nodes are bought as
+	model                       *gpu.Model     // the nodes' GPU, whose MIG profiles mig uses (nil: H100-80GB)
 }
 
 // Roles of pools: the taint that keeps other work off them. The shared
@@ -171,24 +173,31 @@ func (s setup) demand(class string, d job.Demand) job.Demand {
 	case class == workload.Notebook && s.timeslice:
 		g = job.Demand{Shares: max(1, int(math.Ceil(f*Slices-1e-9)))}
 	case class != workload.Notebook && s.mig:
-		g = migFor(f)
+		g = migFor(s.migModel(), f)
 	}
 	g.CPUMilli, g.MemoryMiB, g.Models = d.CPUMilli, d.MemoryMiB, d.Models
 	return g
 }
 
-// migProfiles are H100-80GB MIG profiles by compute sevenths.
-var migProfiles = []struct {
-	sevenths int
-	name     string
-}{{1, "1g.10gb"}, {2, "2g.20gb"}, {3, "3g.40gb"}, {4, "4g.40gb"}}
+// migModel is the GPU whose MIG profiles the mig move uses.
+func (s setup) migModel() *gpu.Model {
+	if s.model != nil {
+		return s.model
+	}
+	m, _ := gpu.Lookup(fleet.DefaultGPUModel) // in the catalog: cannot fail
+	return m
+}
 
-// migFor is the smallest MIG profile with at least fraction f of a GPU, or
-// a whole GPU.
-func migFor(f float64) job.Demand {
-	for _, p := range migProfiles {
-		if float64(p.sevenths)/7 >= f-1e-9 {
-			return job.Demand{MIG: p.name}
+// migFor is the smallest MIG profile of model (by compute slices, the
+// first of its size) with at least fraction f of a GPU, or a whole GPU
+// when only the whole-GPU profile would do.
+func migFor(model *gpu.Model, f float64) job.Demand {
+	for _, p := range model.Profiles {
+		if p.Compute == model.ComputeSlices {
+			break
+		}
+		if float64(p.Compute)/float64(model.ComputeSlices) >= f-1e-9 {
+			return job.Demand{MIG: p.Name}
 		}
 	}
 	return job.Demand{GPUs: 1}

@@ -288,3 +288,38 @@ func (c *Catalog) models() []string {
 	slices.Sort(ms)
 	return ms
 }
+
+// FindFrom is Find among one provider's offers (any case); an empty
+// provider is Find. A provider with no offers, or none for the model, is
+// an error naming the providers, or the provider's models, the catalog has.
+func (c *Catalog) FindFrom(provider, model, family string) (*Offer, error) {
+	if provider == "" {
+		return c.Find(model, family)
+	}
+	sub := &Catalog{AsOf: c.AsOf}
+	for _, o := range c.Offers {
+		if strings.EqualFold(o.Provider, provider) {
+			sub.Offers = append(sub.Offers, o)
+		}
+	}
+	if len(sub.Offers) == 0 {
+		return nil, fmt.Errorf("%w: no offer from provider %q (providers: %s)", ErrUnknown, provider, strings.Join(c.providers(), ", "))
+	}
+	o, err := sub.Find(model, family)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", strings.ToLower(provider), err)
+	}
+	return o, nil
+}
+
+// providers lists the providers that have offers, sorted.
+func (c *Catalog) providers() []string {
+	var ps []string
+	for _, o := range c.Offers {
+		if p := strings.ToLower(o.Provider); !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}
