@@ -140,6 +140,7 @@ func TestDocumentedCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		unmarkedCommands(t, doc, Blocks(string(md)))
 		cmds := Commands(doc, string(md))
 		if len(cmds) == 0 {
 			continue
@@ -164,6 +165,22 @@ func TestDocumentedCommands(t *testing.T) {
 	for text := range adjusted {
 		if !seen[text] {
 			t.Errorf("adjusted names %q, which no document shows any more: remove it", text)
+		}
+	}
+}
+
+// unmarkedCommands fails on a plain block that shows corral commands
+// without "$ ": this test would not see them; mark the block sh, or write
+// the commands as a transcript.
+func unmarkedCommands(t *testing.T, doc string, blocks []Block) {
+	for _, b := range blocks {
+		if b.Lang != "" || len(transcriptCommands(doc, 0, b)) > 0 {
+			continue // sh, another language, or a transcript: read as such
+		}
+		for i, line := range b.Lines {
+			if strings.HasPrefix(line, "corral ") {
+				t.Errorf("%s:%d: %q is in a block that is neither sh nor a transcript: mark it ```sh or write it as \"$ %s\"", doc, b.Line+i, line, line)
+			}
 		}
 	}
 }
