@@ -37,10 +37,10 @@ var notRun = map[string]struct {
 }{
 	"go build -o corral ./cmd/corral":   {skipIt, "the test builds corral exactly this way, once, before any command"},
 	"./scripts/test.sh":                 {parseOnly, "the whole test suite: this test is part of it"},
-	"VERSION=v0.1.0 scripts/release.sh": {parseOnly, "minutes of cross-compiling; the release test (cmd/corral deploy_test.go) runs it"},
+	"VERSION=v0.1.0 scripts/release.sh": {parseOnly, "minutes of cross-compiling; internal/ociimage release_test.go runs it"},
 	"cd examples/cost":                  {parseOnly, "with ./run.sh after it: rewrites the committed example outputs"},
 	"./run.sh":                          {parseOnly, "rewrites the committed example outputs in examples/cost"},
-	"kubectl apply -k deploy/":          {skipIt, "needs a cluster; the manifests are applied to a real API server by cmd/corral deploy_test.go"},
+	"kubectl apply -k deploy/":          {skipIt, "needs a cluster; cmd/corral deploy_test.go checks what deploy/ holds, chart_install_test.go applies the chart to a real API server"},
 	"helm install corral deploy/chart/corral -n corral-system --create-namespace":                                                    {skipIt, "needs a cluster and helm; the chart tests lint, render and apply it"},
 	"helm upgrade corral deploy/chart/corral -n corral-system --reuse-values --set replicas=3":                                       {skipIt, "needs a cluster and helm; the chart tests lint, render and apply it"},
 	"helm uninstall corral -n corral-system":                                                                                         {skipIt, "needs a cluster and helm"},
