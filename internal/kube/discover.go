@@ -198,6 +198,20 @@ func (l *liveResources) served() map[string]servedResource {
 	return out
 }
 
+// lister is the lister of the resource of key read now, or nil; safe
+// from any goroutine (the pod handlers read Queues with it).
+func (l *liveResources) lister(key string) cache.GenericLister {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if li := l.on[key]; li != nil && li.synced {
+		return li.inf.Lister()
+	}
+	return nil
+}
+
 // servedResource is a resource read now and its lister.
 type servedResource struct {
 	gvr    schema.GroupVersionResource
@@ -206,13 +220,13 @@ type servedResource struct {
 
 // useLive points the cycle's listers at the resources read now: a
 // resource that appeared since the last cycle is read from this one on,
-// one that went away no longer.
+// one that went away no longer. Queues, which pod handlers read too, are
+// read through liveResources.lister instead.
 func (s *Scheduler) useLive() {
 	on := s.crds.served()
 	s.groups = on[KindCoscheduling].lister
 	s.native, s.nativeRes = on[KindNative].lister, on[KindNative].gvr
 	s.more.volcano, s.more.kai, s.more.jobsets = on[KindVolcano].lister, on[KindKAI].lister, on[KindJobSet].lister
-	s.queues = on[keyQueues].lister
 	s.unserved = map[string]bool{}
 	for _, w := range watchedResources {
 		if _, ok := on[w.key]; !ok {

@@ -51,8 +51,7 @@ type Scheduler struct {
 	// ownedGroups are the pod groups whose status this scheduler writes
 	// (only the cycle's goroutine uses them).
 	ownedGroups map[string]bool
-	prov        *provisioner        // nil where ProvisioningRequests are not served
-	queues      cache.GenericLister // nil when the Queue CRD is not served
+	prov        *provisioner // nil where ProvisioningRequests are not served
 	kick        chan struct{}
 	// upstream is Kubernetes' scheduler framework whose filter plugins say
 	// where each pod may run; built by Start.
@@ -428,7 +427,7 @@ func (s *Scheduler) podGroups(pending []*corev1.Pod) map[string]*podGroup {
 // queueSpecs reads the Queues from the cache, by name.
 func (s *Scheduler) queueSpecs() map[string]*queueSpec {
 	out := map[string]*queueSpec{}
-	for _, u := range s.listCustom(s.queues) {
+	for _, u := range s.listCustom(s.crds.lister(keyQueues)) {
 		q, err := parseQueue(u)
 		if err != nil {
 			s.log.Warn("queue", "err", err)
