@@ -44,6 +44,11 @@ type Config struct {
 	// Interval is the longest time between two scheduling cycles; a change
 	// in the cluster starts one sooner.
 	Interval time.Duration
+	// DiscoveryInterval is how often the API server's discovery is read
+	// for the custom resources corral reads (PodGroups of every kind,
+	// JobSets, Queues), so that a CRD installed or removed after start-up
+	// is read or let go without a restart; 0 means 5s.
+	DiscoveryInterval time.Duration
 	// NoPreemption turns preemption off. With it on, a pod or pod group
 	// that does not fit evicts the fewest lower-priority units (pods, or
 	// whole pod groups) placed by this scheduler that make room, through
@@ -122,6 +127,9 @@ func (c *Config) withDefaults() Config {
 	out.Health = out.Health.withDefaults()
 	if out.Interval == 0 {
 		out.Interval = 2 * time.Second
+	}
+	if out.DiscoveryInterval == 0 {
+		out.DiscoveryInterval = 5 * time.Second
 	}
 	return out
 }

@@ -5,8 +5,10 @@
 // Informers keep Nodes, Pods, PodGroups (scheduling.x-k8s.io/v1alpha1,
 // Kubernetes' own scheduling.k8s.io at the version served, Volcano's and
 // KAI's where served), Jobs, JobSets and Queues (corral.sh/v1alpha1) in
-// memory; groups.go says which group a pod is in, grouplisters.go reads
-// them. Each cycle (Scheduler.Cycle in
+// memory; the custom ones are found through discovery as corral starts
+// and every few seconds after, so that a CRD installed or removed later is
+// read or let go without a restart (discover.go); groups.go says which
+// group a pod is in, grouplisters.go reads them. Each cycle (Scheduler.Cycle in
 // scheduler.go) rebuilds a snapshot from that cache (snapshot.go): a
 // fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
 // a gang.State holding every bound pod where it runs, and a queue.Book of

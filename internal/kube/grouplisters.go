@@ -3,7 +3,6 @@ package kube
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	listersbatchv1 "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -16,46 +15,28 @@ type groupListers struct {
 	jobs                  listersbatchv1.JobLister
 }
 
-// nativeLister watches Kubernetes' own PodGroups at the first version of
-// NativePodGroupVersions the API server serves, or returns nil.
-func (s *Scheduler) nativeLister(h cache.ResourceEventHandler) cache.GenericLister {
-	v := servedVersion(s.client.Discovery(), NativePodGroupResource.Group, NativePodGroupResource.Resource, NativePodGroupVersions)
-	if v == "" {
-		s.log.Info("Kubernetes' own PodGroup API is not served by this cluster (scheduling.k8s.io, feature GenericWorkload)", "versions", NativePodGroupVersions)
-		return nil
-	}
-	s.log.Info("reading Kubernetes' own PodGroups", "version", "scheduling.k8s.io/"+v)
-	r := NativePodGroupResource
-	r.Version = v
-	s.nativeRes = r
-	inf := s.dynf.ForResource(r)
-	_, _ = inf.Informer().AddEventHandler(h)
-	return inf.Lister()
-}
-
-// newGroupListers watches Jobs, and the group resources the API server
-// serves.
+// newGroupListers watches Jobs; the listers of the custom group
+// resources are set by useLive each cycle.
 func (s *Scheduler) newGroupListers(h cache.ResourceEventHandler) groupListers {
 	jobs := s.factory.Batch().V1().Jobs()
 	_, _ = jobs.Informer().AddEventHandler(h)
-	return groupListers{
-		jobs:    jobs.Lister(),
-		volcano: s.optionalLister(VolcanoPodGroupResource, h),
-		kai:     s.optionalLister(KAIPodGroupResource, h),
-		jobsets: s.optionalLister(JobSetResource, h),
-	}
+	return groupListers{jobs: jobs.Lister()}
 }
 
-// optionalLister watches r where the API server serves it; another
-// project's resource, so its absence is no warning.
-func (s *Scheduler) optionalLister(r schema.GroupVersionResource, h cache.ResourceEventHandler) cache.GenericLister {
-	if servedVersion(s.client.Discovery(), r.Group, r.Resource, []string{r.Version}) == "" {
-		return nil
+// markUnserved gives each pending pod of a group whose resource the API
+// server does not serve a group that says so, in place of "does not
+// exist".
+func (s *Scheduler) markUnserved(pending []*corev1.Pod, groups map[string]*podGroup) {
+	for _, p := range pending {
+		name, kind := groupOf(p)
+		key := p.Namespace + "/" + name
+		if name == "" || groups[key] != nil {
+			continue
+		}
+		if why := s.notServed(kind); why != "" {
+			groups[key] = &podGroup{Namespace: p.Namespace, Name: name, Kind: kind, Native: kind == KindNative, MinMember: 1, Invalid: why}
+		}
 	}
-	s.log.Info("reading groups", "resource", r.GroupResource().String()+"/"+r.Version)
-	inf := s.dynf.ForResource(r)
-	_, _ = inf.Informer().AddEventHandler(h)
-	return inf.Lister()
 }
 
 // otherGroups reads Volcano's and KAI's PodGroups, Jobs, JobSets and the

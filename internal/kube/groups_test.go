@@ -16,8 +16,8 @@ import (
 )
 
 // otherCRDs installs the minimal CRDs of Volcano, KAI, JobSet and
-// LeaderWorkerSet in the test API server (before a scheduler starts, which
-// looks for them once).
+// LeaderWorkerSet in the test API server (before a scheduler starts, so
+// that it reads them from its first cycle).
 func (e *env) otherCRDs() {
 	e.t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "crds", "*.yaml"))
@@ -28,7 +28,7 @@ func (e *env) otherCRDs() {
 		e.t.Fatal(err)
 	}
 	// Established is not yet discoverable: wait until discovery, which a
-	// scheduler reads once as it starts, shows each.
+	// scheduler reads as it starts, shows each.
 	for _, r := range []schema.GroupVersionResource{VolcanoPodGroupResource, KAIPodGroupResource, JobSetResource, ProvisioningRequestResource} {
 		e.eventually(func() error {
 			if servedVersion(e.c.Client.Discovery(), r.Group, r.Resource, []string{r.Version}) == "" {

@@ -342,7 +342,7 @@ func (s *Scheduler) statusPatches(pods []*corev1.Pod, assumed map[string]string,
 	}
 	s.ownedGroups = owned
 	use := s.queueUse(pods, assumed, queues)
-	for _, obj := range s.listCustom(s.queues) {
+	for _, obj := range s.listCustom(s.crds.lister(keyQueues)) {
 		if q := queues[obj.GetName()]; q != nil {
 			if p, ok := queueStatus(obj, q, use[q.Name]); ok {
 				out = append(out, p)

@@ -6,19 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
@@ -38,12 +35,15 @@ type Scheduler struct {
 	dyn     dynamic.Interface // nil: no custom resources
 	log     *slog.Logger
 	factory informers.SharedInformerFactory
-	dynf    dynamicinformer.DynamicSharedInformerFactory // nil without a dynamic client
+	crds    *liveResources // the custom resources served now; nil without a dynamic client
 	nodes   listersv1.NodeLister
 	pods    listersv1.PodLister
 	groups  cache.GenericLister // nil when the PodGroup CRD is not served
 	native  cache.GenericLister // Kubernetes' own PodGroups; nil when not served
 	more    groupListers        // other schedulers' groups, Jobs and JobSets
+	// unserved are the keys of watchedResources not served as the cycle
+	// started (useLive sets these listers).
+	unserved map[string]bool
 	// nativeRes is the version of Kubernetes' own PodGroup read; status
 	// keeps PodGroup and Queue status current.
 	nativeRes schema.GroupVersionResource
@@ -51,8 +51,7 @@ type Scheduler struct {
 	// ownedGroups are the pod groups whose status this scheduler writes
 	// (only the cycle's goroutine uses them).
 	ownedGroups map[string]bool
-	prov        *provisioner        // nil where ProvisioningRequests are not served
-	queues      cache.GenericLister // nil when the Queue CRD is not served
+	prov        *provisioner // nil where ProvisioningRequests are not served
 	kick        chan struct{}
 	// upstream is Kubernetes' scheduler framework whose filter plugins say
 	// where each pod may run; built by Start.
@@ -130,31 +129,11 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 		DeleteFunc: func(obj any) { s.podDeleted(obj); s.wake() },
 	})
 	if dyn != nil {
-		s.dynf = dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-		s.groups = s.customLister(PodGroupResource, handler)
-		s.native = s.nativeLister(handler)
-		s.more = s.newGroupListers(handler)
+		s.crds = newLiveResources(dyn, client.Discovery(), handler, log, s.wake)
 		s.prov = s.newProvisionerIfServed()
-		s.queues = s.customLister(QueueResource, handler)
 	}
+	s.more = s.newGroupListers(handler)
 	return s
-}
-
-// customLister watches a custom resource, or returns nil when the API
-// server does not serve it (its CRD is not installed).
-func (s *Scheduler) customLister(r schema.GroupVersionResource, h cache.ResourceEventHandler) cache.GenericLister {
-	list, err := s.client.Discovery().ServerResourcesForGroupVersion(r.GroupVersion().String())
-	if err != nil || !slices.ContainsFunc(list.APIResources, func(a metav1.APIResource) bool { return a.Name == r.Resource }) {
-		if r == NativePodGroupResource {
-			s.log.Info("Kubernetes' own PodGroup API is not served by this cluster (scheduling.k8s.io/v1alpha3, feature GenericWorkload)")
-		} else {
-			s.log.Warn("custom resource not served; install its CRD from deploy/crds", "resource", r.GroupResource())
-		}
-		return nil
-	}
-	inf := s.dynf.ForResource(r)
-	_, _ = inf.Informer().AddEventHandler(h)
-	return inf.Lister()
 }
 
 // Stats returns the counts so far.
@@ -184,21 +163,18 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.dra = draListers{slices: res.ResourceSlices().Lister(), claims: res.ResourceClaims().Lister(), classes: res.DeviceClasses().Lister(),
 		classFor: fw.ClassFor, gpuDrivers: s.cfg.draGPUDrivers(), compiled: &classCache{}}
 	s.factory.Start(ctx.Done())
-	if s.dynf != nil {
-		s.dynf.Start(ctx.Done())
-	}
 	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return fmt.Errorf("cache of %v did not sync", typ)
 		}
 	}
-	if s.dynf != nil {
-		for typ, ok := range s.dynf.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return fmt.Errorf("cache of %v did not sync", typ)
-			}
+	if s.crds != nil {
+		if err := s.crds.start(ctx); err != nil {
+			return err
 		}
+		go s.crds.run(ctx, s.cfg.DiscoveryInterval)
 	}
+	s.useLive()
 	s.synced.Store(true)
 	return nil
 }
@@ -266,6 +242,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 // hold nothing.
 func (s *Scheduler) Cycle(ctx context.Context) error {
 	defer s.persistUnits(ctx)
+	s.useLive()
 	s.recoverIntents(ctx)
 	s.handleFaults(ctx)
 	snap, err := s.snapshot(ctx)
@@ -280,7 +257,9 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	units := s.keepPlaces(buildUnits(snap.pending, s.podGroups(snap.pending), snap.members))
+	groups := s.podGroups(snap.pending)
+	s.markUnserved(snap.pending, groups)
+	units := s.keepPlaces(buildUnits(snap.pending, groups, snap.members))
 	snap.ledger, snap.now = &s.quota, s.cfg.Now()
 	snap.budgets = budgetsOf(snap.queues)
 	snap.spent = s.spent.spent(snap.budgets, snap.now)
@@ -448,7 +427,7 @@ func (s *Scheduler) podGroups(pending []*corev1.Pod) map[string]*podGroup {
 // queueSpecs reads the Queues from the cache, by name.
 func (s *Scheduler) queueSpecs() map[string]*queueSpec {
 	out := map[string]*queueSpec{}
-	for _, u := range s.listCustom(s.queues) {
+	for _, u := range s.listCustom(s.crds.lister(keyQueues)) {
 		q, err := parseQueue(u)
 		if err != nil {
 			s.log.Warn("queue", "err", err)
