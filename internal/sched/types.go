@@ -275,6 +275,13 @@ type Wait struct {
 	Quota *queue.QuotaError
 	// Budget is the numbers of the budget that holds it, for CodeBudget.
 	Budget *BudgetWait
+	// Unfit is why it did not fit when the cycle tried to place it: the
+	// core's reasons as codes with node counts, which a face words its
+	// own way (nil when it was not tried, or under Config.Terse). Then is
+	// what the cycle does about it (a reservation, preemption), empty
+	// for nothing; Reason is then Unfit's words, "; ", and Then.
+	Unfit *gang.Unfit
+	Then  string
 }
 
 // Code classifies why a unit waits, so that a face can say whether more
