@@ -259,7 +259,7 @@ func (c *cycle) waitUnfit(u *Unit, code Code, why unfitWhy, then string) {
 	}
 	c.wait(u, code, reason)
 	w := &c.out.Waiting[len(c.out.Waiting)-1]
-	w.Unfit, w.Then = why.unfit, then
+	w.Unfit, w.Cause, w.Then = why.unfit, why.text, then
 }
 
 // wait records why u did not start.

@@ -277,10 +277,13 @@ type Wait struct {
 	Budget *BudgetWait
 	// Unfit is why it did not fit when the cycle tried to place it: the
 	// core's reasons as codes with node counts, which a face words its
-	// own way (nil when it was not tried, or under Config.Terse). Then is
-	// what the cycle does about it (a reservation, preemption), empty
-	// for nothing; Reason is then Unfit's words, "; ", and Then.
+	// own way (nil when it was not tried, or under Config.Terse). Cause
+	// is the words of why it does not fit (Unfit's, or Unit.Blocked),
+	// and Then what the cycle does about it (a reservation, preemption);
+	// Reason is Cause, then "; " and Then when there is one. Both are
+	// empty for a wait of another kind (quota, budget ...).
 	Unfit *gang.Unfit
+	Cause string
 	Then  string
 }
 
