@@ -11,7 +11,7 @@ import (
 // (gang.Unfit); this face words them as a Kubernetes user knows the
 // nodes. The taints the face adds for the core (DRA-only and time-sliced
 // nodes, node selectors) are none that kubectl describe node shows, so
-// they are told as what they stand for; a node's own taint is named.
+// they are told as what they stand for.
 
 // nodePhrase words why nodes hold none of the pods' tasks.
 func (s *snapshot) nodePhrase(c gang.NodeCount) string {
@@ -23,15 +23,13 @@ func (s *snapshot) nodePhrase(c gang.NodeCount) string {
 		return "node offers its GPUs only through DRA (ResourceClaims), which the pod does not use"
 	case sharedOnly:
 		return "node offers only time-sliced GPU shares (" + string(ResourceShared) + "), which the pod does not ask for"
-	case "":
-		return c.Reason.String()
 	}
 	for _, sel := range s.selectors {
 		if sel.taint == c.Detail {
 			return "node does not match the pod's nodeSelector " + sel.key
 		}
 	}
-	return "node has taint " + c.Detail + " that the pod does not tolerate"
+	return c.Reason.String() // a taint the node shows: the core's words, as the twin scripts pin
 }
 
 // unfitCause is why a waiting unit does not fit, in this face's words:

@@ -10,7 +10,7 @@ import (
 // TestPendingMessageWordsTheFacesTaints checks that a pod kept off nodes
 // by a taint this face adds for the core (a node selector, DRA-only GPUs)
 // is told what keeps it off, not of a taint kubectl describe node does not
-// show; a node's own taint is named.
+// show; a node's own taint keeps the core's words.
 func TestPendingMessageWordsTheFacesTaints(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -47,7 +47,7 @@ func TestPendingMessageWordsTheFacesTaints(t *testing.T) {
 				return nodes
 			},
 			pod:  func() *corev1.Pod { return fakePod("guest", 1, 0) },
-			want: "guest: needs 1 GPU; the fleet has room for 0 GPUs now; 1 node: node has taint team=a:NoSchedule that the pod does not tolerate",
+			want: "guest: needs 1 GPU; the fleet has room for 0 GPUs now; 1 node: node has a taint the job does not tolerate",
 		},
 	}
 	for _, c := range cases {
