@@ -45,6 +45,25 @@ type placedJob struct {
 	Shape   string         `json:"shape,omitempty"` // what the scheduler chose for a job asking by GPU memory
 	Tasks   []gang.Task    `json:"tasks,omitempty"`
 	Reasons []string       `json:"reasons,omitempty"`
+	// Filtered counts the nodes that hold none of its tasks, by the
+	// core's reason codes.
+	Filtered []filteredNodes `json:"filtered,omitempty"`
+}
+
+// filteredNodes is how many nodes one reason kept from a task.
+type filteredNodes struct {
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+	Nodes  int    `json:"nodes"`
+}
+
+// filteredOf is unfit's node counts for --json.
+func filteredOf(unfit *gang.Unfit) []filteredNodes {
+	var out []filteredNodes
+	for _, c := range unfit.Filtered() {
+		out = append(out, filteredNodes{Reason: c.Reason.Code(), Detail: c.Detail, Nodes: c.Nodes})
+	}
+	return out
 }
 
 func runPlace(args []string, stdout, stderr io.Writer) error {
@@ -92,7 +111,7 @@ func placeAll(state *gang.State, jobs []*job.Job) []placedJob {
 	for _, j := range jobs {
 		p, unfit := state.Place(j)
 		if unfit != nil {
-			out = append(out, placedJob{Job: j.Name, Reasons: unfit.Reasons})
+			out = append(out, placedJob{Job: j.Name, Reasons: unfit.Lines(), Filtered: filteredOf(unfit)})
 			continue
 		}
 		span := map[string]int{}

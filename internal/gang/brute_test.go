@@ -562,7 +562,7 @@ func TestPlaceMatchesExhaustiveSearch(t *testing.T) {
 			if d := bruteIndexDiff(s); d != "" {
 				fails.add("index inconsistent after a failed placement", desc()+"  "+d)
 			}
-			if len(u.Reasons) == 0 || u.Job != j.Name {
+			if len(u.Lines()) == 0 || u.Job != j.Name {
 				fails.add("Unfit without reasons", desc())
 			}
 			continue

@@ -33,7 +33,7 @@ type limits struct {
 
 // fill computes capacities for r on every node and vertex under at,
 // counting why nodes hold nothing when reasons is non-nil.
-func (s *State) fill(r *request, at ref, lim limits, reasons map[Reason]int) {
+func (s *State) fill(r *request, at ref, lim limits, reasons map[filter]int) {
 	if s.isNode(at) {
 		s.fillNodes(r, []int{at.id}, lim, reasons)
 		return
@@ -75,7 +75,7 @@ func (s *State) fillNone(r *request, nodes []int) {
 	}
 }
 
-func (s *State) fillNodes(r *request, nodes []int, lim limits, reasons map[Reason]int) {
+func (s *State) fillNodes(r *request, nodes []int, lim limits, reasons map[filter]int) {
 	sc := &s.scratch
 	for _, n := range nodes {
 		c, why := s.capacity(n, r)
@@ -84,7 +84,7 @@ func (s *State) fillNodes(r *request, nodes []int, lim limits, reasons map[Reaso
 			c = min(c, lim.spreadMax)
 		}
 		if c == 0 && reasons != nil {
-			reasons[why]++
+			reasons[s.filterOf(n, r, why)]++
 		}
 		sc.capN[n], sc.freeN[n] = c, 0
 		if r.classOK[s.nodes[n].class] && (s.open(n) || (r.spares && s.fleet.Nodes[n].Schedulable())) {

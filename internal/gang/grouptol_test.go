@@ -24,7 +24,7 @@ func TestGroupTolerationsAreTheGroupsOwn(t *testing.T) {
 	}}
 	p, unfit := s.Place(j)
 	if unfit != nil {
-		t.Fatalf("unfit: %v", unfit.Reasons)
+		t.Fatalf("unfit: %v", unfit.Lines())
 	}
 	byGroup := map[int]string{}
 	for _, task := range p.Tasks {
@@ -87,7 +87,7 @@ func TestMilliHeld(t *testing.T) {
 	for _, j := range []*job.Job{shares, whole} {
 		p, unfit := s.Place(j)
 		if unfit != nil {
-			t.Fatalf("%s: %v", j.Name, unfit.Reasons)
+			t.Fatalf("%s: %v", j.Name, unfit.Lines())
 		}
 		if got, want := s.PlacedMilli(p), s.LeastMilli(j); got != want {
 			t.Errorf("%s: PlacedMilli %d, want %d", j.Name, got, want)

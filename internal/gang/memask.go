@@ -248,7 +248,6 @@ func withShapeReason(u *Unfit, j *job.Job) *Unfit {
 	if u == nil || j.Shape == nil || j.ByGPUMemory == nil {
 		return u
 	}
-	why := fmt.Sprintf("asks %s: the scheduler chose %s", j.ByGPUMemory, j.Shape)
-	u.Reasons = append([]string{why}, u.Reasons...)
+	u.Chosen = fmt.Sprintf("asks %s: the scheduler chose %s", j.ByGPUMemory, j.Shape)
 	return u
 }

@@ -161,7 +161,7 @@ func TestPlaceMemoryAsk(t *testing.T) {
 	if s.WhatIf(nil, second) {
 		t.Error("a second 600Gi ask fits; want it to wait for 5 H200s")
 	}
-	if why := strings.Join(s.Explain(second), "; "); !strings.HasPrefix(why, "asks 600Gi of GPU memory: the scheduler chose 5x H200-141GB (705Gi); needs 5 GPUs") {
+	if why := s.Explain(second).String(); !strings.HasPrefix(why, "asks 600Gi of GPU memory: the scheduler chose 5x H200-141GB (705Gi); needs 5 GPUs") {
 		t.Errorf("Explain %q does not name the model waited for", why)
 	}
 	if _, unfit := s.Place(second); unfit == nil || !strings.Contains(unfit.Error(), "chose 5x H200-141GB") {

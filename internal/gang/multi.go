@@ -138,17 +138,18 @@ func (s *State) explainMulti(pl *plan) *Unfit {
 	}
 	u := &Unfit{Job: pl.job.Name}
 	for g, r := range pl.reqs {
-		one := s.explain(pl, r, pl.job.Groups[g].Count)
-		if one != nil && len(one.Reasons) > 0 && !s.groupFits(pl, r, pl.job.Groups[g].Count) {
-			u.Reasons = append(u.Reasons, fmt.Sprintf("group %q: %s", pl.job.Groups[g].Name, joinReasons(one.Reasons)))
+		if count := pl.job.Groups[g].Count; !s.groupFits(pl, r, count) {
+			one := s.explainGroup(pl, r, count)
+			one.Group = pl.job.Groups[g].Name
+			u.Groups = append(u.Groups, one)
 		}
 	}
-	if len(u.Reasons) == 0 {
+	if len(u.Groups) == 0 {
 		where := "the fleet"
 		if pl.minDepth >= 0 {
 			where = "one " + pl.levels[pl.minDepth]
 		}
-		u.Reasons = append(u.Reasons, fmt.Sprintf("each group fits alone, but no domain tried holds all %d groups together in %s (tried up to %d domains)", len(pl.reqs), where, maxDomainTries))
+		u.Apart = fmt.Sprintf("each group fits alone, but no domain tried holds all %d groups together in %s (tried up to %d domains)", len(pl.reqs), where, maxDomainTries)
 	}
 	return u
 }

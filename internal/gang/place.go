@@ -22,16 +22,6 @@ type Placement struct {
 // state did not make.
 func (p *Placement) Spec() *job.Job { return p.job }
 
-// Unfit says why a job was not placed. Nothing was held for it.
-type Unfit struct {
-	Job     string
-	Reasons []string
-}
-
-func (u *Unfit) Error() string {
-	return fmt.Sprintf("job %s does not fit: %s", u.Job, joinReasons(u.Reasons))
-}
-
 // plan is a job compiled against the fleet.
 type plan struct {
 	job      *job.Job
@@ -46,15 +36,15 @@ type plan struct {
 // it cannot run now. All of j's tasks are placed or none.
 func (s *State) Place(asked *job.Job) (*Placement, *Unfit) {
 	if s.jobs[asked.Name] != nil {
-		return nil, &Unfit{Job: asked.Name, Reasons: []string{"a job with this name is already placed"}}
+		return nil, &Unfit{Job: asked.Name, Refused: "a job with this name is already placed"}
 	}
 	j, err := s.Resolve(asked)
 	if err != nil {
-		return nil, &Unfit{Job: asked.Name, Reasons: []string{err.Error()}}
+		return nil, &Unfit{Job: asked.Name, Refused: err.Error()}
 	}
 	pl, err := s.compile(j)
 	if err != nil {
-		return nil, &Unfit{Job: j.Name, Reasons: []string{err.Error()}}
+		return nil, &Unfit{Job: j.Name, Refused: err.Error()}
 	}
 	s.observe(j)
 	s.savepoint()

@@ -86,6 +86,30 @@ func tolerates(tolerations []string, taints string) bool {
 	return true
 }
 
+// untolerated is the first of taints (joined by ",") that tolerations
+// lack; empty when none.
+func untolerated(tolerations []string, taints string) string {
+	if taints == "" {
+		return ""
+	}
+	for _, t := range strings.Split(taints, ",") {
+		if !slices.Contains(tolerations, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// filterOf is why node n holds no task of r, with the taint it does not
+// tolerate when that is why.
+func (s *State) filterOf(n int, r *request, why Reason) filter {
+	f := filter{reason: why}
+	if why == ReasonTaint {
+		f.detail = untolerated(r.tolerations, s.classes[s.nodes[n].class].taints)
+	}
+	return f
+}
+
 // allowedModels resolves a demand's model names through the catalog.
 func allowedModels(names []string) (map[*gpu.Model]bool, error) {
 	if len(names) == 0 {
@@ -160,7 +184,7 @@ func (s *State) capacity(n int, r *request) (int, Reason) {
 		limit, why = int(ns.mem/m), ReasonMemory
 	}
 	if limit > 0 {
-		why = ""
+		why = ReasonNone
 	}
 	return limit, why
 }

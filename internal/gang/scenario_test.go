@@ -107,7 +107,7 @@ func runStep(t *testing.T, s *State, st step, out *strings.Builder) stepResult {
 			p, u := s.Place(j)
 			if u != nil {
 				r.unfit = append(r.unfit, u)
-				fmt.Fprintf(out, "unfit %s: %s\n", j.Name, joinReasons(u.Reasons))
+				fmt.Fprintf(out, "unfit %s: %s\n", j.Name, u.String())
 				continue
 			}
 			r.placed = append(r.placed, p)
@@ -164,8 +164,8 @@ func checkExpect(t *testing.T, s *State, stepNo int, e *expect, r stepResult) {
 		fail("unplaced %v, want %v", got, e.Unplaced)
 	}
 	for _, u := range r.unfit {
-		if e.Reason != "" && !strings.Contains(joinReasons(u.Reasons), e.Reason) {
-			fail("%s: reasons %q lack %q", u.Job, u.Reasons, e.Reason)
+		if e.Reason != "" && !strings.Contains(u.String(), e.Reason) {
+			fail("%s: reasons %q lack %q", u.Job, u.Lines(), e.Reason)
 		}
 	}
 	if e.UsedNodes > 0 && usedNodes(s) != e.UsedNodes {

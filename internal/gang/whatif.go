@@ -33,18 +33,18 @@ func (s *State) fitsSingle(pl *plan) bool {
 
 // Explain says why job j does not fit now, without placing it; nil when it
 // fits.
-func (s *State) Explain(j *job.Job) []string {
+func (s *State) Explain(j *job.Job) *Unfit {
 	pl, err := s.compile(j)
 	if err != nil {
-		return []string{err.Error()}
+		return &Unfit{Job: j.Name, Refused: err.Error()}
 	}
 	if s.WhatIf(nil, j) {
 		return nil
 	}
 	if len(pl.reqs) == 1 {
-		return withShapeReason(s.explain(pl, pl.reqs[0], pl.job.MinTasks()), pl.job).Reasons
+		return withShapeReason(s.explain(pl, pl.reqs[0], pl.job.MinTasks()), pl.job)
 	}
-	return withShapeReason(s.explainMulti(pl), pl.job).Reasons
+	return withShapeReason(s.explainMulti(pl), pl.job)
 }
 
 // PlaceIf returns where job j would be placed if the named placed jobs

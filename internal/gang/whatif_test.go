@@ -101,9 +101,9 @@ func TestExplainWithoutPlacing(t *testing.T) {
 		t.Fatal(u)
 	}
 	if got := s.Explain(gpuJob("small", 1, 8)); got != nil {
-		t.Errorf("a job that fits: reasons %q", got)
+		t.Errorf("a job that fits: reasons %q", got.Lines())
 	}
-	got := s.Explain(gpuJob("big", 2, 8))
+	got := s.Explain(gpuJob("big", 2, 8)).Lines()
 	if len(got) == 0 || got[0] != "needs 16 GPUs (2 tasks of 8); the fleet has room for 8 GPUs (1 task of 8) now" {
 		t.Errorf("reasons %q", got)
 	}

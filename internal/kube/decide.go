@@ -260,7 +260,13 @@ func (in *cycleInput) rejection(w sched.Wait, resvs []sched.Reservation) rejecti
 	switch w.Code {
 	case sched.CodeQuota:
 		r.message = in.quotaMessage(u, w)
-	case sched.CodeCapacity, sched.CodeNeverFits, sched.CodeReserved:
+	case sched.CodeCapacity, sched.CodeNeverFits:
+		if w.Cause != "" {
+			r.message = in.capacityNote(in.kube.unfitMessage(w))
+		} else {
+			r.message = in.capacityNote(w.Reason)
+		}
+	case sched.CodeReserved:
 		r.message = in.capacityNote(w.Reason)
 	case sched.CodePreempting:
 		r.message = in.preemptingMessage(u, w, resvs)
@@ -283,7 +289,7 @@ func (in *cycleInput) quotaMessage(u *unit, w sched.Wait) string {
 
 // preemptingMessage says what a unit waits for while room is freed for it.
 func (in *cycleInput) preemptingMessage(u *unit, w sched.Wait, resvs []sched.Reservation) string {
-	why, _, _ := strings.Cut(w.Reason, "; ")
+	why := in.kube.unfitCause(w)
 	if pr := in.preemptionFor(u); pr != nil {
 		return in.capacityNote(why) + "; " + pr.reason
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -475,7 +476,12 @@ func TestDRAOnlyNodesTakeNoDevicePluginPods(t *testing.T) {
 	if e.nodesOf()["p2"] == "plugin-1" {
 		waiting = "p1"
 	}
-	e.waitUnschedulable(waiting, "taint")
+	// The taint that keeps it off is the face's own, which kubectl
+	// describe node does not show: the message says what it stands for.
+	msg := e.waitUnschedulable(waiting, "1 node: node offers its GPUs only through DRA (ResourceClaims), which the pod does not use")
+	if strings.Contains(msg, "taint") {
+		t.Errorf("message %q speaks of a taint the node does not show", msg)
+	}
 	if got := e.nodesOf(); got[waiting] != "" {
 		t.Fatalf("%s bound to %s, a node of DRA GPUs only", waiting, got[waiting])
 	}

@@ -109,7 +109,7 @@ func replay(t *testing.T, file string, steps int) {
 			}
 			if unfit != nil {
 				// pending with the core's own words
-				e.waitUnschedulable(jobPods(j)[0], strings.Join(unfit.Reasons, "; "))
+				e.waitUnschedulable(jobPods(j)[0], unfit.String())
 				continue
 			}
 			got := e.waitBound(jobPods(j)...)

@@ -118,20 +118,27 @@ func (c *cycle) consider(u *Unit) {
 	c.unfit(u, victims, why)
 }
 
+// unfitWhy is why a unit did not fit: the core's codes with counts (nil
+// under Config.Terse) and its words.
+type unfitWhy struct {
+	unfit *gang.Unfit
+	text  string
+}
+
 // place places u on the fleet, or says why it does not fit (tersely under
 // Config.Terse).
-func (c *cycle) place(u *Unit) (*gang.Placement, string) {
+func (c *cycle) place(u *Unit) (*gang.Placement, unfitWhy) {
 	if c.snap.Config.Terse {
 		if p, ok := c.snap.State.TryPlace(u.Job); ok {
-			return p, ""
+			return p, unfitWhy{}
 		}
-		return nil, "not enough room on the fleet now"
+		return nil, unfitWhy{text: "not enough room on the fleet now"}
 	}
 	p, unfit := c.snap.State.Place(u.Job)
 	if unfit != nil {
-		return nil, strings.Join(unfit.Reasons, "; ")
+		return nil, unfitWhy{unfit: unfit, text: unfit.String()}
 	}
-	return p, ""
+	return p, unfitWhy{}
 }
 
 // overQuota reports, and records, that u's queue cannot admit it now.
@@ -216,18 +223,18 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 // unfit handles a unit that does not fit now: it waits for the victims
 // already stopping for it, or for other stopping units whose end is
 // enough, or preempts, or holds a reservation.
-func (c *cycle) unfit(u *Unit, victims []string, why string) {
+func (c *cycle) unfit(u *Unit, victims []string, why unfitWhy) {
 	stopping := c.stoppingUnits()
 	switch {
 	case len(victims) > 0:
 		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: victims})
-		c.wait(u, CodePreempting, fmt.Sprintf("%s; waiting for %s to stop", why, strings.Join(victims, ", ")))
+		c.waitUnfit(u, CodePreempting, why, "waiting for "+strings.Join(victims, ", ")+" to stop")
 	case len(stopping) > 0 && c.fitsWithout(stopping, u):
 		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: stopping})
-		c.wait(u, CodePreempting, fmt.Sprintf("%s; waiting for %d stopping units to free their room", why, len(stopping)))
+		c.waitUnfit(u, CodePreempting, why, fmt.Sprintf("waiting for %d stopping units to free their room", len(stopping)))
 	case c.reclaimRoom(u, why):
 	case c.preempt(u):
-		c.wait(u, CodePreempting, why+"; preempting lower-priority work to make room")
+		c.waitUnfit(u, CodePreempting, why, "preempting lower-priority work to make room")
 	default:
 		c.waitForRoom(u, why)
 	}
@@ -235,12 +242,24 @@ func (c *cycle) unfit(u *Unit, victims []string, why string) {
 
 // reclaimRoom stops borrowers of u's lent quota when that makes room in
 // the fleet for u, and says so; false when it does not.
-func (c *cycle) reclaimRoom(u *Unit, why string) bool {
+func (c *cycle) reclaimRoom(u *Unit, why unfitWhy) bool {
 	victims, ok := c.reclaim(u)
 	if ok {
-		c.wait(u, CodePreempting, why+"; "+reclaimNote(u.Queue, victims))
+		c.waitUnfit(u, CodePreempting, why, reclaimNote(u.Queue, victims))
 	}
 	return ok
+}
+
+// waitUnfit records that u, which did not fit for why, waits; then says
+// what the cycle does about it (empty: nothing).
+func (c *cycle) waitUnfit(u *Unit, code Code, why unfitWhy, then string) {
+	reason := why.text
+	if then != "" {
+		reason += "; " + then
+	}
+	c.wait(u, code, reason)
+	w := &c.out.Waiting[len(c.out.Waiting)-1]
+	w.Unfit, w.Cause, w.Then = why.unfit, why.text, then
 }
 
 // wait records why u did not start.

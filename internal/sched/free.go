@@ -25,7 +25,7 @@ func (c *cycle) free(u *Unit) {
 		return
 	case u.Claimed && len(c.stoppingUnits()) > 0:
 		// Its victims are still stopping: do not stop more for it.
-		c.wait(u, CodePreempting, u.Blocked+"; waiting for the work stopped for it")
+		c.waitUnfit(u, CodePreempting, unfitWhy{text: u.Blocked}, "waiting for the work stopped for it")
 		return
 	}
 	best, ok := c.cheapestFreeing(u)
@@ -33,10 +33,10 @@ func (c *cycle) free(u *Unit) {
 	case !ok:
 		c.wait(u, CodeCapacity, u.Blocked)
 	case !c.withinBudget(len(best.Victims)):
-		c.wait(u, CodeCapacity, u.Blocked+"; stopping the work that keeps it off "+best.Node+" would exceed this cycle's preemption budget")
+		c.waitUnfit(u, CodeCapacity, unfitWhy{text: u.Blocked}, "stopping the work that keeps it off "+best.Node+" would exceed this cycle's preemption budget")
 	default:
 		c.stopFor(u, best.Victims)
-		c.wait(u, CodePreempting, fmt.Sprintf("%s; preempting lower-priority %s on %s to make room", u.Blocked, strings.Join(best.Victims, ", "), best.Node))
+		c.waitUnfit(u, CodePreempting, unfitWhy{text: u.Blocked}, fmt.Sprintf("preempting lower-priority %s on %s to make room", strings.Join(best.Victims, ", "), best.Node))
 	}
 }
 

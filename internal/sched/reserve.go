@@ -15,24 +15,24 @@ import (
 // waitForRoom records that u waits for the fleet: the first units that do
 // so (Config.Reservations) hold a reservation, and a unit that would not
 // fit even with every running unit gone is told so.
-func (c *cycle) waitForRoom(u *Unit, why string) {
+func (c *cycle) waitForRoom(u *Unit, why unfitWhy) {
 	if c.reserved >= cmp.Or(c.snap.Config.Reservations, 1) {
 		if whole := wholeGPUs(u); whole > c.snap.State.Fleet().GPUs() {
-			c.wait(u, CodeNeverFits, fmt.Sprintf("%s; it asks for %d whole GPUs, more than the fleet's %d", why, whole, c.snap.State.Fleet().GPUs()))
+			c.waitUnfit(u, CodeNeverFits, why, fmt.Sprintf("it asks for %d whole GPUs, more than the fleet's %d", whole, c.snap.State.Fleet().GPUs()))
 			return
 		}
-		c.wait(u, CodeCapacity, why)
+		c.waitUnfit(u, CodeCapacity, why, "")
 		c.estimate(u)
 		return
 	}
 	r, ok := c.reservation(u)
 	if !ok {
-		c.wait(u, CodeNeverFits, why+"; it would not fit even if all running work ended")
+		c.waitUnfit(u, CodeNeverFits, why, "it would not fit even if all running work ended")
 		return
 	}
 	c.reserved++
 	c.reserve(u, r)
-	c.wait(u, CodeCapacity, why+"; "+describe(r))
+	c.waitUnfit(u, CodeCapacity, why, describe(r))
 }
 
 // estimate gives u, which waits for room without a reservation, an

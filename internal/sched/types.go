@@ -275,6 +275,16 @@ type Wait struct {
 	Quota *queue.QuotaError
 	// Budget is the numbers of the budget that holds it, for CodeBudget.
 	Budget *BudgetWait
+	// Unfit is why it did not fit when the cycle tried to place it: the
+	// core's reasons as codes with node counts, which a face words its
+	// own way (nil when it was not tried, or under Config.Terse). Cause
+	// is the words of why it does not fit (Unfit's, or Unit.Blocked),
+	// and Then what the cycle does about it (a reservation, preemption);
+	// Reason is Cause, then "; " and Then when there is one. Both are
+	// empty for a wait of another kind (quota, budget ...).
+	Unfit *gang.Unfit
+	Cause string
+	Then  string
 }
 
 // Code classifies why a unit waits, so that a face can say whether more

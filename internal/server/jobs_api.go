@@ -270,7 +270,7 @@ func (s *Server) fitsMachine(spec store.Spec) error {
 		return err
 	}
 	j := store.Job{ID: 1, Spec: spec}
-	if reasons := empty.Explain(gangJob(&j)); len(reasons) > 0 {
+	if reasons := empty.Explain(gangJob(&j)).Lines(); len(reasons) > 0 {
 		return fmt.Errorf("this machine (%d x %s) can never run it, even empty: %s", len(s.gpus), s.model.Name, reasons[0])
 	}
 	return nil
@@ -491,7 +491,9 @@ func (s *Server) Explain(j store.Job) api.Explain {
 	if w.Reason != "" {
 		out.Reasons = append(out.Reasons, "last run: "+w.Reason)
 	}
-	out.Reasons = append(out.Reasons, s.state.Explain(gangJob(&w))...)
+	unfit := s.state.Explain(gangJob(&w))
+	out.Reasons = append(out.Reasons, unfit.Lines()...)
+	out.Filtered = filteredView(unfit)
 	if last.ahead > 0 {
 		out.Reasons = append(out.Reasons, fmt.Sprintf("%d waiting jobs come before it in the scheduler's order (tenants by fair share, then priority, then age)", last.ahead))
 	}
@@ -500,6 +502,16 @@ func (s *Server) Explain(j store.Job) api.Explain {
 		if !last.Held && last.ahead > 0 {
 			out.Reasons = append(out.Reasons, "the estimated start assumes the jobs before it take none of the room it needs")
 		}
+	}
+	return out
+}
+
+// filteredView is the core's node counts of unfit as the API shows
+// them: by reason code, most nodes first.
+func filteredView(unfit *gang.Unfit) []api.NodeCount {
+	var out []api.NodeCount
+	for _, c := range unfit.Filtered() {
+		out = append(out, api.NodeCount{Reason: c.Reason.Code(), Detail: c.Detail, Nodes: c.Nodes})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -160,6 +161,10 @@ func TestCancelWaitingJob(t *testing.T) {
 	}
 	if ex.State != "pending" || len(ex.Reasons) == 0 {
 		t.Fatalf("explain %+v: want pending with reasons", ex)
+	}
+	// The one machine's GPU is taken: the core's code, counted.
+	if want := []api.NodeCount{{Reason: "gpus", Nodes: 1}}; !reflect.DeepEqual(ex.Filtered, want) {
+		t.Errorf("explain filtered %+v, want %+v", ex.Filtered, want)
 	}
 	got, err := c.Cancel(context.Background(), queued.ID)
 	if err != nil || got.State != "cancelled" {

@@ -111,7 +111,7 @@ func (s *Sim) whyWaiting(p *pendingJob, j *job.Job, quota bool) {
 			return
 		}
 	}
-	if reasons := s.state.Explain(j); len(reasons) > 0 {
+	if reasons := s.state.Explain(j).Lines(); len(reasons) > 0 {
 		s.note(name, "waits: %s", strings.Join(reasons, "; "))
 	}
 }

@@ -166,9 +166,23 @@ type Explain struct {
 	State   string   `json:"state"`
 	Summary string   `json:"summary"`
 	Reasons []string `json:"reasons,omitempty"`
+	// Filtered counts, by reason code, the nodes that hold none of the
+	// job's tasks now, when the fleet lacks the room (the words are
+	// among Reasons).
+	Filtered []NodeCount `json:"filtered,omitempty"`
 	// EstimatedStart is when the job could start if running work ends at
 	// its time limits; absent when that is unknown.
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
+}
+
+// NodeCount is how many nodes one reason kept from holding a task.
+// Reason is a code: unhealthy, spare, no-gpu, model, static-mig, no-mig,
+// mig-profile, no-sharing, no-time-slices, gpus, cpu, memory, spread,
+// taint (Detail then names the taint).
+type NodeCount struct {
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+	Nodes  int    `json:"nodes"`
 }
 
 // GPU is one GPU of the machine and what runs on it.
