@@ -23,7 +23,7 @@ for d in $(seq 1 "$DRAWS"); do
   head -1 "$DATA/openb_node_list_gpu_node.csv" >"$fleet"
   tail -n +2 "$DATA/openb_node_list_gpu_node.csv" |
     awk -v seed="$d" 'BEGIN { srand(seed) } { print rand() "\t" $0 }' |
-    sort -k1,1 | head -n "$NODES" | cut -f2- | sort >>"$fleet"
+    sort -k1,1 | awk -v n="$NODES" 'NR <= n' | cut -f2- | sort >>"$fleet"
   {
     echo "== draw $d: $NODES nodes, $(tail -n +2 "$fleet" | awk -F, '{ g += $4; m[$5]++ } END { printf "%d GPUs;", g; for (k in m) printf " %s x%d", k, m[k]; print "" }')"
     "$tmp/corral" bench fgd --nodes "$fleet" --pods "$DATA/openb_pod_list_default.csv" \
