@@ -11,7 +11,6 @@ import (
 
 	"github.com/corral-sched/corral/internal/cost/alloc"
 	"github.com/corral-sched/corral/internal/server/api"
-	"github.com/corral-sched/corral/internal/server/client"
 )
 
 // priced is corral acct --price --format json's answer.
@@ -27,11 +26,7 @@ type priced struct {
 // to the tenants and the total stays.
 func TestAcctServerBillPerTenant(t *testing.T) {
 	dir := t.TempDir()
-	srv := startServerChild(t, "--db", filepath.Join(dir, "corral.db"), "--gpus", "2xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
-	t.Setenv("CORRAL_SERVER", srv.url)
-	t.Setenv("CORRAL_TOKEN", srv.token)
-	admin := &client.Client{Server: srv.url, Token: srv.token}
-	jobsAsNobody(t, admin, dir)
+	admin := cliServer(t, filepath.Join(dir, "corral.db"), "2xA100-80GB")
 	cli := func(args ...string) string {
 		t.Helper()
 		out, errOut, code := runCLI(t, args...)

@@ -17,12 +17,20 @@ import (
 	"github.com/corral-sched/corral/internal/server/client"
 )
 
-// slurmServer starts a real corral server with n GPUs and points the
+// slurmServer starts a real corral server with n A100s and points the
 // CLI at it; jobs run as nobody when the tests run as root.
 func slurmServer(t *testing.T, n int) *client.Client {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "corral.db")
-	srv := startServerChild(t, "--db", db, "--gpus", strconv.Itoa(n)+"xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	return cliServer(t, filepath.Join(t.TempDir(), "corral.db"), strconv.Itoa(n)+"xA100-80GB")
+}
+
+// cliServer starts a real corral server on the store db with the GPUs
+// gpus ("8xH100-80GB"), points the CLI at it ($CORRAL_SERVER,
+// $CORRAL_TOKEN) and returns its admin client; jobs run as nobody when
+// the tests run as root.
+func cliServer(t *testing.T, db, gpus string) *client.Client {
+	t.Helper()
+	srv := startServerChild(t, "--db", db, "--gpus", gpus, "--listen", freeLoopbackAddr(t), "--new-admin-token")
 	t.Setenv("CORRAL_SERVER", srv.url)
 	t.Setenv("CORRAL_TOKEN", srv.token)
 	c := &client.Client{Server: srv.url, Token: srv.token}

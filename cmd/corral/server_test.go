@@ -196,10 +196,7 @@ func waitJob(t *testing.T, c *client.Client, id string, cond func(api.Job) bool)
 // TestCLIAgainstServer drives the CLI commands against a real server.
 func TestCLIAgainstServer(t *testing.T) {
 	dir := t.TempDir()
-	srv := startServerChild(t, "--db", filepath.Join(dir, "corral.db"), "--gpus", "2xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
-	t.Setenv("CORRAL_SERVER", srv.url)
-	t.Setenv("CORRAL_TOKEN", srv.token)
-	jobsAsNobody(t, &client.Client{Server: srv.url, Token: srv.token}, dir)
+	c := cliServer(t, filepath.Join(dir, "corral.db"), "2xA100-80GB")
 	cli := func(args ...string) string {
 		t.Helper()
 		var out, errOut strings.Builder
@@ -216,7 +213,6 @@ func TestCLIAgainstServer(t *testing.T) {
 	if out := cli("submit", "-f", jobFile, "--priority", "-1"); !strings.Contains(out, "Submitted job j000002") {
 		t.Fatalf("submit -f: %q", out)
 	}
-	c := &client.Client{Server: srv.url, Token: srv.token}
 	waitJob(t, c, "j000001", func(j api.Job) bool { return j.State == "running" })
 	// The reason is set by the first cycle that looks at the job after it arrives.
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -339,11 +335,7 @@ func TestCommandHelpTeaches(t *testing.T) {
 // are refused at submit naming the model, its memory and the ask.
 func TestSubmitByGPUMemory(t *testing.T) {
 	dir := t.TempDir()
-	srv := startServerChild(t, "--db", filepath.Join(dir, "corral.db"), "--gpus", "8xH100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
-	t.Setenv("CORRAL_SERVER", srv.url)
-	t.Setenv("CORRAL_TOKEN", srv.token)
-	c := &client.Client{Server: srv.url, Token: srv.token}
-	jobsAsNobody(t, c, dir)
+	c := cliServer(t, filepath.Join(dir, "corral.db"), "8xH100-80GB")
 	cli := func(args ...string) (string, string, int) {
 		t.Helper()
 		var out, errOut strings.Builder

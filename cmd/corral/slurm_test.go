@@ -322,11 +322,7 @@ func cancelFilters(t *testing.T, c *client.Client, cli func(...string) (string, 
 // follows.
 func TestLogsTail(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "corral.db")
-	srv := startServerChild(t, "--db", db, "--gpus", "1xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
-	t.Setenv("CORRAL_SERVER", srv.url)
-	t.Setenv("CORRAL_TOKEN", srv.token)
-	c := &client.Client{Server: srv.url, Token: srv.token}
-	jobsAsNobody(t, c, filepath.Dir(db))
+	c := cliServer(t, db, "1xA100-80GB")
 	j, err := c.Submit(context.Background(), api.JobRequest{GPUs: 1, Command: []string{"sh", "-c", "echo a; echo b; echo c"}})
 	if err != nil {
 		t.Fatal(err)
