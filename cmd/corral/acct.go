@@ -62,11 +62,11 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	*csv, *asJSON = cost.format == "csv", cost.format == "json"
-	if cost.price != "" && (*jobsFlag != "" || *demand || *jobs || *period != "") {
-		return usageErrorf("--price bills the whole fleet over the period: it does not take --job, --demand, --jobs or --period")
-	}
-	if cost.price != "" && *kubeLog != "" {
-		return kubeBill(*kubeLog, cost, billFace{service: "corral kube-scheduler", since: *since, until: *until}, stdout, stderr)
+	if cost.price != "" {
+		if *jobsFlag != "" || *demand || *jobs || *period != "" {
+			return usageErrorf("--price bills the whole fleet over the period: it does not take --job, --demand, --jobs or --period")
+		}
+		return billAcct(cost, cf, *kubeLog, *tenant, *since, *until, stdout, stderr)
 	}
 	if *jobs && *kubeLog != "" {
 		recs, err := kubeLogJobs(*kubeLog)
@@ -82,26 +82,12 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{}
-	for k, v := range map[string]string{"tenant": *tenant, "since": *since, "until": *until, "period": *period} {
-		if v == "" {
-			continue
-		}
-		if k == "since" || k == "until" {
-			if v, err = acctTime(v); err != nil {
-				return &usageError{cmd: "acct", err: fmt.Errorf("--%s: %w", k, err)}
-			}
-		}
-		q.Set(k, v)
+	q, err := acctQuery(*tenant, *since, *until, *period)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := requestContext(60 * time.Second)
 	defer cancel()
-	if cost.price != "" {
-		if *tenant != "" {
-			return usageErrorf("--price bills every tenant against the whole server: it does not take --tenant (read the tenant's line)")
-		}
-		return serverBill(ctx, c, q, cost, billFace{service: "corral server", since: *since, until: *until}, stdout, stderr)
-	}
 	if *csv {
 		return c.AcctCSV(ctx, q, stdout)
 	}
@@ -187,4 +173,44 @@ func modelName(model, mig string) string {
 		return model + "/" + mig
 	}
 	return orDash(model)
+}
+
+// acctQuery is the server's accounting query for the flags given.
+func acctQuery(tenant, since, until, period string) (url.Values, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"tenant": tenant, "since": since, "until": until, "period": period} {
+		if v == "" {
+			continue
+		}
+		if k == "since" || k == "until" {
+			var err error
+			if v, err = acctTime(v); err != nil {
+				return nil, &usageError{cmd: "acct", err: fmt.Errorf("--%s: %w", k, err)}
+			}
+		}
+		q.Set(k, v)
+	}
+	return q, nil
+}
+
+// billAcct is corral acct --price: the bill of the Kubernetes face's
+// accounting log, or of the server's records.
+func billAcct(cost *costFlags, cf *clientFlags, kubeLog, tenant, since, until string, stdout, stderr io.Writer) error {
+	if kubeLog != "" {
+		return kubeBill(kubeLog, cost, billFace{service: "corral kube-scheduler", since: since, until: until}, stdout, stderr)
+	}
+	if tenant != "" {
+		return usageErrorf("--price bills every tenant against the whole server: it does not take --tenant (read the tenant's line)")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	q, err := acctQuery("", since, until, "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := requestContext(60 * time.Second)
+	defer cancel()
+	return serverBill(ctx, c, q, cost, billFace{service: "corral server", since: since, until: until}, stdout, stderr)
 }
