@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,27 @@ func TestBudgetRefusedWhenMalformed(t *testing.T) {
 	bad := "lots/720h"
 	if _, err := h.admin.UpdateTenant(ctx, "b", api.TenantUpdate{Budget: &bad}); err == nil || !strings.Contains(err.Error(), "GPU-hours") {
 		t.Errorf("budget %s: %v, want a refusal", bad, err)
+	}
+}
+
+// A tenant cannot lift its own budget: the tenants' API is the admin's,
+// and the budget stays as the admin set it.
+func TestTenantCannotLiftItsOwnBudget(t *testing.T) {
+	h := newHarness(t, 1)
+	ctx := context.Background()
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: "12/720h"}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := h.admin.IssueToken(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &client.Client{Server: h.url, Token: tok.Token}
+	lifted := "1000000/720h"
+	if _, err := a.UpdateTenant(ctx, "a", api.TenantUpdate{Budget: &lifted}); !isStatus(err, http.StatusForbidden) {
+		t.Errorf("the tenant lifting its own budget: %v, want 403", err)
+	}
+	if got, err := h.st.Tenant("a"); err != nil || got.Budget != "12/720h" {
+		t.Errorf("budget after the attempt: %q (%v), want 12/720h", got.Budget, err)
 	}
 }
