@@ -25,6 +25,10 @@
 // no quantity. The __idle__ lines are Usage rows of SubAccount __idle__.
 // Costs are the bill's cents, so BilledCost sums to the bill's total.
 //
+// Periods are written in whole seconds, start inclusive and end exclusive:
+// the bill's start cut down to its second, its end rounded up, so that a
+// bill shorter than a second still has a period that validates.
+//
 // Write (write.go) writes a dataset; Validate (validate.go) checks a CSV
 // against the claimed columns: presence, types (decimal, ISO 8601 UTC
 // datetime, ISO 4217 currency, JSON tags), nullability, allowed values,

@@ -2,6 +2,7 @@ package focus
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"os"
@@ -110,6 +111,50 @@ func TestValidateRefuses(t *testing.T) {
 			_, err := Validate(strings.NewReader(c.file), "bad.csv")
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v\nwant one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A bill of less than a second, or one that does not start or end on a
+// whole second, exports a period that covers it and validates.
+func TestExportOfAShortPeriodValidates(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, c := range []struct {
+		name             string
+		start, end       time.Time
+		wantStart, wantE string
+	}{
+		{"under a second", ms(100), ms(400), "2026-11-01T00:00:00Z", "2026-11-01T00:00:01Z"},
+		{"across a second", ms(900), ms(1200), "2026-11-01T00:00:00Z", "2026-11-01T00:00:02Z"},
+		{"whole seconds", ms(1000), ms(3000), "2026-11-01T00:00:01Z", "2026-11-01T00:00:03Z"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := alloc.Allocate(alloc.Input{Start: c.start, End: c.end, Idle: alloc.IdleSeparate,
+				Capacity: map[string]float64{"H100-80GB": 8}, Prices: map[string]float64{"H100-80GB": 3.93},
+				Records: []alloc.Record{{ID: "j1", Owner: "ml", Model: "H100-80GB", GPUs: 8, Start: c.start, End: c.end}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Write(&buf, b, meta); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Validate(bytes.NewReader(buf.Bytes()), "short.csv"); err != nil {
+				t.Fatalf("the export of a %v bill does not validate: %v", c.end.Sub(c.start), err)
+			}
+			rows, err := csv.NewReader(&buf).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := map[string]int{}
+			for i, h := range rows[0] {
+				at[h] = i
+			}
+			for _, r := range rows[1:] {
+				if s, e := r[at["ChargePeriodStart"]], r[at["ChargePeriodEnd"]]; s != c.wantStart || e != c.wantE {
+					t.Errorf("period %s to %s, want %s to %s", s, e, c.wantStart, c.wantE)
+				}
 			}
 		})
 	}

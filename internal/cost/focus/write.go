@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/corral-sched/corral/internal/cost/alloc"
 )
@@ -81,9 +82,24 @@ func rows(b *alloc.Bill, m Meta) []row {
 	return out
 }
 
+// period formats a bill's period at FOCUS's whole seconds, start
+// inclusive and end exclusive: the start is cut down to its second and the
+// end rounded up to the next, so the written period covers the bill's and
+// is never empty, even for a bill shorter than a second.
+func period(start, end time.Time) (string, string) {
+	s, e := start.UTC().Truncate(time.Second), end.UTC()
+	if t := e.Truncate(time.Second); !t.Equal(e) {
+		e = t.Add(time.Second)
+	}
+	if !e.After(s) {
+		e = s.Add(time.Second)
+	}
+	return s.Format(dateTime), e.Format(dateTime)
+}
+
 // record writes r in the order of Columns.
 func record(b *alloc.Bill, m Meta, r row) []string {
-	start, end := b.Start.UTC().Format(dateTime), b.End.UTC().Format(dateTime)
+	start, end := period(b.Start, b.End)
 	cost := r.cost.String()
 	tags, _ := json.Marshal(map[string]string{"corral/owner": r.owner, "corral/owner-kind": m.OwnerKind})
 	v := map[string]string{
