@@ -201,8 +201,16 @@ func attachDeviceFilter(dir string, rules []deviceRule) error {
 }
 
 // probeDeviceFilter tells whether the kernel takes a device program from
-// this process, on a cgroup made for the purpose under dir.
+// this process, on a cgroup made for the purpose under dir. dir itself is
+// made for the probe, and removed after it, when it is not there: a
+// Cgroups' directories exist only while a task runs (OpenCgroups).
 func probeDeviceFilter(dir string) error {
+	switch err := os.Mkdir(dir, 0o755); {
+	case err == nil:
+		defer os.Remove(dir)
+	case !errors.Is(err, os.ErrExist):
+		return err
+	}
 	probe := filepath.Join(dir, "probe-"+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
