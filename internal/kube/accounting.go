@@ -144,10 +144,11 @@ func (l *ledger) groupStarted(group string, pods []*corev1.Pod) {
 
 // ended records the end of a bound pod once: its run time since this
 // ledger saw it bound (or since the PodScheduled condition the binding
-// set), and GPU-seconds.
-func (l *ledger) ended(p *corev1.Pod, phase string, node *corev1.Node, queues map[string]*queueSpec) {
+// set), and GPU-seconds. It returns the record, and false when it wrote
+// none.
+func (l *ledger) ended(p *corev1.Pod, phase string, node *corev1.Node, queues map[string]*queueSpec) (Record, bool) {
 	if l.off() || p.Spec.NodeName == "" {
-		return
+		return Record{}, false
 	}
 	l.mu.Lock()
 	done, start := l.done[string(p.UID)], l.start[string(p.UID)]
@@ -155,7 +156,7 @@ func (l *ledger) ended(p *corev1.Pod, phase string, node *corev1.Node, queues ma
 	delete(l.start, string(p.UID))
 	l.mu.Unlock()
 	if done {
-		return
+		return Record{}, false
 	}
 	now := l.now()
 	r := podRecord("end", p, node, queues, now)
@@ -168,13 +169,15 @@ func (l *ledger) ended(p *corev1.Pod, phase string, node *corev1.Node, queues ma
 		r.GPUSeconds = r.RunSeconds * r.GPUs
 	}
 	l.write(recordKey("end", string(p.UID)), r)
+	return r, true
 }
 
 // endGone records the end of a pod that went away while no replica led,
-// from its start record: deleted, now.
-func (l *ledger) endGone(uid string, start Record) {
+// from its start record: deleted, now. It returns the record, and false
+// when it wrote none.
+func (l *ledger) endGone(uid string, start Record) (Record, bool) {
 	if l.off() {
-		return
+		return Record{}, false
 	}
 	l.mu.Lock()
 	done := l.done[uid]
@@ -182,13 +185,14 @@ func (l *ledger) endGone(uid string, start Record) {
 	delete(l.start, uid)
 	l.mu.Unlock()
 	if done {
-		return
+		return Record{}, false
 	}
 	r := start
 	r.Event, r.Time, r.Phase, r.WaitSeconds = "end", l.now().UTC(), "Deleted", 0
 	r.RunSeconds = r.Time.Sub(start.Time).Seconds()
 	r.GPUSeconds = r.RunSeconds * r.GPUs
 	l.write(recordKey("end", uid), r)
+	return r, true
 }
 
 // boundAt is when the pod was bound: its PodScheduled=True condition.

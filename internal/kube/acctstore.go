@@ -353,7 +353,7 @@ func (s *Scheduler) resumeAccounting(ctx context.Context) {
 		s.log.Warn("accounting log not read back; continuing without it", "err", err)
 		return
 	}
-	starts := map[string]Record{}
+	starts, ends := map[string]Record{}, map[string]Record{}
 	s.ledger.mu.Lock()
 	for k, r := range byKey {
 		event, uid, _ := strings.Cut(k, ".")
@@ -364,23 +364,27 @@ func (s *Scheduler) resumeAccounting(ctx context.Context) {
 				s.ledger.start[uid] = r.Time
 			}
 		case "end":
+			ends[uid] = r
 			s.ledger.done[uid] = true
 			delete(s.ledger.start, uid)
 		}
 	}
 	s.ledger.mu.Unlock()
-	s.endMissed(starts)
+	queues := s.queueSpecs()
+	for uid, r := range ends { // the budgets' ended use (budget.go)
+		s.spent.addRecord(uid, r, queues)
+	}
+	s.endMissed(starts, queues)
 }
 
 // endMissed writes the end records of started pods that finished or went
 // away while no replica led.
-func (s *Scheduler) endMissed(starts map[string]Record) {
+func (s *Scheduler) endMissed(starts map[string]Record, queues map[string]*queueSpec) {
 	pods, err := s.pods.List(labels.Everything())
 	if err != nil {
 		return
 	}
 	seen := map[string]bool{}
-	queues := s.queueSpecs()
 	for _, p := range pods {
 		uid := string(p.UID)
 		if _, ok := starts[uid]; !ok {
@@ -388,7 +392,9 @@ func (s *Scheduler) endMissed(starts map[string]Record) {
 		}
 		seen[uid] = true
 		if terminal(p) && p.Spec.SchedulerName == s.cfg.SchedulerName {
-			s.ledger.ended(p, string(p.Status.Phase), s.node(p.Spec.NodeName), queues)
+			if r, ok := s.ledger.ended(p, string(p.Status.Phase), s.node(p.Spec.NodeName), queues); ok {
+				s.spent.addRecord(uid, r, queues)
+			}
 		}
 	}
 	uids := make([]string, 0, len(starts))
@@ -397,8 +403,11 @@ func (s *Scheduler) endMissed(starts map[string]Record) {
 	}
 	sort.Strings(uids)
 	for _, uid := range uids {
-		if !seen[uid] {
-			s.ledger.endGone(uid, starts[uid])
+		if seen[uid] {
+			continue
+		}
+		if r, ok := s.ledger.endGone(uid, starts[uid]); ok {
+			s.spent.addRecord(uid, r, queues)
 		}
 	}
 }

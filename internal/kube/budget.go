@@ -17,33 +17,54 @@ import (
 // which the kubelet enforces) would overrun what is left waits
 // (ReasonWaitingForBudget); one without a deadline waits only once the
 // budget is spent; nothing bound is evicted for it. The use of pods that
-// ended this period is kept in the leader's memory (budgetLog): a new
-// leader or a restart counts only the bound pods' use since the period
-// began, not what pods that already ended used.
+// ended this period is kept in the leader's memory (budgetLog), and a new
+// leader or a restarted replica reads it back from the accounting log
+// (Config.AccountingConfigMaps, on in deploy/): its end records, and the
+// ends it writes for pods that ended while no replica led. Without the
+// accounting log a new leader counts only the bound pods' use.
 
-// budgetLog is the GPU use of the bound pods that ended, by queue.
+// budgetLog is the GPU use of the bound pods that ended, by queue, each
+// pod once however often it is told (by the pod's handlers, and by the
+// accounting log a new leader reads back).
 type budgetLog struct {
 	mu    sync.Mutex
 	ended map[string][]endedUse
+	known map[string]bool // the pods' uids in ended
 }
 
-// endedUse is gpus GPUs held from from to to.
+// endedUse is gpus GPUs held by pod uid from from to to.
 type endedUse struct {
+	uid      string
 	gpus     float64
 	from, to time.Time
 }
 
-// add records a pod of queue q that held gpus GPUs from from until to.
-func (l *budgetLog) add(q string, gpus float64, from, to time.Time) {
+// add records that pod uid of queue q held gpus GPUs from from until to,
+// unless it is recorded already.
+func (l *budgetLog) add(q, uid string, gpus float64, from, to time.Time) {
 	if q == "" || gpus <= 0 || from.IsZero() || !to.After(from) {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended == nil {
-		l.ended = map[string][]endedUse{}
+		l.ended, l.known = map[string][]endedUse{}, map[string]bool{}
 	}
-	l.ended[q] = append(l.ended[q], endedUse{gpus, from, to})
+	if l.known[uid] {
+		return
+	}
+	l.known[uid] = true
+	l.ended[q] = append(l.ended[q], endedUse{uid, gpus, from, to})
+}
+
+// addRecord adds what an accounting log's end record says pod uid used,
+// when its queue has a budget.
+func (l *budgetLog) addRecord(uid string, r Record, queues map[string]*queueSpec) {
+	if q := queues[r.Queue]; q == nil || q.Budget == nil || r.RunSeconds <= 0 {
+		return
+	}
+	to := r.Time
+	l.add(r.Queue, uid, r.GPUs, to.Add(-time.Duration(r.RunSeconds*float64(time.Second))), to)
 }
 
 // spent is, for each queue with a budget, the GPU-hours its ended pods
@@ -61,10 +82,12 @@ func (l *budgetLog) spent(budgets map[string]sched.Budget, now time.Time) map[st
 		start, _ := b.Period(now)
 		kept := l.ended[q][:0]
 		for _, u := range l.ended[q] {
-			if u.to.After(start) {
-				kept = append(kept, u)
-				out[q] += b.Within(u.gpus, u.from, u.to, now)
+			if !u.to.After(start) {
+				delete(l.known, u.uid)
+				continue
 			}
+			kept = append(kept, u)
+			out[q] += b.Within(u.gpus, u.from, u.to, now)
 		}
 		if l.ended != nil {
 			l.ended[q] = kept

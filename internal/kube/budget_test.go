@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/corral-sched/corral/internal/sched"
@@ -32,13 +33,17 @@ func (e *env) createBudgetQueue(name, budget string) string {
 // 4-GPU pod with a 1h deadline binds; a second one would bring the queue
 // to 8 and waits for the budget, with the numbers, while the same pod of
 // another queue binds beside it; the API server refuses a malformed
-// budget.
+// budget. The scheduler's clock is 100h into a period: near a reset, the
+// bound pod's commitment is counted only up to the reset, and the second
+// pod would fit (a CI run 13 minutes before one saw it bind).
 func TestQueueBudgetAtAdmission(t *testing.T) {
 	e := newEnv(t)
 	e.node("budget-0", 8, nil)
 	e.node("budget-1", 8, nil)
 	capped, other := e.createBudgetQueue("capped", "6/720h"), e.createBudgetQueue("other", "100/720h")
-	e.start(e.config())
+	cfg := e.config()
+	cfg.Now = intoPeriod(720*time.Hour, 100*time.Hour)
+	e.start(cfg)
 	hour := int64(3600)
 	withQueue := func(name, q string) {
 		p := pod(name, 4)
@@ -63,22 +68,98 @@ func TestQueueBudgetAtAdmission(t *testing.T) {
 	}
 }
 
+// intoPeriod is a clock that runs at the real rate, set to into past the
+// start of the current period of every (anchored at the Unix epoch), so
+// that a test's budget arithmetic does not depend on the day it runs.
+func intoPeriod(every, into time.Duration) func() time.Time {
+	start, _ := sched.Budget{Every: every}.Period(time.Now())
+	shift := start.Add(into).Sub(time.Now())
+	return func() time.Time { return time.Now().Add(shift) }
+}
+
 // TestBudgetLogKeepsThePeriod: what ended pods used counts in the
 // budget's period only, clipped at its start, and earlier use is dropped.
 func TestBudgetLogKeepsThePeriod(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var l budgetLog
-	l.add("q", 2, t0.Add(-3*time.Hour), t0.Add(-time.Hour)) // the month before
-	l.add("q", 2, t0.Add(-time.Hour), t0.Add(2*time.Hour))  // 2h of it in March
-	l.add("q", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour))
-	l.add("other", 8, t0, t0.Add(time.Hour))
+	l.add("q", "feb", 2, t0.Add(-3*time.Hour), t0.Add(-time.Hour)) // the month before
+	l.add("q", "both", 2, t0.Add(-time.Hour), t0.Add(2*time.Hour)) // 2h of it in March
+	l.add("q", "half", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour))
+	l.add("q", "half", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour)) // told twice: by its handler and by the log
+	l.add("other", "o", 8, t0, t0.Add(time.Hour))
 	got := l.spent(map[string]sched.Budget{"q": {GPUHours: 10}}, t0.Add(6*time.Hour))
 	if len(got) != 1 || got["q"] != 6 {
-		t.Errorf("spent %v, want q 6 (2 GPUs x 2h and 0.5 x 4h)", got)
+		t.Errorf("spent %v, want q 6 (2 GPUs x 2h and 0.5 x 4h, each pod once)", got)
 	}
 	if n := len(l.ended["q"]); n != 2 {
 		t.Errorf("%d uses kept, want the 2 that reach into March", n)
 	}
+	if l.known["feb"] || !l.known["half"] {
+		t.Errorf("pods known %v: want February's dropped with its use, March's kept", l.known)
+	}
+}
+
+// TestBudgetRecordOfTheLog: an end record of the accounting log counts
+// from its start (its time less its run time), for a queue with a budget
+// only.
+func TestBudgetRecordOfTheLog(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	b := sched.Budget{GPUHours: 100}
+	queues := map[string]*queueSpec{"q": {Name: "q", Budget: &b}, "free": {Name: "free"}}
+	var l budgetLog
+	l.addRecord("u1", Record{Event: "end", Time: t0.Add(3 * time.Hour), Queue: "q", GPUs: 4, RunSeconds: 7200}, queues)
+	l.addRecord("u2", Record{Event: "end", Time: t0.Add(3 * time.Hour), Queue: "free", GPUs: 4, RunSeconds: 7200}, queues)
+	l.addRecord("u3", Record{Event: "end", Time: t0.Add(3 * time.Hour), Queue: "gone", GPUs: 4, RunSeconds: 7200}, queues)
+	got := l.spent(map[string]sched.Budget{"q": b}, t0.Add(4*time.Hour))
+	if got["q"] != 8 || len(l.ended) != 1 {
+		t.Errorf("spent %v from %d queues' records, want q 8 (4 GPUs x 2h) and no other queue kept", got, len(l.ended))
+	}
+}
+
+// TestBudgetKeepsEndedUseAcrossLeaders: a queue may use 10 GPU-hours per
+// 720h. Two 2-GPU pods run an hour: one succeeds while the first leader
+// leads, the other is deleted while no replica leads. The new leader
+// reads the first's end from the accounting log and writes the second's,
+// so it counts 4 GPU-hours used: a 4-GPU pod with a 2h limit (8 more)
+// waits, one with a 1h limit (4 more) binds. Before, a new leader counted
+// only bound pods, and both bound.
+func TestBudgetKeepsEndedUseAcrossLeaders(t *testing.T) {
+	e := newEnv(t)
+	e.node("budgetlead-0", 8, nil)
+	capped := e.createBudgetQueue("capped", "10/720h")
+	start, _ := sched.Budget{Every: 720 * time.Hour}.Period(time.Now())
+	clock := &fakeClock{now: start.Add(100 * time.Hour)}
+	cfg := e.config()
+	cfg.Now, cfg.AccountingConfigMaps = clock.Now, leaseNamespace+"/"+e.ns
+	withQueue := func(name string, gpus int, limit int64) {
+		p := pod(name, gpus)
+		p.Labels[LabelQueue] = capped
+		p.Spec.ActiveDeadlineSeconds = &limit
+		e.create(p)
+	}
+	stopA := e.elected("a", cfg)
+	withQueue("done", 2, 3600)
+	withQueue("gone", 2, 3600)
+	e.waitBound("done", "gone")
+	e.waitRecords(cfg.AccountingConfigMaps, "start", 2)
+	clock.Add(time.Hour)
+	e.setPhase("done", corev1.PodSucceeded)
+	e.waitRecords(cfg.AccountingConfigMaps, "end", 1)
+	stopA()
+	zero := int64(0)
+	if err := e.c.Client.CoreV1().Pods(e.ns).Delete(context.Background(), "gone", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	e.elected("b", cfg)
+	e.waitHolder("b")
+	e.waitRecords(cfg.AccountingConfigMaps, "end", 2)
+	withQueue("long", 4, 2*3600)
+	msg := e.waitReason("long", ReasonWaitingForBudget, "would need 4 GPUs x its time limit = 8.0 GPU-hours")
+	if !strings.Contains(msg, "4.0 of 10.0 GPU-hours used this period") {
+		t.Errorf("message %q does not count the two ended pods' 4 GPU-hours", msg)
+	}
+	withQueue("short", 4, 3600)
+	e.waitBound("short")
 }
 
 func TestParseQueueBudget(t *testing.T) {

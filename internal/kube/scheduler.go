@@ -577,7 +577,10 @@ func (s *Scheduler) budgetEnded(p *corev1.Pod, queues map[string]*queueSpec) {
 		return
 	}
 	r := podRecord("end", p, s.node(p.Spec.NodeName), queues, s.cfg.Now())
-	s.spent.add(q.Name, r.GPUs, boundAt(p), r.Time)
+	s.mu.Lock()
+	from := boundTime(p, s.boundAt) // this replica's clock where it bound the pod
+	s.mu.Unlock()
+	s.spent.add(q.Name, string(p.UID), r.GPUs, from, r.Time)
 }
 
 func (s *Scheduler) accounts(p *corev1.Pod) bool {

@@ -26,8 +26,8 @@
 //	claims                    Memory (volatile) record (bbolt)            Memory, in a ConfigMap
 //	kept reservations, hints  sim fields        -                         -
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
-//	budgets' ended use        the replay        accounting records        the leader's memory
-//	                                            (bbolt)                   (lost on a new leader)
+//	budgets' ended use        the replay        accounting records        the accounting log's
+//	                                            (bbolt)                   ConfigMaps
 //
 // Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
 // period (a tenant in the server, a queue in the Kubernetes face), at
