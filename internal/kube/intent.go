@@ -49,8 +49,10 @@ type intentMember struct {
 
 // groupObject is the object a pod group's placement is recorded on: its
 // PodGroup (corral's coscheduling one, Kubernetes', Volcano's or KAI's).
-// Groups inferred from owners (Jobs, JobSets, LeaderWorkerSets) have none
-// and are bound without a record.
+// Groups inferred from owners (Jobs, JobSets, LeaderWorkerSets) have none:
+// their records are kept in the units' memory ConfigMap
+// (Config.UnitMemoryConfigMap, memstore.go), and without one they are
+// bound without a record.
 func (s *Scheduler) groupObject(g *podGroup) (schema.GroupVersionResource, bool) {
 	switch g.Kind {
 	case KindCoscheduling, "":
@@ -65,11 +67,31 @@ func (s *Scheduler) groupObject(g *podGroup) (schema.GroupVersionResource, bool)
 	return schema.GroupVersionResource{}, false
 }
 
-// writeIntent records the gang's bindings on its PodGroup.
+// inferredKind says whether groups of kind are inferred from the pods'
+// owner, with no PodGroup.
+func inferredKind(kind string) bool { return kind == KindJob || kind == KindJobSet || kind == KindLWS }
+
+// recordable says whether g's placement can be recorded before it is
+// bound: on its PodGroup, or in the units' memory for an inferred group.
+func (s *Scheduler) recordable(g *podGroup) bool {
+	if _, ok := s.groupObject(g); ok {
+		return true
+	}
+	return inferredKind(g.Kind) && s.unitsStore != nil
+}
+
+// writeIntent records the gang's bindings on its PodGroup, or in the
+// units' memory for an inferred group.
 func (s *Scheduler) writeIntent(ctx context.Context, g *podGroup, binds []binding) error {
 	in := intent{At: s.cfg.Now().UTC()}
 	for _, b := range binds {
 		in.Members = append(in.Members, intentMember{Pod: b.pod.Name, UID: b.pod.UID, Node: b.node})
+	}
+	if _, ok := s.groupObject(g); !ok {
+		if !s.recordable(g) {
+			return nil
+		}
+		return s.unitsStore.writeBinding(ctx, g, in)
 	}
 	raw, err := json.Marshal(in)
 	if err != nil {
@@ -78,8 +100,19 @@ func (s *Scheduler) writeIntent(ctx context.Context, g *podGroup, binds []bindin
 	return s.annotateGroup(ctx, g, map[string]any{AnnotationIntent: string(raw)})
 }
 
-// clearIntent removes the record: the gang is whole, or undone.
+// clearIntent removes the record: the gang is whole, or undone. An
+// inferred group's record not removed is looked at again next cycle.
 func (s *Scheduler) clearIntent(ctx context.Context, g *podGroup) error {
+	if _, ok := s.groupObject(g); !ok {
+		if !s.recordable(g) {
+			return nil
+		}
+		err := s.unitsStore.clearBinding(ctx, g)
+		if err != nil {
+			s.inferredUnsettled.Store(true)
+		}
+		return err
+	}
 	return s.annotateGroup(ctx, g, map[string]any{AnnotationIntent: nil})
 }
 
@@ -123,10 +156,7 @@ func (s *Scheduler) gangBinds(units []*unit, binds []binding) (gangs map[string]
 	}
 	for _, b := range binds {
 		u := byName[b.unit]
-		if u == nil || u.group == nil {
-			continue
-		}
-		if _, ok := s.groupObject(u.group); !ok {
+		if u == nil || u.group == nil || !s.recordable(u.group) {
 			continue
 		}
 		gangs[u.name] = append(gangs[u.name], b)
@@ -190,7 +220,9 @@ func (s *Scheduler) settleIntents(ctx context.Context, units []*unit, binds []bi
 
 // recoverIntents finds the PodGroups with a recorded placement (a
 // previous leader died between two bindings, or a record was not cleared)
-// and finishes or undoes each. It runs at the start of every cycle.
+// and finishes or undoes each. It runs at the start of every cycle; the
+// inferred groups' records are read from the units' memory when this
+// replica starts leading, and again while one is left unsettled.
 func (s *Scheduler) recoverIntents(ctx context.Context) {
 	for kind, l := range map[string]cache.GenericLister{KindCoscheduling: s.groups, KindNative: s.native,
 		KindVolcano: s.more.volcano, KindKAI: s.more.kai} {
@@ -200,6 +232,29 @@ func (s *Scheduler) recoverIntents(ctx context.Context) {
 			}
 		}
 	}
+	if s.inferredUnsettled.Swap(false) {
+		s.recoverInferred(ctx)
+	}
+}
+
+// recoverInferred finishes or undoes every inferred group's recorded
+// placement.
+func (s *Scheduler) recoverInferred(ctx context.Context) {
+	if s.unitsStore == nil {
+		return
+	}
+	records, err := s.unitsStore.bindings(ctx)
+	if err != nil {
+		s.log.Warn("gangs' placement records", "err", err)
+		if records == nil {
+			s.inferredUnsettled.Store(true)
+			return
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(records)) {
+		b := records[key]
+		s.settle(ctx, b.podGroup(), &b.intent)
+	}
 }
 
 // resolveGroup reads the group's record and its members from the API
@@ -208,6 +263,7 @@ func (s *Scheduler) recoverIntents(ctx context.Context) {
 func (s *Scheduler) resolveGroup(ctx context.Context, g *podGroup) {
 	r, ok := s.groupObject(g)
 	if !ok {
+		s.resolveInferred(ctx, g)
 		return
 	}
 	obj, err := s.dyn.Resource(r).Namespace(g.Namespace).Get(ctx, g.Name, metav1.GetOptions{})
@@ -229,8 +285,34 @@ func (s *Scheduler) resolveGroup(ctx context.Context, g *podGroup) {
 	if pg := s.parseGroup(obj, g.Kind); pg != nil {
 		g = pg
 	}
+	s.settle(ctx, g, in)
+}
+
+// resolveInferred reads an inferred group's record from the units'
+// memory and finishes or undoes the placement.
+func (s *Scheduler) resolveInferred(ctx context.Context, g *podGroup) {
+	if !s.recordable(g) {
+		return
+	}
+	records, err := s.unitsStore.bindings(ctx)
+	if err != nil {
+		s.log.Warn("gangs' placement records", "err", err)
+	}
+	if b := records[bindingKey(g)]; b != nil {
+		s.settle(ctx, b.podGroup(), &b.intent)
+	} else if records == nil && err != nil {
+		s.inferredUnsettled.Store(true) // not read: look again next cycle
+	}
+}
+
+// settle finishes or undoes the recorded placement and removes the
+// record.
+func (s *Scheduler) settle(ctx context.Context, g *podGroup, in *intent) {
 	if err := s.finishOrUndo(ctx, g, in); err != nil {
 		s.log.Warn("gang placement", "group", g.key(), "err", err)
+		if inferredKind(g.Kind) {
+			s.inferredUnsettled.Store(true)
+		}
 		return
 	}
 	if err := s.clearIntent(ctx, g); err != nil {
@@ -397,17 +479,48 @@ func (s *Scheduler) undo(ctx context.Context, g *podGroup, why string) error {
 	return nil
 }
 
-// groupEvent records an event on a pod group's object, or on its first
-// pod when it has none.
+// groupEvent records an event on a pod group's object: its PodGroup, or
+// the owner an inferred group is read from.
 func (s *Scheduler) groupEvent(g *podGroup, typ, reason, msg string) {
 	if s.events == nil {
 		return
 	}
-	r, ok := s.groupObject(g)
-	if !ok {
+	if ref := groupRef(s.groupObject(g)); ref.Kind != "" {
+		ref.Namespace, ref.Name = g.Namespace, g.Name
+		s.events.Event(&ref, typ, reason, msg)
 		return
 	}
-	s.events.Event(&corev1.ObjectReference{Kind: "PodGroup", APIVersion: r.GroupVersion().String(), Namespace: g.Namespace, Name: g.Name}, typ, reason, msg)
+	if ref := ownerRef(g); ref != nil {
+		s.events.Event(ref, typ, reason, msg)
+	}
+}
+
+func groupRef(r schema.GroupVersionResource, ok bool) corev1.ObjectReference {
+	if !ok {
+		return corev1.ObjectReference{}
+	}
+	return corev1.ObjectReference{Kind: "PodGroup", APIVersion: r.GroupVersion().String()}
+}
+
+// ownerRef is the object an inferred group is read from: its Job, its
+// JobSet or its LeaderWorkerSet; nil for other groups.
+func ownerRef(g *podGroup) *corev1.ObjectReference {
+	kind, apiVersion := "", ""
+	switch g.Kind {
+	case KindJob:
+		kind, apiVersion = "Job", "batch/v1"
+	case KindJobSet:
+		kind, apiVersion = "JobSet", JobSetResource.GroupVersion().String()
+	case KindLWS:
+		kind, apiVersion = "LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"
+	default:
+		return nil
+	}
+	name := strings.TrimPrefix(g.Name, g.Kind+":")
+	if g.Kind == KindLWS {
+		name, _, _ = strings.Cut(name, ":") // lws:NAME:GROUP-INDEX
+	}
+	return &corev1.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: g.Namespace, Name: name}
 }
 
 // bindEach binds as bindAll does; with a beforeBind hook, one at a time

@@ -32,8 +32,8 @@ var errDead = errors.New("the leader died")
 // binding, as a leader killed there would. stuck is closed when it
 // stops; kill ends it for good (its later calls fail on a cancelled
 // context, as a dead process makes none).
-func (e *env) dyingLeader(k int) (stuck <-chan struct{}, kill func()) {
-	s := e.newScheduler(e.config())
+func (e *env) dyingLeader(k int, cfg Config) (stuck <-chan struct{}, kill func()) {
+	s := e.newScheduler(cfg)
 	var n atomic.Int32
 	stop, dead := make(chan struct{}), make(chan struct{})
 	s.beforeBind = func(binding) error {
@@ -91,9 +91,9 @@ func (e *env) intentRecorded() bool {
 
 // newLeaderCycle starts a fresh scheduler, as the replica that takes the
 // lease, and runs exactly one cycle.
-func (e *env) newLeaderCycle() *Scheduler {
+func (e *env) newLeaderCycle(cfg Config) *Scheduler {
 	e.t.Helper()
-	s := e.newScheduler(e.config())
+	s := e.newScheduler(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.t.Cleanup(cancel)
 	if err := s.Start(ctx); err != nil {
@@ -123,7 +123,7 @@ func TestLeaderDiesBetweenGangBinds(t *testing.T) {
 		for k := range 4 {
 			t.Run(fmt.Sprintf("%s/after %d binds", c.name, k), func(t *testing.T) {
 				e := gangEnv(t)
-				stuck, kill := e.dyingLeader(k)
+				stuck, kill := e.dyingLeader(k, e.config())
 				select {
 				case <-stuck:
 				case <-time.After(30 * time.Second):
@@ -134,7 +134,7 @@ func TestLeaderDiesBetweenGangBinds(t *testing.T) {
 				}
 				kill()
 				c.change(e)
-				e.newLeaderCycle()
+				e.newLeaderCycle(e.config())
 				bound, _ := e.liveBound()
 				want := 0
 				if c.whole {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,6 +74,9 @@ func (m *memoryStore) load(ctx context.Context) (map[string]sched.Remembered, er
 	}
 	out := make(map[string]sched.Remembered, len(cm.Data))
 	for key, v := range cm.Data {
+		if strings.HasPrefix(key, bindingKeyPrefix) {
+			continue // an inferred gang's placement being bound (below)
+		}
 		var u storedUnit
 		if err := json.Unmarshal([]byte(v), &u); err != nil || memoryKey(u.Unit) != key {
 			return nil, m.wrap(fmt.Errorf("key %s: not a unit's memory: %q", key, v))
@@ -89,7 +93,6 @@ func (m *memoryStore) save(ctx context.Context, changes []sched.Change) error {
 		return nil
 	}
 	data := map[string]any{}
-	created := map[string]string{}
 	for _, c := range changes {
 		key := memoryKey(c.Unit)
 		if c.Gone {
@@ -100,8 +103,14 @@ func (m *memoryStore) save(ctx context.Context, changes []sched.Change) error {
 		if err != nil {
 			return m.wrap(err)
 		}
-		data[key], created[key] = string(v), string(v)
+		data[key] = string(v)
 	}
+	return m.patch(ctx, data)
+}
+
+// patch merges data into the ConfigMap's (a nil value deletes its key),
+// creating the ConfigMap when it is not there.
+func (m *memoryStore) patch(ctx context.Context, data map[string]any) error {
 	patch, err := json.Marshal(map[string]any{"data": data})
 	if err != nil {
 		return m.wrap(err)
@@ -111,9 +120,86 @@ func (m *memoryStore) save(ctx context.Context, changes []sched.Change) error {
 	if !apierrors.IsNotFound(err) {
 		return m.wrap(err)
 	}
+	created := map[string]string{}
+	for k, v := range data {
+		if s, ok := v.(string); ok {
+			created[k] = s
+		}
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: m.ns}, Data: created}
 	_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) { // made meanwhile by a write beside this one
+		_, err = cms.Patch(ctx, m.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
 	return m.wrap(err)
+}
+
+// A gang inferred from its owner (an indexed Job, a JobSet, a group of a
+// LeaderWorkerSet) has no object to record the placement being bound on
+// (intent.go), so its record is kept in this ConfigMap too: the key is
+// bindingKeyPrefix and the group's key (its slash and colons as "_",
+// which no namespace or object name holds), the value the record with
+// the group's kind and minimum.
+const bindingKeyPrefix = "binding."
+
+// storedBinding is one inferred gang's record.
+type storedBinding struct {
+	Namespace string `json:"namespace"`
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	MinMember int    `json:"minMember"`
+	intent
+}
+
+func (b *storedBinding) podGroup() *podGroup {
+	return &podGroup{Namespace: b.Namespace, Name: b.Group, Kind: b.Kind, MinMember: b.MinMember}
+}
+
+var bindingKeys = strings.NewReplacer("/", "_", ":", "_")
+
+func bindingKey(g *podGroup) string { return bindingKeyPrefix + bindingKeys.Replace(g.key()) }
+
+// writeBinding records the placement of g being bound.
+func (m *memoryStore) writeBinding(ctx context.Context, g *podGroup, in intent) error {
+	v, err := json.Marshal(storedBinding{Namespace: g.Namespace, Group: g.Name, Kind: g.Kind, MinMember: g.MinMember, intent: in})
+	if err != nil {
+		return m.wrap(err)
+	}
+	return m.patch(ctx, map[string]any{bindingKey(g): string(v)})
+}
+
+// clearBinding removes g's record.
+func (m *memoryStore) clearBinding(ctx context.Context, g *podGroup) error {
+	return m.patch(ctx, map[string]any{bindingKey(g): nil})
+}
+
+// bindings reads the records of the inferred gangs being bound, by key.
+func (m *memoryStore) bindings(ctx context.Context) (map[string]*storedBinding, error) {
+	cm, err := m.client.CoreV1().ConfigMaps(m.ns).Get(ctx, m.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, m.wrap(err)
+	}
+	out := map[string]*storedBinding{}
+	var bad []string
+	for key, v := range cm.Data {
+		if !strings.HasPrefix(key, bindingKeyPrefix) {
+			continue
+		}
+		b := &storedBinding{}
+		if err := json.Unmarshal([]byte(v), b); err != nil || bindingKey(b.podGroup()) != key {
+			bad = append(bad, key)
+			continue
+		}
+		out[key] = b
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return out, m.wrap(fmt.Errorf("keys %s: not gangs' placement records; left as they are", strings.Join(bad, ", ")))
+	}
+	return out, nil
 }
 
 func (m *memoryStore) wrap(err error) error {

@@ -73,6 +73,9 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	assumed map[string]string // pod uid -> node, bound here but not yet seen bound
+	// inferredUnsettled: an inferred gang's placement record may be left
+	// in the units' memory (read when leading starts, intent.go).
+	inferredUnsettled atomic.Bool
 	// boundAt is when this replica bound each pod that is still there: the
 	// time of the cycle that placed it, which a running unit's lost work
 	// is measured from (boundTime).
@@ -110,6 +113,7 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 		log.Error("unit memory", "err", err)
 	} else {
 		s.unitsStore = st
+		s.inferredUnsettled.Store(st != nil)
 	}
 	s.metrics = newMetrics(&s.n, &s.leading)
 	s.reports = newReporter(client, &s.n, log)
@@ -193,6 +197,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	s.lastEnd.Store(time.Now().UnixNano())
 	defer s.continueAccounting(ctx)()
 	s.restoreUnits(ctx)
+	s.inferredUnsettled.Store(s.unitsStore != nil)
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	reporting := make(chan struct{})

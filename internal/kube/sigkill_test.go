@@ -144,7 +144,7 @@ func TestLeaderProcessKilledBetweenGangBinds(t *testing.T) {
 				}
 				_ = cmd.Wait()
 				c.change(e)
-				e.newLeaderCycle()
+				e.newLeaderCycle(e.config())
 				if b, _ := e.liveBound(); b != c.want || e.intentRecorded() {
 					t.Errorf("after one cycle of the new leader: %d bound, record %v; want %d and no record", b, e.intentRecorded(), c.want)
 				}
