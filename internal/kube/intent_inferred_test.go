@@ -12,37 +12,71 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// jobGangEnv is four 8-GPU nodes of one rack and an indexed Job of four
-// 8-GPU pods (parallelism = completions = 4): a gang inferred from its
-// owner, with no PodGroup to record its placement on. The scheduler keeps
-// its memory, and so the record, in a ConfigMap, as deploy/ runs it.
-func jobGangEnv(t *testing.T) (*env, Config) {
+// inferredGangEnv is four 8-GPU nodes of one rack and a gang of four
+// 8-GPU pods inferred from its owner, of the kind asked for, with no
+// PodGroup to record its placement on: an indexed Job (parallelism =
+// completions = 4), a JobSet of 2 x 2, or a LeaderWorkerSet group of
+// size 4. (No controller runs here: the test makes the pods as it
+// would.) The scheduler keeps its memory, and so the record, in a
+// ConfigMap, as deploy/ runs it. It returns the config and the group's
+// name.
+func inferredGangEnv(t *testing.T, kind string) (*env, Config, string) {
 	e := newEnv(t)
 	for i := range 4 {
-		e.node(fmt.Sprintf("jg-%d", i), 8, map[string]string{"corral.test/rack": "r1"})
+		e.node(fmt.Sprintf("ig-%d", i), 8, map[string]string{"corral.test/rack": "r1"})
 	}
-	four, indexed := int32(4), batchv1.IndexedCompletion
-	j := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "jgang"},
-		Spec: batchv1.JobSpec{Parallelism: &four, Completions: &four, CompletionMode: &indexed,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: DefaultSchedulerName,
-				Containers: []corev1.Container{{Name: "main", Image: "registry.invalid/train:1"}}}}},
-	}
-	j, err := e.c.Client.BatchV1().Jobs(e.ns).Create(context.Background(), j, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 {
-		e.create(jobPod(j, i, 8))
+	var group string
+	switch kind {
+	case KindJob:
+		four, indexed := int32(4), batchv1.IndexedCompletion
+		j := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "jgang"},
+			Spec: batchv1.JobSpec{Parallelism: &four, Completions: &four, CompletionMode: &indexed,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: DefaultSchedulerName,
+					Containers: []corev1.Container{{Name: "main", Image: "registry.invalid/train:1"}}}}},
+		}
+		j, err := e.c.Client.BatchV1().Jobs(e.ns).Create(context.Background(), j, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			e.create(jobPod(j, i, 8))
+		}
+		group = "job:jgang"
+	case KindJobSet:
+		e.otherCRDs()
+		e.object(JobSetResource, "JobSet", "pt", map[string]any{"replicatedJobs": []any{
+			map[string]any{"name": "workers", "replicas": int64(2), "template": map[string]any{"spec": map[string]any{"parallelism": int64(2), "completions": int64(2)}}},
+		}}, nil)
+		for i := range 4 {
+			p := pod(fmt.Sprintf("pt-workers-%d-%d", i/2, i%2), 8)
+			p.Labels[LabelJobSetName] = "pt"
+			e.create(p)
+		}
+		group = "jobset:pt"
+	case KindLWS:
+		e.otherCRDs()
+		lws := schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}
+		e.object(lws, "LeaderWorkerSet", "serve", map[string]any{"replicas": int64(1), "leaderWorkerTemplate": map[string]any{"size": int64(4)}}, nil)
+		for i, name := range []string{"serve-0", "serve-0-1", "serve-0-2", "serve-0-3"} {
+			p := annotated(pod(name, 8), AnnotationLWSSize, "4")
+			p.Labels[LabelLWSName], p.Labels[LabelLWSGroupIndex] = "serve", "0"
+			p.Labels["leaderworkerset.sigs.k8s.io/worker-index"] = fmt.Sprint(i)
+			e.create(p)
+		}
+		group = "lws:serve:0"
+	default:
+		t.Fatalf("no gang of kind %q", kind)
 	}
 	cfg := e.config()
 	cfg.UnitMemoryConfigMap = leaseNamespace + "/" + e.ns + "-memory"
 	t.Cleanup(func() {
 		_ = e.c.Client.CoreV1().ConfigMaps(leaseNamespace).Delete(context.Background(), e.ns+"-memory", metav1.DeleteOptions{})
 	})
-	return e, cfg
+	return e, cfg, group
 }
 
 // bindingRecorded says whether the units' memory holds a gang's
@@ -64,47 +98,51 @@ func (e *env) bindingRecorded() (bool, string) {
 	return false, ""
 }
 
-// TestIndexedJobLeaderDiesBetweenBinds kills the leader after k of an
-// indexed Job's 4 bindings, for every k, then changes the world as the
-// case says and runs one cycle of a new leader: the gang is whole or not
-// bound at all, and the record is gone. Before, a gang inferred from its
-// owner was bound without a record, and a new leader left it half-bound,
-// its other pods waiting for the gang itself to end.
-func TestIndexedJobLeaderDiesBetweenBinds(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		change func(e *env)
-		want   int
-	}{
-		{"nothing changed", func(*env) {}, 4},
-		{"a pending member deleted", func(e *env) { e.deletePod(e.pendingMember()) }, 0},
-	} {
-		for k := range 4 {
-			t.Run(fmt.Sprintf("%s/after %d binds", c.name, k), func(t *testing.T) {
-				e, cfg := jobGangEnv(t)
-				stuck, kill := e.dyingLeader(k, cfg)
-				select {
-				case <-stuck:
-				case <-time.After(30 * time.Second):
-					t.Fatal("the binder never reached the binding to die at")
-				}
-				recorded, key := e.bindingRecorded()
-				if b, _ := e.liveBound(); b != k || !recorded {
-					t.Fatalf("before the crash: %d bound, record %v; want %d and a record", b, recorded, k)
-				}
-				if want := bindingKeyPrefix + e.ns + "_job_jgang"; key != want {
-					t.Errorf("record under %q, want %q", key, want)
-				}
-				kill()
-				c.change(e)
-				e.newLeaderCycle(cfg)
-				if b, _ := e.liveBound(); b != c.want {
-					t.Errorf("after one cycle of the new leader: %d pods bound, want %d", b, c.want)
-				}
-				if recorded, key := e.bindingRecorded(); recorded {
-					t.Errorf("the placement record %s is still there", key)
-				}
-			})
+// TestInferredGangLeaderDiesBetweenBinds kills the leader after k of the
+// 4 bindings of a gang inferred from its owner (an indexed Job at every
+// k; a JobSet and a LeaderWorkerSet group after 2), then changes the world
+// as the case says and runs one cycle of a new leader: the gang is whole
+// or not bound at all, and the record is gone. Before, such a gang was
+// bound without a record, and a new leader left it half-bound, its other
+// pods waiting for the gang itself to end.
+func TestInferredGangLeaderDiesBetweenBinds(t *testing.T) {
+	kills := map[string][]int{KindJob: {0, 1, 2, 3}, KindJobSet: {2}, KindLWS: {2}}
+	for _, kind := range []string{KindJob, KindJobSet, KindLWS} {
+		for _, c := range []struct {
+			name   string
+			change func(e *env)
+			want   int
+		}{
+			{"nothing changed", func(*env) {}, 4},
+			{"a pending member deleted", func(e *env) { e.deletePod(e.pendingMember()) }, 0},
+		} {
+			for _, k := range kills[kind] {
+				t.Run(fmt.Sprintf("%s/%s/after %d binds", kind, c.name, k), func(t *testing.T) {
+					e, cfg, group := inferredGangEnv(t, kind)
+					stuck, kill := e.dyingLeader(k, cfg)
+					select {
+					case <-stuck:
+					case <-time.After(30 * time.Second):
+						t.Fatal("the binder never reached the binding to die at")
+					}
+					recorded, key := e.bindingRecorded()
+					if b, _ := e.liveBound(); b != k || !recorded {
+						t.Fatalf("before the crash: %d bound, record %v; want %d and a record", b, recorded, k)
+					}
+					if want := bindingKeyPrefix + e.ns + "_" + strings.ReplaceAll(group, ":", "_"); key != want {
+						t.Errorf("record under %q, want %q", key, want)
+					}
+					kill()
+					c.change(e)
+					e.newLeaderCycle(cfg)
+					if b, _ := e.liveBound(); b != c.want {
+						t.Errorf("after one cycle of the new leader: %d pods bound, want %d", b, c.want)
+					}
+					if recorded, key := e.bindingRecorded(); recorded {
+						t.Errorf("the placement record %s is still there", key)
+					}
+				})
+			}
 		}
 	}
 }
