@@ -443,6 +443,24 @@ func oomKilled(dirs []string, killed bool) bool {
 	return false
 }
 
+// memoryPeakKiB is the most memory the task's cgroup was charged at once
+// (KiB): memory.peak on v2, memory.max_usage_in_bytes on v1; 0 when
+// neither is there.
+func memoryPeakKiB(dirs []string) int64 {
+	for _, d := range dirs {
+		for _, name := range []string{"memory.peak", "memory.max_usage_in_bytes"} {
+			data, err := os.ReadFile(filepath.Join(d, name))
+			if err != nil {
+				continue
+			}
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && n > 0 {
+				return n >> 10
+			}
+		}
+	}
+	return 0
+}
+
 // cgroupCount reads the count key of a flat-keyed cgroup file ("key N"
 // lines); false when the file or the key is missing.
 func cgroupCount(path, key string) (int64, bool) {

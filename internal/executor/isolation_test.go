@@ -212,6 +212,29 @@ func TestCgroupLimits(t *testing.T) {
 	}
 }
 
+// A task's MaxRSS is its cgroup's peak, all its processes together, as
+// its memory limit counts them: two processes holding 40 MiB each at once
+// peak above 80 MiB, where the largest one alone (all getrusage gives)
+// is 40.
+func TestMaxRSSIsTheCgroupsPeak(t *testing.T) {
+	c := testCgroups(t)
+	if !c.Has("memory") {
+		t.Skipf("no memory controller: %s", c)
+	}
+	// dd fills a 40 MiB buffer and blocks writing it to a pipe that sleep
+	// never reads, holding it until sleep ends.
+	hold := "dd if=/dev/zero bs=40M count=1 2>/dev/null | sleep 1"
+	spec := shSpec(t, hold+" & "+hold+"; wait")
+	spec.Cgroups = c
+	res := waitDone(t, start(t, spec))
+	if res.ExitCode != 0 {
+		t.Fatalf("the task: %+v", res)
+	}
+	if res.MaxRSSKiB < 80<<10 {
+		t.Errorf("MaxRSS %d KiB, want at least 80 MiB: both processes' 40 MiB at once", res.MaxRSSKiB)
+	}
+}
+
 // limitFiles are the control files that hold a 64 MiB, half-CPU limit.
 func limitFiles(h Hierarchy) [][2]string {
 	var out [][2]string

@@ -108,8 +108,11 @@ type Result struct {
 	// Error describes a failure of the supervisor after the task started,
 	// such as an exit record it could not write in full.
 	Error string `json:",omitempty"`
-	// MaxRSSKiB is the largest resident set of any of the task's
-	// processes, and CPUSeconds the CPU time (user and system) they all
+	// MaxRSSKiB is the task's peak memory: in a memory cgroup, the most
+	// its processes together were charged at once (resident memory and
+	// page cache, what its memory limit is enforced on; memory.peak or
+	// memory.max_usage_in_bytes), else the largest resident set of any of
+	// its processes. CPUSeconds is the CPU time (user and system) they all
 	// used, as the kernel counted them for the supervisor's reaped
 	// children (getrusage RUSAGE_CHILDREN); zero when unknown.
 	MaxRSSKiB  int64   `json:",omitempty"`

@@ -361,7 +361,8 @@ func (s *supervisor) finish() {
 		s.result.Error = fmt.Sprintf("waiting for the task: %v", err)
 	}
 	reapDescendants(30 * time.Second)
-	s.result.MaxRSSKiB, s.result.CPUSeconds = childrenUsage()
+	rss, cpu := childrenUsage()
+	s.result.MaxRSSKiB, s.result.CPUSeconds = max(rss, memoryPeakKiB(s.cgroup)), cpu
 	waitCopies(&s.copies, 10*time.Second)
 	closeFiles(s.files)
 	s.result.OOMKilled = oomKilled(s.cgroup, s.result.Signal == "SIGKILL")

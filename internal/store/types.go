@@ -322,8 +322,9 @@ type Record struct {
 	Signal     string    `json:"signal,omitempty"`
 	Outcome    string    `json:"outcome,omitempty"` // an Outcome* name
 	// MaxRSSKiB and CPUSeconds are the most memory a task's processes
-	// held at once (the largest of its tasks) and the CPU time they used
-	// (all tasks, user and system), where the executor measured them.
+	// held at once (the largest of its tasks; its memory cgroup's peak
+	// where it has one) and the CPU time they used (all tasks, user and
+	// system), where the executor measured them.
 	MaxRSSKiB  int64   `json:"max_rss_kib,omitempty"`
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// The job as submitted, for replaying the history (corral acct

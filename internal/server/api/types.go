@@ -369,8 +369,10 @@ type Record struct {
 	ExitCode   int       `json:"exit_code"`
 	Signal     string    `json:"signal,omitempty"`
 	SlurmState string    `json:"slurm_state"` // how the attempt ended, as sacct names it (REQUEUED: an older record of a requeued attempt)
-	// MaxRSSKiB (the largest task's peak memory) and CPUSeconds (user
-	// and system, all tasks), where the executor measured them.
+	// MaxRSSKiB (the largest task's peak memory: its memory cgroup's
+	// peak where it has one, else its largest process's resident set)
+	// and CPUSeconds (user and system, all tasks), where the executor
+	// measured them.
 	MaxRSSKiB  int64   `json:"max_rss_kib,omitempty"`
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// The job as submitted (zero in records from before they were kept):
