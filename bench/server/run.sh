@@ -4,6 +4,7 @@
 # (8 fake H100s), then a check that every acknowledged job ran exactly once.
 #
 #   bench/server/run.sh [N] [C]     (defaults 10000 and 32)
+#   ARRAY=1 bench/server/run.sh N   (the N jobs as one job array, one call)
 #
 # Prints a Markdown table; RESULTS.md holds the last run.
 set -euo pipefail
@@ -18,5 +19,7 @@ go build -o "$work/loadgen" ./bench/server/loadgen
 start_dev_server "$work"
 echo "| corral server load test | $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, go $(go env GOVERSION) |"
 echo "|---|---|"
-"$work/loadgen" -n "$N" -c "$C"
+array=()
+[ -n "${ARRAY:-}" ] && array=(-array)
+"$work/loadgen" -n "$N" -c "$C" "${array[@]}"
 echo "| database size | $(du -h "$work/corral.db" | cut -f1) |"

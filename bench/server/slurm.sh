@@ -6,6 +6,7 @@
 #   apt-get install -y --no-install-recommends slurm-wlm munge
 #
 #   bench/server/slurm.sh [N] [C]     (defaults 2000 and 32)
+#   SLURM_GEN=array bench/server/slurm.sh N   (the N jobs as one job array)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-2000}
@@ -55,6 +56,7 @@ SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
+MaxArraySize=100001
 ReturnToService=2
 NodeName=node1 NodeAddr=127.0.0.1 CPUs=64 RealMemory=100000 Gres=gpu:h100:8 State=UNKNOWN
 PartitionName=main Nodes=node1 Default=YES MaxTime=INFINITE State=UP
@@ -81,4 +83,6 @@ fi
 go build -o "$work/slurmgen" ./bench/server/slurmgen
 echo "| Slurm $(sinfo -V | cut -d' ' -f2) load test | $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs |"
 echo "|---|---|"
-(cd "$work" && ./slurmgen -n "$N" -c "$C")
+array=()
+[ "${SLURM_GEN:-}" = array ] && array=(-array)
+(cd "$work" && ./slurmgen -n "$N" -c "$C" "${array[@]}")

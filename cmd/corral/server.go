@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -482,6 +483,9 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	if _, err := lim.memMiB(); err != nil {
 		return err
 	}
+	if _, err := lim.diskMiB(); err != nil {
+		return err
+	}
 	c, err := cf.client()
 	if err != nil {
 		return err
@@ -577,12 +581,23 @@ func tenantUpdate(fs *flag.FlagSet, caps tenantCaps, cohort, unixUser string, ui
 
 func printTenants(stdout io.Writer, ts []api.Tenant) error {
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tQUOTA\tBUDGET\tCOHORT\tADMIN\tUNIX USER\tCREATED")
+	fmt.Fprintln(tw, "TENANT\tQUOTA\tBUDGET\tCOHORT\tDISK\tADMIN\tUNIX USER\tCREATED")
 	for _, t := range ts {
-		q, budget, cohort := tenantQuota(t), cmp.Or(t.Budget, "-"), cmp.Or(t.Cohort, "-")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", t.Name, q, budget, cohort, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
+		q, budget, cohort, disk := tenantQuota(t), cmp.Or(t.Budget, "-"), cmp.Or(t.Cohort, "-"), "-"
+		if t.DiskMiB > 0 {
+			disk = mibString(t.DiskMiB)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", t.Name, q, budget, cohort, disk, t.Admin, unixAccount(t), t.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
+}
+
+// mibString writes a size in MiB as --mem takes it: 10G, 512M.
+func mibString(m int64) string {
+	if m >= 1024 && m%1024 == 0 {
+		return strconv.FormatInt(m/1024, 10) + "G"
+	}
+	return strconv.FormatInt(m, 10) + "M"
 }
 
 // unixAccount shows a tenant's Unix account: "alice", "uid 1001",

@@ -77,16 +77,18 @@ type tenantLimits struct {
 	defCPUs  float64
 	maxPrio  int
 	budget   string
+	disk     string
 }
 
 // tenantLimitFlags are the flags of tenantLimits, as set names them.
-var tenantLimitFlags = []string{"--max-grace", "--def-mem-per-gpu", "--def-cpus-per-gpu", "--max-priority", "--budget"}
+var tenantLimitFlags = []string{"--max-grace", "--def-mem-per-gpu", "--def-cpus-per-gpu", "--max-priority", "--budget", "--disk"}
 
 func (l *tenantLimits) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.maxGrace, "max-grace", "", "the longest grace period the tenant's jobs get (30s; empty or 0s: the server's --max-grace)")
 	fs.StringVar(&l.defMem, "def-mem-per-gpu", "", "memory a task of the tenant that asks for none gets per GPU, as --mem takes it (empty or 0: the server's)")
 	fs.Float64Var(&l.defCPUs, "def-cpus-per-gpu", 0, "CPU cores a task of the tenant that asks for none gets per GPU (0: the server's)")
 	fs.StringVar(&l.budget, "budget", "", "GPUH/PERIOD: the GPU-hours the tenant's jobs may use per period, a duration (720h) or month (calendar month, UTC); a job that would overrun it waits, nothing running is stopped (empty: none)")
+	fs.StringVar(&l.disk, "disk", "", "the most the tenant's jobs keep in the server's state directory (logs, and work directories of jobs without --workdir), as --mem takes sizes (10G): each log is cut at it, and the oldest ended jobs' files are removed beyond it, the newest's always kept (empty or 0: none)")
 	fs.IntVar(&l.maxPrio, "max-priority", 0, "the highest --priority the tenant's jobs may ask for (a higher one is refused); priority orders the tenant's own jobs and never stops another tenant's")
 }
 
@@ -102,11 +104,25 @@ func (l tenantLimits) memMiB() (int64, error) {
 	return m, nil
 }
 
+// diskMiB is --disk in MiB.
+func (l tenantLimits) diskMiB() (int64, error) {
+	if l.disk == "" || l.disk == "0" {
+		return 0, nil
+	}
+	m, err := slurmfmt.ParseMem(l.disk)
+	if err != nil {
+		return 0, fmt.Errorf("--disk %q: %w", l.disk, err)
+	}
+	return m, nil
+}
+
 func (l tenantLimits) create(req *api.TenantRequest) error {
 	mem, err := l.memMiB()
 	req.MaxGrace, req.DefMemPerGPUMiB, req.DefCPUsPerGPU, req.MaxPriority = l.maxGrace, mem, l.defCPUs, l.maxPrio
 	req.Budget = l.budget
-	return err
+	disk, derr := l.diskMiB()
+	req.DiskMiB = disk
+	return errors.Join(err, derr)
 }
 
 // update sets in u what the flag name, given to set, changes.
@@ -127,6 +143,9 @@ func (l tenantLimits) update(name string, u *api.TenantUpdate) {
 	case "budget":
 		b := l.budget
 		u.Budget = &b
+	case "disk":
+		d, _ := l.diskMiB() // checked by create's caller first
+		u.DiskMiB = &d
 	}
 }
 

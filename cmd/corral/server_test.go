@@ -264,6 +264,13 @@ func TestCLIAgainstServer(t *testing.T) {
 	if out := cli("server", "tenant", "set", "bob", "--budget", "100/720h"); !regexp.MustCompile(`bob +1 GPUs +100/720h +lab `).MatchString(out) {
 		t.Fatalf("tenant set --budget:\n%s", out)
 	}
+	if out := cli("server", "tenant", "set", "bob", "--disk", "10G"); !regexp.MustCompile(`bob +1 GPUs +100/720h +lab +10G `).MatchString(out) {
+		t.Fatalf("tenant set --disk:\n%s", out)
+	}
+	var diskErr strings.Builder
+	if code := run([]string{"server", "tenant", "set", "bob", "--disk", "lots"}, io.Discard, &diskErr); code == 0 || !strings.Contains(diskErr.String(), "--disk") {
+		t.Fatalf("a malformed --disk: exit %d, %q", code, diskErr.String())
+	}
 	var cohortErr strings.Builder
 	if code := run([]string{"server", "tenant", "create", "--cohort", "lab", "dave"}, io.Discard, &cohortErr); code == 0 || !strings.Contains(cohortErr.String(), "needs a GPU quota") {
 		t.Fatalf("a cohort without a quota: exit %d, %q", code, cohortErr.String())

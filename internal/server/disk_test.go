@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/executor"
 	"github.com/corral-sched/corral/internal/server/api"
+	"github.com/corral-sched/corral/internal/server/client"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -119,5 +122,81 @@ func TestExitRecordOnAFullDisk(t *testing.T) {
 	<-task.Done()
 	if res := task.Result(); res.ExitCode != 0 || res.Lost {
 		t.Errorf("a task that ended on a full disk: %+v, want exit 0, not lost", res)
+	}
+}
+
+// A tenant's disk cap (1 MiB here) bounds what its jobs keep: a job that
+// writes 3 MiB has its log cut at the cap; as more of its jobs end, the
+// oldest ended jobs' files are removed, oldest first, until the rest fit,
+// the newest always kept; the removed job's logs answer 410 saying why;
+// another tenant without a cap keeps everything. Lowering the cap with
+// tenant set applies it at once.
+func TestTenantDiskCapRemovesItsOldestJobsFiles(t *testing.T) {
+	h := newHarness(t, 2)
+	ctx := context.Background()
+	capped, free := h.tenant("capped", 0), h.tenant("free", 0)
+	oneMiB := int64(1)
+	if _, err := h.admin.UpdateTenant(ctx, "capped", api.TenantUpdate{DiskMiB: &oneMiB}); err != nil {
+		t.Fatal(err)
+	}
+	write := func(c *client.Client, kib int) string {
+		t.Helper()
+		j := h.submit(c, api.JobRequest{GPUs: 1, Command: sh(fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x", kib<<10))})
+		h.waitState(c, j.ID, store.Succeeded, 20*time.Second)
+		return j.ID
+	}
+	big := write(capped, 3<<10)
+	if n := len(h.logs(capped, big, 0)); n > 1<<20+200 {
+		t.Errorf("a 3 MiB log under a 1 MiB disk cap kept %d bytes", n)
+	}
+	var ids []string
+	for range 3 {
+		ids = append(ids, write(capped, 400))
+	}
+	// 1 MiB of the big job and 3 x 400 KiB: the big job and the first
+	// 400 KiB one go, the last two (800 KiB) fit.
+	removed := func(id string) bool { j := h.job(id); return h.srv.removedNote(&j) != "" }
+	for deadline := time.Now().Add(20 * time.Second); !removed(big) || !removed(ids[0]); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the oldest jobs' files not removed: %s %v, %s %v", big, removed(big), ids[0], removed(ids[0]))
+		}
+	}
+	for _, id := range ids[1:] {
+		if n := len(h.logs(capped, id, 0)); n != 400<<10 {
+			t.Errorf("job %s kept %d bytes of its log, want all 400 KiB", id, n)
+		}
+	}
+	err := capped.Logs(ctx, big, 0, "", false, io.Discard)
+	if !isStatus(err, http.StatusGone) || !strings.Contains(err.Error(), "disk cap of 1.0 MiB") {
+		t.Errorf("logs of a job whose files were removed: %v, want 410 naming the cap", err)
+	}
+	other := write(free, 1200)
+	if n := len(h.logs(free, other, 0)); n != 1200<<10 {
+		t.Errorf("a tenant without a cap kept %d bytes, want 1200 KiB", n)
+	}
+	// Without a cap a 600 KiB job is kept beside the 800; the cap set
+	// again removes the oldest of them at once.
+	zero := int64(0)
+	if _, err := h.admin.UpdateTenant(ctx, "capped", api.TenantUpdate{DiskMiB: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	last := write(capped, 600)
+	if removed(ids[1]) {
+		t.Fatalf("job %s's files removed while the tenant had no cap", ids[1])
+	}
+	if _, err := h.admin.UpdateTenant(ctx, "capped", api.TenantUpdate{DiskMiB: &oneMiB}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !removed(ids[1]); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cap set again did not remove the oldest job's files")
+		}
+	}
+	if removed(ids[2]) || removed(last) {
+		t.Errorf("files removed beyond what the cap needs: %s %v, %s %v", ids[2], removed(ids[2]), last, removed(last))
+	}
+	neg := int64(-1)
+	if _, err := h.admin.UpdateTenant(ctx, "capped", api.TenantUpdate{DiskMiB: &neg}); !isStatus(err, http.StatusBadRequest) {
+		t.Errorf("a negative disk cap: %v, want 400", err)
 	}
 }

@@ -57,6 +57,9 @@ func (s *Server) finish(e ended) {
 	if j.State.Waiting() {
 		s.waiting[j.ID] = j
 	}
+	if j.State.Final() {
+		s.fitDiskCapSoon(j.Tenant)
+	}
 	s.metrics.ended.WithLabelValues(endLabel(j.State)).Inc()
 	s.log.Info("job ended", "job", j.Name(), "state", j.State, "reason", j.Reason, "exit", code)
 }

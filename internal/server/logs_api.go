@@ -106,6 +106,12 @@ func (s *Server) sendLog(w http.ResponseWriter, j *store.Job, rank int, suffix s
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("log of %s: %v", j.Name(), err))
 		return
 	}
+	if f == nil {
+		if note := s.removedNote(j); note != "" {
+			writeError(w, http.StatusGone, note)
+			return
+		}
+	}
 	var start, end int64
 	if f != nil {
 		defer f.Close()

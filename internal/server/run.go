@@ -63,7 +63,7 @@ func (s *Server) taskSpec(j *store.Job, i int) executor.Spec {
 		CPUMilli:    cpu,
 		MemoryBytes: mem,
 		PidsMax:     pids,
-		OutputMax:   max(s.cfg.MaxOutputBytes, 0),
+		OutputMax:   s.outputMax(j),
 		DeviceFiles: s.deviceFiles(t),
 		Umask:       j.Spec.Umask,
 	}

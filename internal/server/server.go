@@ -133,7 +133,11 @@ type Server struct {
 	inMu     sync.Mutex
 	incoming []uint64 // submitted, not yet admitted to waiting
 
-	kick    chan struct{}
+	kick chan struct{}
+	// capKick wakes the disk cap's worker for the tenants in overCap
+	// (guarded by mu; diskcap.go).
+	capKick chan struct{}
+	overCap map[string]bool
 	ended   chan ended
 	metrics *metrics
 
@@ -194,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
 		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), mem: sched.NewMemory(), tenants: map[string]store.Tenant{}, spent: map[string]spentCache{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
-		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}),
+		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}), capKick: make(chan struct{}, 1),
 	}
 	s.phys = make([]int, len(cfg.GPUs))
 	for i := range s.phys {
@@ -228,6 +232,12 @@ func (s *Server) Run(ctx context.Context) {
 		s.checkHealth()
 		go s.healthLoop(s.cfg.HealthInterval)
 	}
+	go s.diskCapLoop(ctx)
+	s.mu.Lock()
+	for t := range s.tenants { // caps lowered, or files kept, while no server ran
+		s.fitDiskCapSoon(t)
+	}
+	s.mu.Unlock()
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
 	for {

@@ -31,7 +31,7 @@ func tenantView(t store.Tenant) api.Tenant {
 		v.MaxGrace = t.MaxGrace.String()
 	}
 	v.DefMemPerGPUMiB, v.DefCPUsPerGPU = t.DefMemPerGPUMiB, float64(t.DefCPUPerGPUMilli)/1000
-	v.MaxPriority, v.Budget = t.MaxPriority, t.Budget
+	v.MaxPriority, v.Budget, v.DiskMiB = t.MaxPriority, t.Budget, t.DiskMiB
 	return v
 }
 
@@ -116,7 +116,7 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 		return
 	}
 	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB),
-		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB), checkBudget(req.Budget)); err != nil {
+		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB), checkBudget(req.Budget), checkDisk(req.DiskMiB)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -128,7 +128,7 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 	t := store.Tenant{Name: req.Name, QuotaMilli: int(req.QuotaGPUs * 1000), QuotaCPUMilli: int64(req.QuotaCPUs * 1000),
 		QuotaMemoryMiB: req.QuotaMemoryMiB, Cohort: req.Cohort, Admin: req.Admin, Created: s.now().UTC(), UnixUser: req.UnixUser, UID: req.UID, GID: req.GID,
 		MaxGrace: grace, DefMemPerGPUMiB: req.DefMemPerGPUMiB, DefCPUPerGPUMilli: int64(req.DefCPUsPerGPU * 1000),
-		MaxPriority: req.MaxPriority, Budget: req.Budget}
+		MaxPriority: req.MaxPriority, Budget: req.Budget, DiskMiB: req.DiskMiB}
 	if err := errors.Join(checkCohort(t), checkUnixUser(t)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -150,8 +150,8 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 
 // tenantSummary is a tenant's settings in one line, for the audit log.
 func tenantSummary(t store.Tenant) string {
-	return fmt.Sprintf("quota_gpus=%s quota_cpus=%s quota_memory_mib=%d cohort=%q admin=%v unix_user=%q uid=%d gid=%d max_grace=%v max_priority=%d budget=%q",
-		gpuString(t.QuotaMilli), gpuString(int(t.QuotaCPUMilli)), t.QuotaMemoryMiB, t.Cohort, t.Admin, t.UnixUser, t.UID, t.GID, t.MaxGrace, t.MaxPriority, t.Budget)
+	return fmt.Sprintf("quota_gpus=%s quota_cpus=%s quota_memory_mib=%d cohort=%q admin=%v unix_user=%q uid=%d gid=%d max_grace=%v max_priority=%d budget=%q disk_mib=%d",
+		gpuString(t.QuotaMilli), gpuString(int(t.QuotaCPUMilli)), t.QuotaMemoryMiB, t.Cohort, t.Admin, t.UnixUser, t.UID, t.GID, t.MaxGrace, t.MaxPriority, t.Budget, t.DiskMiB)
 }
 
 // handleUpdateTenant changes the quota or the Unix account of a tenant.
@@ -188,6 +188,7 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, who 
 	}
 	s.mu.Lock()
 	s.tenants[t.Name] = t // its caps hold from now on, for the jobs that run too
+	s.fitDiskCapSoon(t.Name)
 	s.mu.Unlock()
 	s.audit(who, "tenant set", t.Name, tenantSummary(t))
 	writeJSON(w, http.StatusOK, tenantView(t))
@@ -217,6 +218,9 @@ func checkUpdate(u api.TenantUpdate) error {
 	}
 	if u.Budget != nil {
 		errs = append(errs, checkBudget(*u.Budget))
+	}
+	if u.DiskMiB != nil {
+		errs = append(errs, checkDisk(*u.DiskMiB))
 	}
 	return errors.Join(errs...)
 }
@@ -258,6 +262,17 @@ func applyTenantUpdate(t *store.Tenant, u api.TenantUpdate) {
 	if u.Budget != nil {
 		t.Budget = *u.Budget
 	}
+	if u.DiskMiB != nil {
+		t.DiskMiB = *u.DiskMiB
+	}
+}
+
+// checkDisk says what is wrong with a tenant's disk cap, if anything.
+func checkDisk(mib int64) error {
+	if mib < 0 {
+		return fmt.Errorf("disk cap %d MiB: want 0 (none) or more", mib)
+	}
+	return nil
 }
 
 // checkBudget says what is wrong with a tenant's budget, if anything.

@@ -302,6 +302,10 @@ type Tenant struct {
 	// Budget caps the GPU-hours its jobs use per period, as
 	// sched.ParseBudget reads it ("1000/720h", "1000/month"); "" is none.
 	Budget string `json:"budget,omitempty"`
+	// DiskMiB caps what its jobs keep in the server's state directory
+	// (logs, and work directories of jobs without one of their own): the
+	// oldest ended jobs' files are removed beyond it; 0 is none.
+	DiskMiB int64 `json:"disk_mib,omitempty"`
 }
 
 // Record is the accounting of one job run: who used which GPUs, when, how

@@ -24,21 +24,64 @@ func main() {
 	n := flag.Int("n", 10000, "jobs to submit")
 	conc := flag.Int("c", 32, "concurrent clients")
 	gpus := flag.Int("gpus", 1, "GPUs per job")
+	array := flag.Bool("array", false, "submit the n jobs as one job array (--array 0-(n-1)) in one call instead")
 	flag.Parse()
-	if err := run(*server, *token, *n, *conc, *gpus); err != nil {
+	submit := submitJobs
+	if *array {
+		submit = submitArray
+	}
+	if err := run(*server, *token, *n, *conc, *gpus, submit); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(server, token string, n, conc, gpus int) error {
-	c := &client.Client{Server: server, Token: token}
-	ctx := context.Background()
-	begin := time.Now()
+// submitter submits n jobs of gpus GPUs from conc clients and returns
+// what it measured, with the ID of every job it made, and how to name
+// the submission in the report.
+type submitter func(ctx context.Context, c *client.Client, n, conc, gpus int) (burst.Result, string, error)
+
+// submitJobs submits n jobs, one call each, from conc clients.
+func submitJobs(ctx context.Context, c *client.Client, n, conc, gpus int) (burst.Result, string, error) {
 	sent, err := burst.Run(n, conc, func(i int) (string, error) {
 		j, err := c.Submit(ctx, api.JobRequest{Name: fmt.Sprintf("load-%d", i), GPUs: gpus, Command: []string{"true"}})
 		return j.ID, err
 	})
+	return sent, fmt.Sprintf("%d (%d concurrent clients)", n, conc), err
+}
+
+// submitArray submits one job array of n tasks in one call; the IDs are
+// its tasks', read back from the server.
+func submitArray(ctx context.Context, c *client.Client, n, _, gpus int) (burst.Result, string, error) {
+	sent, err := burst.Run(1, 1, func(int) (string, error) {
+		j, err := c.Submit(ctx, api.JobRequest{Name: "load", GPUs: gpus, Command: []string{"true"}, Array: fmt.Sprintf("0-%d", n-1)})
+		if err == nil && j.ArrayTasks != n {
+			err = fmt.Errorf("the array made %d tasks, want %d", j.ArrayTasks, n)
+		}
+		return j.ArrayJob, err // the answer shows the array's first task
+	})
+	if err != nil {
+		return sent, "", err
+	}
+	jobs, err := c.Jobs(ctx, nil)
+	if err != nil {
+		return sent, "", err
+	}
+	array := sent.IDs[0]
+	sent.IDs = sent.IDs[:0]
+	for _, j := range jobs {
+		if j.ArrayJob == array {
+			sent.IDs = append(sent.IDs, j.ID)
+		}
+	}
+	return sent, fmt.Sprintf("%d as one job array (%s, one call)", n, array), nil
+}
+
+func run(server, token string, n, conc, gpus int, submit submitter) error {
+	c := &client.Client{Server: server, Token: token}
+	ctx := context.Background()
+	begin := time.Now()
+	sent, what, err := submit(ctx, c, n, conc, gpus)
 	if err != nil {
 		return fmt.Errorf("submit %w", err)
 	}
@@ -54,7 +97,7 @@ func run(server, token string, n, conc, gpus int) error {
 	if err != nil {
 		return err
 	}
-	report(conc, sent, total, jobs, acct)
+	report(what, sent, total, jobs, acct)
 	return nil
 }
 
@@ -75,7 +118,7 @@ func waitIdle(ctx context.Context, c *client.Client) error {
 	return fmt.Errorf("jobs still not done after 30 minutes")
 }
 
-func report(conc int, b burst.Result, total time.Duration, jobs []api.Job, acct api.Acct) {
+func report(what string, b burst.Result, total time.Duration, jobs []api.Job, acct api.Acct) {
 	n, ids := len(b.IDs), b.IDs
 	var starts []time.Time
 	states := map[string]int{}
@@ -110,7 +153,7 @@ func report(conc int, b burst.Result, total time.Duration, jobs []api.Job, acct 
 		}
 	}
 	span := starts[len(starts)-1].Sub(starts[0])
-	fmt.Printf("| jobs submitted | %d (%d concurrent clients) |\n", n, conc)
+	fmt.Printf("| jobs submitted | %s |\n", what)
 	b.PrintSubmitRows(os.Stdout)
 	fmt.Printf("| jobs started | %d in %s: %.1f starts/s |\n", len(starts), span.Round(time.Millisecond), float64(len(starts)-1)/span.Seconds())
 	fmt.Printf("| all done after | %s |\n", total.Round(time.Millisecond))

@@ -18,18 +18,26 @@ func main() {
 	n := flag.Int("n", 2000, "jobs to submit")
 	conc := flag.Int("c", 32, "concurrent clients")
 	gres := flag.String("gres", "gpu:h100:1", "GPUs per job (sbatch --gres)")
+	array := flag.Bool("array", false, "submit the n jobs as one job array (sbatch --array=0-(n-1)) instead; slurm.conf's MaxArraySize must exceed n")
 	flag.Parse()
-	if err := run(*n, *conc, *gres); err != nil {
+	if err := run(*n, *conc, *gres, *array); err != nil {
 		fmt.Fprintln(os.Stderr, "slurmgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, conc int, gres string) error {
+func run(n, conc int, gres string, array bool) error {
 	begin := time.Now()
-	sent, err := burst.Run(n, conc, func(i int) (string, error) {
-		out, err := exec.Command("sbatch", "--parsable", "--gres="+gres, "--output=/dev/null",
-			fmt.Sprintf("--job-name=load-%d", i), "--wrap=true").CombinedOutput()
+	calls, what := n, fmt.Sprintf("%d (%d concurrent sbatch)", n, conc)
+	if array {
+		calls, conc, what = 1, 1, fmt.Sprintf("%d as one job array (sbatch --array=0-%d)", n, n-1)
+	}
+	sent, err := burst.Run(calls, conc, func(i int) (string, error) {
+		args := []string{"--parsable", "--gres=" + gres, "--output=/dev/null", fmt.Sprintf("--job-name=load-%d", i), "--wrap=true"}
+		if array {
+			args = append(args, fmt.Sprintf("--array=0-%d", n-1))
+		}
+		out, err := exec.Command("sbatch", args...).CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("%v: %s", err, out)
 		}
@@ -60,7 +68,7 @@ func run(n, conc int, gres string) error {
 		}
 		seen[id] = true
 	}
-	fmt.Printf("| jobs submitted | %d (%d concurrent sbatch) |\n", n, conc)
+	fmt.Printf("| jobs submitted | %s |\n", what)
 	sent.PrintSubmitRows(os.Stdout)
 	fmt.Printf("| all done after | %s: %.1f jobs/s end to end |\n", total.Round(time.Millisecond), float64(n)/total.Seconds())
 	fmt.Printf("| duplicate job IDs | %d |\n", dup)

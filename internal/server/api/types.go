@@ -255,6 +255,11 @@ type Tenant struct {
 	MaxPriority int `json:"max_priority,omitempty"`
 	// Budget caps its GPU-hours per period: GPUH/PERIOD, "" for none.
 	Budget string `json:"budget,omitempty"`
+	// DiskMiB caps what its jobs keep in the server's state directory
+	// (logs, and the work directories of jobs without --workdir): each
+	// log is cut at it, and the oldest ended jobs' files are removed
+	// beyond it; 0 for none.
+	DiskMiB int64 `json:"disk_mib,omitempty"`
 }
 
 // TenantRequest creates a tenant. UnixUser (a login name) or UID, and
@@ -286,6 +291,9 @@ type TenantRequest struct {
 	// a duration (720h) or month (the calendar month, UTC); "" for none.
 	// A job that would overrun it waits; running jobs are never stopped.
 	Budget string `json:"budget,omitempty"`
+	// DiskMiB caps what its jobs keep in the server's state directory;
+	// 0 for none (Tenant.DiskMiB).
+	DiskMiB int64 `json:"disk_mib,omitempty"`
 }
 
 // TenantUpdate changes a tenant: the fields given, and only those. An
@@ -302,7 +310,8 @@ type TenantUpdate struct {
 	DefMemPerGPUMiB *int64   `json:"def_mem_per_gpu_mib,omitempty"` // 0: the server's
 	DefCPUsPerGPU   *float64 `json:"def_cpus_per_gpu,omitempty"`    // 0: the server's
 	MaxPriority     *int     `json:"max_priority,omitempty"`
-	Budget          *string  `json:"budget,omitempty"` // "": none
+	Budget          *string  `json:"budget,omitempty"`   // "": none
+	DiskMiB         *int64   `json:"disk_mib,omitempty"` // 0: none
 }
 
 // TenantList is the answer to tenants.
