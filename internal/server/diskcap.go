@@ -136,8 +136,11 @@ func (s *Server) fitDiskCap(tenant string, capBytes int64) error {
 func (s *Server) jobDir(j *store.Job) string { return filepath.Join(s.cfg.StateDir, j.Name()) }
 
 // removeJobFiles removes what j's directory holds and leaves a note of
-// why.
+// why, unless j was requeued since it was listed.
 func (s *Server) removeJobFiles(j *store.Job, capBytes int64) error {
+	if now, err := s.st.Get(j.ID); err != nil || !now.State.Final() || now.Attempts != j.Attempts {
+		return nil
+	}
 	dir := s.jobDir(j)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
