@@ -121,8 +121,11 @@ func (s *Server) fitDiskCap(tenant string, capBytes int64) error {
 		if total <= capBytes {
 			break
 		}
-		if err := s.removeJobFiles(&k.job, capBytes); err != nil {
-			return err
+		if ok, err := s.removeJobFiles(&k.job, capBytes); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		total -= k.bytes
 		removed = append(removed, k.job.Name())
@@ -136,24 +139,24 @@ func (s *Server) fitDiskCap(tenant string, capBytes int64) error {
 func (s *Server) jobDir(j *store.Job) string { return filepath.Join(s.cfg.StateDir, j.Name()) }
 
 // removeJobFiles removes what j's directory holds and leaves a note of
-// why, unless j was requeued since it was listed.
-func (s *Server) removeJobFiles(j *store.Job, capBytes int64) error {
+// why, unless j was requeued since it was listed (false).
+func (s *Server) removeJobFiles(j *store.Job, capBytes int64) (bool, error) {
 	if now, err := s.st.Get(j.ID); err != nil || !now.State.Final() || now.Attempts != j.Attempts {
-		return nil
+		return false, nil
 	}
 	dir := s.jobDir(j)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("job %s's files: %w", j.Name(), err)
+		return false, fmt.Errorf("job %s's files: %w", j.Name(), err)
 	}
 	for _, e := range entries {
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("job %s's files: %w", j.Name(), err)
+			return false, fmt.Errorf("job %s's files: %w", j.Name(), err)
 		}
 	}
 	note := fmt.Sprintf("the files of job %s were removed at %s: tenant %s's jobs kept more than its disk cap of %s, and the oldest ended jobs' files go first",
 		j.Name(), s.now().UTC().Format("2006-01-02T15:04:05Z"), j.Tenant, byteString(capBytes))
-	return os.WriteFile(filepath.Join(dir, removedMarker), []byte(note+"\n"), 0o600)
+	return true, os.WriteFile(filepath.Join(dir, removedMarker), []byte(note+"\n"), 0o600)
 }
 
 // removedNote says why j's files are gone, or is "" when they were not
