@@ -42,9 +42,10 @@ PodGroup corral.sh/pack: rack to keep the gang inside one rack (any level
 of --topology-levels, or node, or nvlink), corral.sh/pack-preferred: block
 for best effort; corral.sh/spread: rack (or spread-preferred) to put at most
 corral.sh/spread-max (default 1) of its pods in any one rack. Kubernetes'
-own PodGroup (scheduling.k8s.io/v1alpha3, a gang policy with minCount,
-named in the pod's spec.schedulingGroup) works the same where the cluster
-serves it.
+own PodGroup (scheduling.k8s.io v1beta1 or v1alpha3, a gang policy with
+minCount, named in the pod's spec.schedulingGroup) works the same where the
+cluster serves it (Kubernetes 1.37: --feature-gates=GenericWorkload=true
+and --runtime-config=scheduling.k8s.io/v1beta1=true; off by default).
 
 Nodes: GPUs come from the NVIDIA device plugin's resources and GPU feature
 discovery's labels (nvidia.com/gpu.product, nvidia.com/gpu.count,

@@ -22,7 +22,9 @@ import (
 
 // NativePodGroupVersions are the versions of Kubernetes' own PodGroup
 // (scheduling.k8s.io) corral reads, most preferred first: v1beta1 as
-// Kubernetes 1.37 serves it (feature GenericWorkload), else v1alpha3.
+// Kubernetes 1.37 serves it with the GenericWorkload feature gate (beta,
+// off by default) and --runtime-config=scheduling.k8s.io/v1beta1=true,
+// else v1alpha3.
 var NativePodGroupVersions = []string{"v1beta1", "v1alpha3"}
 
 // Other schedulers' PodGroups, read as gangs of spec.minMember.
