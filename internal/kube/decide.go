@@ -283,8 +283,17 @@ func (in *cycleInput) quotaMessage(u *unit, w sched.Wait) string {
 		return "over quota: " + w.Reason
 	}
 	q := u.queue()
-	return fmt.Sprintf("over quota: queue %q has room for %s GPUs of its %s; this needs %s",
+	msg := fmt.Sprintf("over quota: queue %q has room for %s GPUs of its %s; this needs %s",
 		q, gpuString(qe.Room), gpuString(in.kube.queues[q].GPUs*queue.Milli), gpuString(qe.Need))
+	if rw := w.Reclaim; rw != nil {
+		msg += fmt.Sprintf("; %s of its GPUs are lent to cohort %s, borrowed by queue %s",
+			gpuString(qe.Reclaimable), rw.Cohort, strings.Join(rw.Borrowers, ", queue "))
+		if !rw.At.IsZero() {
+			msg += fmt.Sprintf("; corral evicts their pods to take them back at %s, once this has waited the reclaim patience (%s, --reclaim-patience), and before then only their lower-priority pods",
+				rw.At.UTC().Format(time.RFC3339), sched.Patience(in.kube.reclaimPatience))
+		}
+	}
+	return msg
 }
 
 // preemptingMessage says what a unit waits for while room is freed for it.

@@ -296,10 +296,15 @@ func TestDecideReclaimsLentQuota(t *testing.T) {
 		snap.now = time.Date(2026, 1, 1, 0, minutes, 0, 0, time.UTC)
 		return decide(snap, buildUnits(snap.pending, nil, snap.members), true)
 	}
-	if d := decideAt(10 + 59); len(d.preempts) != 0 {
+	d := decideAt(10 + 59)
+	if len(d.preempts) != 0 {
 		t.Fatalf("preemptions %+v within the reclaim patience (%v)", d.preempts, sched.DefaultReclaimPatience)
 	}
-	d := decideAt(10 + 61)
+	if want := `over quota: queue "owner" has room for 0 GPUs of its 8; this needs 4; 8 of its GPUs are lent to cohort lab, borrowed by queue borrower; ` +
+		`corral evicts their pods to take them back at 2026-01-01T01:10:00Z, once this has waited the reclaim patience (1h0m0s, --reclaim-patience)`; len(d.rejects) != 1 || !strings.Contains(d.rejects[0].message, want) {
+		t.Errorf("rejects %+v within the patience, want the borrowers and the time named: %q", d.rejects, want)
+	}
+	d = decideAt(10 + 61)
 	if len(d.preempts) != 1 || len(d.preempts[0].pods) != 1 || d.preempts[0].pods[0].Name != "young-b" {
 		t.Fatalf("preemptions %+v, want young-b alone (the youngest borrowing pod, enough for 4 GPUs)", d.preempts)
 	}

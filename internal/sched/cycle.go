@@ -172,7 +172,9 @@ func (c *cycle) overQuota(u *Unit) bool {
 		}
 	}
 	c.wait(u, CodeQuota, why)
-	errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
+	w := &c.out.Waiting[len(c.out.Waiting)-1]
+	errors.As(err, &w.Quota)
+	w.Reclaim = c.reclaimWait(u)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -150,5 +151,39 @@ func TestCycleReclaimStopsOnlyWhatItNeeds(t *testing.T) {
 	slices.Sort(victims)
 	if want := []string{"b-big", "b0"}; !slices.Equal(victims, want) {
 		t.Fatalf("victims %v, want %v (transcript %q)", victims, want, transcript(d))
+	}
+}
+
+// A unit held by quota its queue lent is told who borrows it and when
+// the core may take it back (once it has waited the patience); after the
+// patience no date is given, and one asking beyond its queue's own quota
+// is told nothing of reclaim.
+func TestCycleSaysWhoBorrowsAndWhenReclaimStarts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		gpus   int
+		waited time.Duration
+		want   *ReclaimWait
+	}{
+		{"within the patience", 2, 10 * time.Minute, &ReclaimWait{Cohort: "c", Borrowers: []string{"b"}, At: t0.Add(50 * time.Minute)}},
+		{"after it", 2, 2 * time.Hour, &ReclaimWait{Cohort: "c", Borrowers: []string{"b"}}},
+		{"beyond its own quota", 5, 10 * time.Minute, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := quota("a", 4), quota("b", 4)
+			a.Cohort, b.Cohort = "c", "c"
+			w := newWorld(t, 2, 8, a, b)
+			w.runMany("b", 8, 0, "b", true) // b borrows all of a's 4
+			w.submit(gpuJob("a-job", 1, tc.gpus, 0), "a")
+			w.pending[0].Since = t0.Add(-tc.waited)
+			d := Cycle(w.snapshot(Config{Reclaim: true, ReclaimPatience: time.Hour}))
+			wt, ok := waitOf(d, "a-job")
+			if !ok || wt.Code != CodeQuota {
+				t.Fatalf("wait %+v, want one for quota", wt)
+			}
+			if !reflect.DeepEqual(wt.Reclaim, tc.want) {
+				t.Errorf("reclaim %+v, want %+v", wt.Reclaim, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package sched
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -184,6 +185,25 @@ func (c *cycle) borrowers(queues map[string]bool) []Running {
 		return cmp.Or(cmp.Compare(c.stopCost(a), c.stopCost(b)), cmp.Compare(a.Priority, b.Priority), c.cheaper(a, b))
 	})
 	return out
+}
+
+// reclaimWait says who borrows the quota u's queue lent and when the core
+// may take it back, or is nil when u asks beyond its queue's own quota or
+// no peer borrows.
+func (c *cycle) reclaimWait(u *Unit) *ReclaimWait {
+	spec, ok := c.snap.Book.Spec(u.Queue)
+	if !ok || spec.Cohort == "" || !c.withinNominal(u) {
+		return nil
+	}
+	peers := c.borrowingPeers(u.Queue)
+	if len(peers) == 0 {
+		return nil
+	}
+	w := &ReclaimWait{Cohort: spec.Cohort, Borrowers: slices.Sorted(maps.Keys(peers))}
+	if c.impatient(u) {
+		w.At = u.Since.Add(c.snap.Config.ReclaimPatience)
+	}
+	return w
 }
 
 // reclaimNote says what a reclaim does, for the unit's reason.

@@ -240,6 +240,18 @@ type Start struct {
 	Backfill  bool            // it starts ahead of a reserved unit, without delaying it
 }
 
+// ReclaimWait is, for a unit held by quota its queue lent to its cohort,
+// the queues of the cohort that borrow now and when the core may take the
+// quota back from them: At, once the unit has waited
+// Config.ReclaimPatience (before it, only borrowers of lower priority,
+// with Config.Preemption); zero when the patience has run out, and what
+// stops now, if anything, is in the wait's reason.
+type ReclaimWait struct {
+	Cohort    string
+	Borrowers []string
+	At        time.Time
+}
+
 // Preempt is a running unit to stop so that another can start.
 type Preempt struct {
 	Victim  string
@@ -271,8 +283,11 @@ type Wait struct {
 	// ahead of the unit takes the room it needs.
 	Estimate time.Time
 	Held     bool
-	// Quota is the ledger's refusal, for CodeQuota.
-	Quota *queue.QuotaError
+	// Quota is the ledger's refusal, for CodeQuota, and Reclaim, when
+	// the unit stays within its queue's own quota and cohort peers borrow
+	// it, who borrows and when the core takes it back.
+	Quota   *queue.QuotaError
+	Reclaim *ReclaimWait
 	// Budget is the numbers of the budget that holds it, for CodeBudget.
 	Budget *BudgetWait
 	// Unfit is why it did not fit when the cycle tried to place it: the
