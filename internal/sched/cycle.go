@@ -159,20 +159,21 @@ func (c *cycle) overQuota(u *Unit) bool {
 	if err == nil {
 		return false
 	}
-	why := fmt.Sprintf("queue %s: %v", u.Queue, err)
+	cause, then := fmt.Sprintf("queue %s: %v", u.Queue, err), ""
 	switch victims := c.stoppingFor(u.Job.Name); {
 	case len(victims) > 0 || u.Claimed:
 		c.reserve(u, Reservation{Unit: u.Job.Name, Releasing: victims})
 		c.quotaHeld[u.Queue] = u.Job.Name
-		why += "; waiting for the work stopped for it"
+		then = "; waiting for the work stopped for it"
 	default:
-		why += c.makeQuotaRoom(u)
+		then = c.makeQuotaRoom(u)
 		if c.quotaHeld[u.Queue] == "" {
-			why += c.reserveQuota(u)
+			then += c.reserveQuota(u)
 		}
 	}
-	c.wait(u, CodeQuota, why)
+	c.wait(u, CodeQuota, cause+then)
 	w := &c.out.Waiting[len(c.out.Waiting)-1]
+	w.Cause, w.Then = cause, strings.TrimPrefix(then, "; ")
 	errors.As(err, &w.Quota)
 	w.Reclaim = c.reclaimWait(u)
 	return true

@@ -295,8 +295,10 @@ type Wait struct {
 	// own way (nil when it was not tried, or under Config.Terse). Cause
 	// is the words of why it does not fit (Unfit's, or Unit.Blocked),
 	// and Then what the cycle does about it (a reservation, preemption);
-	// Reason is Cause, then "; " and Then when there is one. Both are
-	// empty for a wait of another kind (quota, budget ...).
+	// Reason is Cause, then "; " and Then when there is one. A quota wait
+	// has them too (Cause the ledger's refusal, Then what the cycle does
+	// to make quota room); both are empty for a wait of another kind
+	// (budget ...).
 	Unfit *gang.Unfit
 	Cause string
 	Then  string

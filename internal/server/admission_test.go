@@ -81,3 +81,31 @@ func TestExplainOrderIsTheStartOrder(t *testing.T) {
 		t.Fatalf("heavy's job %+v (%v), want it still pending behind light's", j, err)
 	}
 }
+
+// A job held because its tenant lent its own quota is told, in the
+// tenant's terms, who uses it and when their jobs are stopped to give it
+// back (within the reclaim patience, the server's default hour); one
+// asking beyond its tenant's own quota is told nothing is taken back
+// for it. Before, the reason was the ledger's ("room for 0 (4 of its
+// nominal lent out)").
+func TestQuotaReasonNamesBorrowersAndWhen(t *testing.T) {
+	h := newHarness(t, 8)
+	alice, bob := h.cohortTenant("alice", 4, "lab"), h.cohortTenant("bob", 4, "lab")
+	for range 8 { // bob uses its 4 and alice's 4
+		j := h.submit(bob, api.JobRequest{GPUs: 1, Command: []string{"sleep", "600"}})
+		h.waitState(bob, j.ID, store.Running, 20*time.Second)
+	}
+	own := h.submit(alice, api.JobRequest{GPUs: 2, Command: []string{"true"}})
+	j := h.wait(alice, own.ID, 10*time.Second, "a quota reason", func(j api.Job) bool { return strings.Contains(j.Reason, ReasonQuota) })
+	want := regexp.MustCompile(`^tenant GPU quota reached: tenant alice has room for 0 more GPUs under its quota; this job needs 2; ` +
+		`4 GPUs of its own quota are lent to cohort lab, used by tenant bob; their jobs are stopped to give them back at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d, ` +
+		`once this job has waited the reclaim patience`)
+	if !want.MatchString(j.Reason) {
+		t.Errorf("reason %q, want it to match %s", j.Reason, want)
+	}
+	beyond := h.submit(alice, api.JobRequest{GPUs: 6, Command: []string{"true"}})
+	j = h.wait(alice, beyond.ID, 10*time.Second, "a quota reason", func(j api.Job) bool { return strings.Contains(j.Reason, ReasonQuota) })
+	if !strings.Contains(j.Reason, "this job asks beyond the tenant's own quota, so none is taken back for it") {
+		t.Errorf("a job beyond the tenant's own quota: reason %q", j.Reason)
+	}
+}

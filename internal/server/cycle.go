@@ -212,7 +212,7 @@ func (s *Server) applyPreempts(preempts []sched.Preempt) {
 func waitReason(w sched.Wait) string {
 	switch w.Code {
 	case sched.CodeQuota:
-		return ReasonQuota + ": " + w.Reason
+		return ReasonQuota + ": " + quotaWords(w)
 	case sched.CodePreempting:
 		return ReasonPreempt + ": " + w.Reason
 	case sched.CodeCapacity, sched.CodeReserved:
@@ -309,4 +309,33 @@ func (s *Server) freeMIGInstance(phys int, profile string, also []store.Task) st
 		}
 	}
 	return ""
+}
+
+// quotaWords says in a tenant's terms why its GPU quota holds a job back:
+// the room its quota leaves, what of its own quota its cohort borrows,
+// from whom and when it is taken back, then what the cycle does about it.
+// Other quotas (CPU, memory) keep the core's words.
+func quotaWords(w sched.Wait) string {
+	qe := w.Quota
+	if qe == nil || qe.Flavor == queue.CPU || qe.Flavor == queue.Memory || qe.Level != qe.Queue {
+		return w.Reason
+	}
+	msg := fmt.Sprintf("tenant %s has room for %s more GPUs under its quota; this job needs %s",
+		qe.Queue, queue.MilliString(qe.Room), queue.MilliString(qe.Need))
+	switch rw := w.Reclaim; {
+	case rw != nil:
+		msg += fmt.Sprintf("; %s GPUs of its own quota are lent to cohort %s, used by tenant %s",
+			queue.MilliString(qe.Reclaimable), rw.Cohort, strings.Join(rw.Borrowers, ", tenant "))
+		if !rw.At.IsZero() {
+			msg += fmt.Sprintf("; their jobs are stopped to give them back at %s, once this job has waited the reclaim patience (--reclaim-patience), and before then only their lower-priority jobs",
+				rw.At.Local().Format(time.DateTime))
+		}
+	case qe.Reclaimable > 0:
+		msg += fmt.Sprintf("; %s GPUs of its quota are lent to its cohort, but this job asks beyond the tenant's own quota, so none is taken back for it",
+			queue.MilliString(qe.Reclaimable))
+	}
+	if w.Then != "" {
+		msg += "; " + w.Then
+	}
+	return msg
 }
