@@ -227,6 +227,24 @@ func jobPod(j *batchv1.Job, i, gpus int) *corev1.Pod {
 	return annotated(p, AnnotationJobIndex, fmt.Sprint(i))
 }
 
+// indexedJob creates an indexed Job of n pods for corral, parallelism =
+// completions = n: a gang inferred from its owner.
+func (e *env) indexedJob(name string, n int32) *batchv1.Job {
+	e.t.Helper()
+	indexed := batchv1.IndexedCompletion
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: DefaultSchedulerName,
+				Containers: []corev1.Container{{Name: "main", Image: "registry.invalid/train:1"}}}}},
+	}
+	j, err := e.c.Client.BatchV1().Jobs(e.ns).Create(context.Background(), j, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
 // An indexed Job whose parallelism equals its completions is a gang of
 // parallelism pods, with no PodGroup written. (No Job controller runs
 // here: the test makes the pods as it would.)
@@ -236,17 +254,7 @@ func TestIndexedJobStartsWhole(t *testing.T) {
 		e.node(fmt.Sprintf("job-%d", i), 8, nil)
 	}
 	e.start(e.config())
-	three, indexed := int32(3), batchv1.IndexedCompletion
-	j := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "train"},
-		Spec: batchv1.JobSpec{Parallelism: &three, Completions: &three, CompletionMode: &indexed,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: DefaultSchedulerName,
-				Containers: []corev1.Container{{Name: "main", Image: "registry.invalid/train:1"}}}}},
-	}
-	j, err := e.c.Client.BatchV1().Jobs(e.ns).Create(context.Background(), j, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := e.indexedJob("train", 3)
 	e.startsWhole([]*corev1.Pod{jobPod(j, 0, 8), jobPod(j, 1, 8), jobPod(j, 2, 8)}, "minMember 3")
 }
 

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,17 +29,7 @@ func inferredGangEnv(t *testing.T, kind string) (*env, Config, string) {
 	var group string
 	switch kind {
 	case KindJob:
-		four, indexed := int32(4), batchv1.IndexedCompletion
-		j := &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Name: "jgang"},
-			Spec: batchv1.JobSpec{Parallelism: &four, Completions: &four, CompletionMode: &indexed,
-				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: DefaultSchedulerName,
-					Containers: []corev1.Container{{Name: "main", Image: "registry.invalid/train:1"}}}}},
-		}
-		j, err := e.c.Client.BatchV1().Jobs(e.ns).Create(context.Background(), j, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := e.indexedJob("jgang", 4)
 		for i := range 4 {
 			e.create(jobPod(j, i, 8))
 		}
