@@ -16,6 +16,7 @@ chmod 711 "$work" # jobs run as their tenants' users (as root: nobody for --dev)
 source bench/server/dev-server.sh
 go build -o "$work/corral" ./cmd/corral
 go build -o "$work/loadgen" ./bench/server/loadgen
+[ -n "${ARRAY:-}" ] && SERVER_FLAGS="--max-array-size $N"
 start_dev_server "$work"
 echo "| corral server load test | $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, go $(go env GOVERSION) |"
 echo "|---|---|"

@@ -21,6 +21,7 @@ type serverLimits struct {
 	pidsMax   int64
 	maxOutput string
 	minFree   string
+	maxArray  int
 }
 
 func (l *serverLimits) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (l *serverLimits) register(fs *flag.FlagSet) {
 	fs.Float64Var(&l.defCPUs, "def-cpus-per-gpu", 0, "CPU cores a task that asks for none gets per GPU (Slurm's DefCpuPerGPU; 0: the machine's CPUs over its GPUs)")
 	fs.Int64Var(&l.pidsMax, "pids-max", server.DefaultPidsMax, "the most processes and threads one task may have at once (-1: no cap)")
 	fs.StringVar(&l.maxOutput, "max-output", "1G", "the most each task's stdout and stderr may hold, as --mem takes sizes (what it writes beyond is dropped, the log ending with a marker; 0: no cap)")
+	fs.IntVar(&l.maxArray, "max-array-size", slurmfmt.MaxArrayTasks, fmt.Sprintf("the most tasks one job array may have (Slurm's MaxArraySize), at most %d", slurmfmt.CeilingArrayTasks))
 	fs.StringVar(&l.minFree, "min-free", "64M", "the room kept free on the database's and the state directory's disks: below it, submissions are refused (HTTP 507) until space is freed (0: none)")
 }
 
@@ -48,6 +50,10 @@ func bytesFlag(name, v string) (int64, error) {
 
 func (l serverLimits) apply(cfg *server.Config) error {
 	cfg.MaxGrace, cfg.PidsMax = l.maxGrace, l.pidsMax
+	if l.maxArray < 1 || l.maxArray > slurmfmt.CeilingArrayTasks {
+		return fmt.Errorf("--max-array-size %d: want 1 to %d", l.maxArray, slurmfmt.CeilingArrayTasks)
+	}
+	cfg.MaxArrayTasks = l.maxArray
 	var err error
 	if cfg.MaxOutputBytes, err = bytesFlag("max-output", l.maxOutput); err != nil {
 		return err

@@ -161,7 +161,7 @@ func submitted(j api.Job, sbatch bool) string {
 
 // lastIndex is the highest index of the array j is the first task of.
 func lastIndex(j api.Job) int {
-	a, err := slurmfmt.ParseArray(j.Request.Array)
+	a, err := slurmfmt.ParseArrayUpTo(j.Request.Array, slurmfmt.CeilingArrayTasks)
 	if err != nil || len(a.Indices) == 0 {
 		return *j.ArrayIndex
 	}

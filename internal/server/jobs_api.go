@@ -58,7 +58,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, who store.
 	}
 	jobs, err := s.submitJobs(store.Job{Tenant: who.Name, Spec: spec, Held: req.Hold}, req.Array)
 	if err != nil {
-		writeError(w, diskCode(err), err.Error())
+		writeError(w, errorCode(err, diskCode(err)), err.Error())
 		return
 	}
 	for _, j := range jobs {
@@ -78,9 +78,9 @@ func (s *Server) submitJobs(tmpl store.Job, array string) ([]store.Job, error) {
 		j, err := s.st.SubmitJob(tmpl, s.now())
 		return []store.Job{j}, err
 	}
-	a, err := slurmfmt.ParseArray(array) // checked by Validate: cannot fail
+	a, err := slurmfmt.ParseArrayUpTo(array, s.cfg.MaxArrayTasks)
 	if err != nil {
-		return nil, err
+		return nil, &httpError{http.StatusBadRequest, fmt.Errorf("array %q: %w (this server takes at most %d tasks an array: its --max-array-size)", array, err, s.cfg.MaxArrayTasks)}
 	}
 	info := store.Array{Count: len(a.Indices), Min: a.Indices[0], Max: a.Indices[len(a.Indices)-1], Step: a.Step(), Limit: a.Limit}
 	return s.st.SubmitArray(tmpl, s.now(), a.Indices, info)

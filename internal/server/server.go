@@ -15,6 +15,7 @@ import (
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/sched"
+	"github.com/corral-sched/corral/internal/slurmfmt"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -80,6 +81,10 @@ type Config struct {
 	// PidsMax caps the processes and threads of each task (pids.max);
 	// 0 is DefaultPidsMax, negative none.
 	PidsMax int64
+	// MaxArrayTasks is the most tasks one job array may have (Slurm's
+	// MaxArraySize); 0 is slurmfmt.MaxArrayTasks, at most
+	// slurmfmt.CeilingArrayTasks.
+	MaxArrayTasks int
 	// MaxOutputBytes caps each log (stdout, stderr) of each task: what
 	// it writes beyond is dropped, the log ending with a marker. 0 is
 	// DefaultMaxOutput, negative none.
@@ -172,6 +177,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxGrace <= 0 {
 		cfg.MaxGrace = DefaultMaxGrace
+	}
+	if cfg.MaxArrayTasks <= 0 {
+		cfg.MaxArrayTasks = slurmfmt.MaxArrayTasks
 	}
 	if cfg.MaxOutputBytes == 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutput

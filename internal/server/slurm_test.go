@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -326,5 +327,27 @@ func TestRequeueAndUpdate(t *testing.T) {
 	h.wait(c, waiting.ID, 20*time.Second, "run again", func(j api.Job) bool { return j.State == "succeeded" && j.Attempts == 2 })
 	if runs := readFile(t, filepath.Join(dir, "runs")); runs != "x\nx\n" {
 		t.Errorf("the requeued job ran %q; want twice before it was held", runs)
+	}
+}
+
+// An array beyond the server's --max-array-size (Slurm's MaxArraySize,
+// 1001 by default) is refused with the limit named; a server whose admin
+// raised it takes 10,000 tasks in one call.
+func TestArraySizeIsTheAdminsLimit(t *testing.T) {
+	h := newHarness(t, 1)
+	c := h.tenant("alice", 0)
+	_, err := c.Submit(context.Background(), api.JobRequest{Array: "0-1500", Hold: true, Command: []string{"true"}})
+	if !isStatus(err, http.StatusBadRequest) || !strings.Contains(err.Error(), "at most 1001 tasks an array: its --max-array-size") {
+		t.Errorf("1,501 tasks on a default server: %v, want 400 naming the limit", err)
+	}
+	dir, st := tempStore(t)
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(1), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, MaxArrayTasks: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := startHarness(t, srv, st)
+	j := big.submit(big.tenant("bob", 0), api.JobRequest{Array: "0-9999%10", Hold: true, Command: []string{"true"}})
+	if j.ArrayTasks != 10_000 {
+		t.Errorf("10,000 tasks under --max-array-size 10000: %d made", j.ArrayTasks)
 	}
 }

@@ -11,11 +11,13 @@ import (
 // ArrayForms lists the job arrays ParseArray takes.
 const ArrayForms = "indices such as 0-99, 1,3,5-7 or 0-15:4, with an optional %N throttle (0-99%10)"
 
-// Limits on a job array, as Slurm's default MaxArraySize (1001) sets
-// them: at most MaxArrayTasks tasks, indices 0..MaxArrayIndex.
+// Limits on a job array: at most MaxArrayTasks tasks by default, as
+// Slurm's default MaxArraySize (1001) sets them, which an admin may raise
+// up to CeilingArrayTasks (ParseArrayUpTo); indices 0..MaxArrayIndex.
 const (
-	MaxArrayTasks = 1001
-	MaxArrayIndex = 4_000_000
+	MaxArrayTasks     = 1001
+	CeilingArrayTasks = 100_000
+	MaxArrayIndex     = 4_000_000
 )
 
 // Array is a job array: its task indices in increasing order, and the
@@ -28,7 +30,12 @@ type Array struct {
 // ParseArray reads sbatch's --array value: a comma-separated list of
 // indices N, ranges N-M and stepped ranges N-M:S, then an optional %N,
 // the most tasks that run at once. Indices repeated count once.
-func ParseArray(s string) (Array, error) {
+func ParseArray(s string) (Array, error) { return ParseArrayUpTo(s, MaxArrayTasks) }
+
+// ParseArrayUpTo is ParseArray with at most maxTasks tasks (at most
+// CeilingArrayTasks).
+func ParseArrayUpTo(s string, maxTasks int) (Array, error) {
+	maxTasks = min(maxTasks, CeilingArrayTasks)
 	var a Array
 	list, limit, throttled := strings.Cut(strings.TrimSpace(s), "%")
 	if throttled {
@@ -42,7 +49,7 @@ func ParseArray(s string) (Array, error) {
 		return a, errors.New("no indices; want " + ArrayForms)
 	}
 	for _, item := range strings.Split(list, ",") {
-		idx, err := arrayItem(item, len(a.Indices))
+		idx, err := arrayItem(item, len(a.Indices), maxTasks)
 		if err != nil {
 			return Array{}, err
 		}
@@ -55,7 +62,7 @@ func ParseArray(s string) (Array, error) {
 
 // arrayItem expands one item of an array list; have is how many indices
 // came before it, so that a huge range is refused before it is made.
-func arrayItem(item string, have int) ([]int, error) {
+func arrayItem(item string, have, maxTasks int) ([]int, error) {
 	span, stepText, stepped := strings.Cut(item, ":")
 	lo, hi, isRange := strings.Cut(span, "-")
 	if !isRange {
@@ -81,8 +88,8 @@ func arrayItem(item string, have int) ([]int, error) {
 	if to < from {
 		return nil, fmt.Errorf("%q: the range ends before it starts", item)
 	}
-	if n := (to-from)/step + 1; have+n > MaxArrayTasks {
-		return nil, fmt.Errorf("more than %d tasks; split the array", MaxArrayTasks)
+	if n := (to-from)/step + 1; have+n > maxTasks {
+		return nil, fmt.Errorf("more than %d tasks; split the array", maxTasks)
 	}
 	var out []int
 	for i := from; i <= to; i += step {

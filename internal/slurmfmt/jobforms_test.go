@@ -135,3 +135,21 @@ func TestParseSignal(t *testing.T) {
 		}
 	}
 }
+
+// An admin may raise the limit (the server's --max-array-size) up to
+// the ceiling, and no further.
+func TestParseArrayUpTo(t *testing.T) {
+	if _, err := ParseArray("0-9999"); err == nil {
+		t.Error("ParseArray took 10,000 tasks, beyond Slurm's default MaxArraySize")
+	}
+	a, err := ParseArrayUpTo("0-9999%10", 10_000)
+	if err != nil || len(a.Indices) != 10_000 || a.Limit != 10 {
+		t.Errorf("10,000 tasks under a limit of 10,000: %d tasks, limit %d, %v", len(a.Indices), a.Limit, err)
+	}
+	if _, err := ParseArrayUpTo("0-9999", 9_999); err == nil || !strings.Contains(err.Error(), "more than 9999 tasks") {
+		t.Errorf("10,000 tasks under a limit of 9,999: %v", err)
+	}
+	if _, err := ParseArrayUpTo("0-100000", 1_000_000); err == nil || !strings.Contains(err.Error(), "more than 100000 tasks") {
+		t.Errorf("beyond the ceiling: %v", err)
+	}
+}

@@ -192,7 +192,7 @@ func (r *JobRequest) validateBatch(add func(string, ...any)) {
 		add("script with image: put the script in the image or the work directory and give it as the command")
 	}
 	if r.Array != "" {
-		if _, err := slurmfmt.ParseArray(r.Array); err != nil {
+		if _, err := slurmfmt.ParseArrayUpTo(r.Array, slurmfmt.CeilingArrayTasks); err != nil { // the server checks its own limit
 			add("array %q: %v", truncate(r.Array, 40), err)
 		}
 	}
