@@ -26,7 +26,6 @@ import (
 	"github.com/corral-sched/corral/internal/server"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
-	"github.com/corral-sched/corral/internal/slurmfmt"
 	"github.com/corral-sched/corral/internal/store"
 )
 
@@ -476,7 +475,7 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 	if *uid > math.MaxUint32 || *gid > math.MaxUint32 {
 		return fmt.Errorf("--uid %d, --gid %d: Unix ids are below 2^32", *uid, *gid)
 	}
-	memMiB, err := quotaMemMiB(*quotaMem)
+	memMiB, err := mibFlag("quota-mem", *quotaMem)
 	if err != nil {
 		return err
 	}
@@ -534,19 +533,6 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 type tenantCaps struct {
 	gpus, cpus float64
 	memMiB     int64
-}
-
-// quotaMemMiB reads --quota-mem: Slurm's memory units, empty or 0 for no
-// cap.
-func quotaMemMiB(s string) (int64, error) {
-	if s == "" || s == "0" {
-		return 0, nil
-	}
-	m, err := slurmfmt.ParseMem(s)
-	if err != nil {
-		return 0, fmt.Errorf("--quota-mem %q: %w", s, err)
-	}
-	return m, nil
 }
 
 // tenantUpdate is what set changes: the flags given, and only those.

@@ -98,29 +98,24 @@ func (l *tenantLimits) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.maxPrio, "max-priority", 0, "the highest --priority the tenant's jobs may ask for (a higher one is refused); priority orders the tenant's own jobs and never stops another tenant's")
 }
 
-// memMiB is --def-mem-per-gpu in MiB.
-func (l tenantLimits) memMiB() (int64, error) {
-	if l.defMem == "" || l.defMem == "0" {
+// mibFlag reads a size flag in Slurm's memory units (512M, 10G) as MiB;
+// empty or 0 is none (0).
+func mibFlag(name, v string) (int64, error) {
+	if v == "" || v == "0" {
 		return 0, nil
 	}
-	m, err := slurmfmt.ParseMem(l.defMem)
+	m, err := slurmfmt.ParseMem(v)
 	if err != nil {
-		return 0, fmt.Errorf("--def-mem-per-gpu %q: %w", l.defMem, err)
+		return 0, fmt.Errorf("--%s %q: %w", name, v, err)
 	}
 	return m, nil
 }
 
+// memMiB is --def-mem-per-gpu in MiB.
+func (l tenantLimits) memMiB() (int64, error) { return mibFlag("def-mem-per-gpu", l.defMem) }
+
 // diskMiB is --disk in MiB.
-func (l tenantLimits) diskMiB() (int64, error) {
-	if l.disk == "" || l.disk == "0" {
-		return 0, nil
-	}
-	m, err := slurmfmt.ParseMem(l.disk)
-	if err != nil {
-		return 0, fmt.Errorf("--disk %q: %w", l.disk, err)
-	}
-	return m, nil
-}
+func (l tenantLimits) diskMiB() (int64, error) { return mibFlag("disk", l.disk) }
 
 func (l tenantLimits) create(req *api.TenantRequest) error {
 	mem, err := l.memMiB()

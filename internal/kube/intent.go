@@ -74,9 +74,13 @@ func inferredKind(kind string) bool { return kind == KindJob || kind == KindJobS
 // recordable says whether g's placement can be recorded before it is
 // bound: on its PodGroup, or in the units' memory for an inferred group.
 func (s *Scheduler) recordable(g *podGroup) bool {
-	if _, ok := s.groupObject(g); ok {
-		return true
-	}
+	_, ok := s.groupObject(g)
+	return ok || s.inMemory(g)
+}
+
+// inMemory says whether g's placement is recorded in the units' memory:
+// an inferred group, with a memory ConfigMap.
+func (s *Scheduler) inMemory(g *podGroup) bool {
 	return inferredKind(g.Kind) && s.unitsStore != nil
 }
 
@@ -87,10 +91,7 @@ func (s *Scheduler) writeIntent(ctx context.Context, g *podGroup, binds []bindin
 	for _, b := range binds {
 		in.Members = append(in.Members, intentMember{Pod: b.pod.Name, UID: b.pod.UID, Node: b.node})
 	}
-	if _, ok := s.groupObject(g); !ok {
-		if !s.recordable(g) {
-			return nil
-		}
+	if s.inMemory(g) {
 		return s.unitsStore.writeBinding(ctx, g, in)
 	}
 	raw, err := json.Marshal(in)
@@ -103,10 +104,7 @@ func (s *Scheduler) writeIntent(ctx context.Context, g *podGroup, binds []bindin
 // clearIntent removes the record: the gang is whole, or undone. An
 // inferred group's record not removed is looked at again next cycle.
 func (s *Scheduler) clearIntent(ctx context.Context, g *podGroup) error {
-	if _, ok := s.groupObject(g); !ok {
-		if !s.recordable(g) {
-			return nil
-		}
+	if s.inMemory(g) {
 		err := s.unitsStore.clearBinding(ctx, g)
 		if err != nil {
 			s.inferredUnsettled.Store(true)
@@ -240,21 +238,27 @@ func (s *Scheduler) recoverIntents(ctx context.Context) {
 // recoverInferred finishes or undoes every inferred group's recorded
 // placement.
 func (s *Scheduler) recoverInferred(ctx context.Context) {
+	records := s.bindingRecords(ctx)
+	for _, key := range slices.Sorted(maps.Keys(records)) {
+		b := records[key]
+		s.settle(ctx, b.podGroup(), &b.intent)
+	}
+}
+
+// bindingRecords reads the inferred groups' records from the units'
+// memory; what cannot be read is logged and looked at again next cycle.
+func (s *Scheduler) bindingRecords(ctx context.Context) map[string]*storedBinding {
 	if s.unitsStore == nil {
-		return
+		return nil
 	}
 	records, err := s.unitsStore.bindings(ctx)
 	if err != nil {
 		s.log.Warn("gangs' placement records", "err", err)
 		if records == nil {
 			s.inferredUnsettled.Store(true)
-			return
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(records)) {
-		b := records[key]
-		s.settle(ctx, b.podGroup(), &b.intent)
-	}
+	return records
 }
 
 // resolveGroup reads the group's record and its members from the API
@@ -291,17 +295,11 @@ func (s *Scheduler) resolveGroup(ctx context.Context, g *podGroup) {
 // resolveInferred reads an inferred group's record from the units'
 // memory and finishes or undoes the placement.
 func (s *Scheduler) resolveInferred(ctx context.Context, g *podGroup) {
-	if !s.recordable(g) {
+	if !s.inMemory(g) {
 		return
 	}
-	records, err := s.unitsStore.bindings(ctx)
-	if err != nil {
-		s.log.Warn("gangs' placement records", "err", err)
-	}
-	if b := records[bindingKey(g)]; b != nil {
+	if b := s.bindingRecords(ctx)[bindingKey(g)]; b != nil {
 		s.settle(ctx, b.podGroup(), &b.intent)
-	} else if records == nil && err != nil {
-		s.inferredUnsettled.Store(true) // not read: look again next cycle
 	}
 }
 
@@ -485,21 +483,13 @@ func (s *Scheduler) groupEvent(g *podGroup, typ, reason, msg string) {
 	if s.events == nil {
 		return
 	}
-	if ref := groupRef(s.groupObject(g)); ref.Kind != "" {
-		ref.Namespace, ref.Name = g.Namespace, g.Name
-		s.events.Event(&ref, typ, reason, msg)
+	if r, ok := s.groupObject(g); ok {
+		s.events.Event(&corev1.ObjectReference{Kind: "PodGroup", APIVersion: r.GroupVersion().String(), Namespace: g.Namespace, Name: g.Name}, typ, reason, msg)
 		return
 	}
 	if ref := ownerRef(g); ref != nil {
 		s.events.Event(ref, typ, reason, msg)
 	}
-}
-
-func groupRef(r schema.GroupVersionResource, ok bool) corev1.ObjectReference {
-	if !ok {
-		return corev1.ObjectReference{}
-	}
-	return corev1.ObjectReference{Kind: "PodGroup", APIVersion: r.GroupVersion().String()}
 }
 
 // ownerRef is the object an inferred group is read from: its Job, its
