@@ -199,4 +199,11 @@ func TestTenantDiskCapRemovesItsOldestJobsFiles(t *testing.T) {
 	if _, err := h.admin.UpdateTenant(ctx, "capped", api.TenantUpdate{DiskMiB: &neg}); !isStatus(err, http.StatusBadRequest) {
 		t.Errorf("a negative disk cap: %v, want 400", err)
 	}
+	// The tenant itself cannot lift its cap.
+	if _, err := capped.UpdateTenant(ctx, "capped", api.TenantUpdate{DiskMiB: &zero}); !isStatus(err, http.StatusForbidden) {
+		t.Errorf("the tenant lifting its own disk cap: %v, want 403", err)
+	}
+	if got, err := h.st.Tenant("capped"); err != nil || got.DiskMiB != 1 {
+		t.Errorf("disk cap after the attempt: %d MiB (%v), want 1", got.DiskMiB, err)
+	}
 }
