@@ -89,8 +89,6 @@ func (s *Server) submitJobs(tmpl store.Job, array string) ([]store.Job, error) {
 // neverAdmitted says why no quota the submitting tenant could ever hold
 // or borrow admits a job of spec, or nil.
 func (s *Server) neverAdmitted(spec store.Spec, who store.Tenant) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.refuseForever(&store.Job{Tenant: who.Name, Spec: spec}, who)
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/store"
@@ -59,14 +60,20 @@ func (s *Server) specsOf(names map[string]bool, use map[string]queue.Amounts) []
 	return specs
 }
 
-// queueSpec is tenant t's queue, given what its running jobs use: each cap
-// the tenant has (GPUs, CPU, memory) as nominal quota, raised to what it
-// already runs when the cap was lowered below that; no cap is no limit. A
-// capped tenant in a cohort lends its peers what it leaves unused, and
-// what it runs beyond its GPU cap is borrowed, not a higher cap.
+// queueSpec is tenant t's queue, given what its running jobs use
+// (tenantQueue with the tenant's record as the server holds it).
 func (s *Server) queueSpec(t string, use queue.Amounts) queue.Spec {
-	tenant := s.tenants[t]
-	spec := queue.Spec{Name: t, ShareGPUs: float64(len(s.gpus)), Order: queue.PriorityFIFO,
+	return tenantQueue(t, s.tenants[t], len(s.gpus), use)
+}
+
+// tenantQueue is the queue of tenant name, whose record is tenant, on a
+// machine of gpus GPUs, given what its running jobs use: each cap the
+// tenant has (GPUs, CPU, memory) as nominal quota, raised to what it
+// already runs when the cap was lowered below that; no cap is no limit.
+// A capped tenant in a cohort lends its peers what it leaves unused, and
+// what it runs beyond its GPU cap is borrowed, not a higher cap.
+func tenantQueue(name string, tenant store.Tenant, gpus int, use queue.Amounts) queue.Spec {
+	spec := queue.Spec{Name: name, ShareGPUs: float64(gpus), Order: queue.PriorityFIFO,
 		Nominal: queue.Amounts{gpuFlavor: unlimited, queue.CPU: unlimited, queue.Memory: unlimited}}
 	for f, q := range map[queue.Flavor]int64{gpuFlavor: int64(tenant.QuotaMilli), queue.CPU: tenant.QuotaCPUMilli, queue.Memory: tenant.QuotaMemoryMiB} {
 		switch {
@@ -93,20 +100,34 @@ func gpuString(m int) string {
 
 // refuseForever says why no quota who could ever hold or borrow admits
 // j, the core's one check (sched.Ceiling) over every tenant's caps as
-// the store has them now; nil when some state of the box's quotas admits
-// it. The caller holds s.mu.
+// the store has them now and j's need on the whole machine, healthy or
+// not; nil when some state of the box's quotas admits it. It reads no
+// state the scheduling cycle holds, so a submission never waits for a
+// cycle to end.
 func (s *Server) refuseForever(j *store.Job, who store.Tenant) error {
-	s.loadTenants()
-	s.tenants[who.Name] = who
-	names := map[string]bool{}
-	for t := range s.tenants {
-		names[t] = true
-	}
-	ceiling, err := sched.NewCeiling(s.specsOf(names, nil))
+	stored, err := s.st.Tenants()
 	if err != nil {
 		return fmt.Errorf("tenant quotas: %w", err)
 	}
-	if err := ceiling.Refuse(who.Name, s.need(j)); err != nil {
+	tenants := map[string]store.Tenant{who.Name: who}
+	for _, t := range stored {
+		if t.Name != who.Name {
+			tenants[t.Name] = t
+		}
+	}
+	var specs []queue.Spec
+	for _, name := range slices.Sorted(maps.Keys(tenants)) {
+		specs = append(specs, tenantQueue(name, tenants[name], len(s.gpus), nil))
+	}
+	ceiling, err := sched.NewCeiling(specs)
+	if err != nil {
+		return fmt.Errorf("tenant quotas: %w", err)
+	}
+	whole, err := gang.New(cloneFleet(s.full))
+	if err != nil {
+		return err
+	}
+	if err := ceiling.Refuse(who.Name, charger.Need(whole, gangJob(j))); err != nil {
 		return fmt.Errorf("tenant %w", err)
 	}
 	return nil

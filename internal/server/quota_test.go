@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -60,4 +61,38 @@ func reason(jobs []api.Job) string {
 		return ""
 	}
 	return jobs[0].Reason
+}
+
+// A submission never waits for a scheduling cycle: while a cycle holds
+// the scheduler's lock (as one over thousands of waiting jobs does for
+// hundreds of milliseconds), a job within quota is acknowledged and one
+// no quota could ever admit is refused with the core's reason.
+func TestSubmitDoesNotWaitForTheCycle(t *testing.T) {
+	h := newHarness(t, 2)
+	capped := h.tenant("capped", 1)
+	h.srv.mu.Lock() // a long cycle
+	type answer struct {
+		ok, refused error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ctx := context.Background()
+		_, ok := capped.Submit(ctx, api.JobRequest{GPUs: 1, Command: []string{"true"}})
+		_, refused := capped.Submit(ctx, api.JobRequest{GPUs: 2, Command: []string{"true"}})
+		done <- answer{ok, refused}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(20 * time.Second):
+		h.srv.mu.Unlock()
+		t.Fatal("submissions waited for the cycle's lock")
+	}
+	h.srv.mu.Unlock()
+	if a.ok != nil {
+		t.Errorf("a 1-GPU job within a 1-GPU quota: %v", a.ok)
+	}
+	if !isStatus(a.refused, http.StatusUnprocessableEntity) || !strings.Contains(a.refused.Error(), "can never hold more than 1 GPU") {
+		t.Errorf("a 2-GPU job on a 1-GPU quota without a cohort: %v, want 422 naming the quota", a.refused)
+	}
 }
