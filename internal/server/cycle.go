@@ -37,6 +37,7 @@ const (
 func (s *Server) cycle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.saveEnds()
 	s.admitSubmitted()
 	if len(s.waiting) == 0 {
 		return

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -206,4 +207,100 @@ func TestTenantDiskCapRemovesItsOldestJobsFiles(t *testing.T) {
 	if got, err := h.st.Tenant("capped"); err != nil || got.DiskMiB != 1 {
 		t.Errorf("disk cap after the attempt: %d MiB (%v), want 1", got.DiskMiB, err)
 	}
+}
+
+// A run that ends while the store cannot write (its disk is full, its
+// device failing: store.FailWrites, since bbolt on a full disk may still
+// reuse the pages its last write freed) is not turned into a failure,
+// nor left shown running: the server shows it ended as it did, frees its
+// GPU, keeps its end in memory and records it, with exactly one
+// accounting record, once the store writes again. Before, the end was
+// logged ("persist end") and lost: the store showed the job running on a
+// GPU the server had freed.
+func TestJobEndKeptWhileTheStoreCannotWrite(t *testing.T) {
+	h := newHarness(t, 1)
+	id := endWhileTheStoreFails(t, h)
+	time.Sleep(5 * h.srv.cfg.Interval) // cycles retry, and fail
+	h.st.FailWrites(nil)
+	endRecordedOnce(t, h, id)
+}
+
+// A server restarted before its store could record a run's end reads
+// the end again from the tasks' exit records.
+func TestJobEndKeptAcrossARestartWhileTheStoreCannotWrite(t *testing.T) {
+	dir, st := tempStore(t)
+	open := func() *harness {
+		srv, err := New(Config{Store: st, GPUs: fakeGPUs(1), StateDir: filepath.Join(dir, "tasks"), Interval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return startHarness(t, srv, st)
+	}
+	h := open()
+	id := endWhileTheStoreFails(t, h)
+	h.crash() // the server goes away, its tasks' files stay
+	st.FailWrites(nil)
+	endRecordedOnce(t, open(), id)
+}
+
+// endWhileTheStoreFails runs a job on h and makes the store fail its
+// writes before the job ends; it checks what the server shows then and
+// returns the job's ID.
+func endWhileTheStoreFails(t *testing.T, h *harness) string {
+	t.Helper()
+	c := h.tenant("a", 0)
+	trigger := filepath.Join(t.TempDir(), "end")
+	j := h.submit(c, api.JobRequest{GPUs: 1, Command: sh(fmt.Sprintf(`while [ ! -e %s ]; do sleep 0.05; done; echo done`, trigger))})
+	h.waitState(c, j.ID, store.Running, 20*time.Second)
+
+	h.st.FailWrites(fmt.Errorf("write %s: %w", h.st.Path(), syscall.ENOSPC))
+	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	end := h.wait(c, j.ID, 20*time.Second, "ended", func(j api.Job) bool { return store.State(j.State).Final() })
+	if end.State != string(store.Succeeded) || end.ExitCode == nil || *end.ExitCode != 0 {
+		t.Errorf("the job's end while the store cannot write: %s exit %v (%s), want succeeded, exit 0", end.State, end.ExitCode, end.Reason)
+	}
+	if got := h.job(j.ID).State; got != store.Running {
+		t.Fatalf("the store recorded the end while it could not write (%s)", got)
+	}
+	if gpus := h.srv.GPUs(); len(gpus.GPUs[0].Jobs) != 0 {
+		t.Errorf("the ended job still holds its GPU: %+v", gpus.GPUs[0])
+	}
+	if _, err := c.Cancel(context.Background(), j.ID); !isStatus(err, http.StatusConflict) {
+		t.Errorf("cancel of the ended job: %v, want 409", err)
+	}
+	return j.ID
+}
+
+// endRecordedOnce waits until the store records job id succeeded, with
+// exit code 0 and one accounting record.
+func endRecordedOnce(t *testing.T, h *harness, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); h.job(id).State != store.Succeeded; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the end not recorded once the store wrote again: it says %s (%s)", h.job(id).State, h.job(id).Reason)
+		}
+	}
+	if got := h.job(id); got.ExitCode == nil || *got.ExitCode != 0 || got.Ended.IsZero() {
+		t.Errorf("the recorded end: exit %v, ended %v", got.ExitCode, got.Ended)
+	}
+	recs, err := h.st.Records(store.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countRecords(recs, mustID(t, id)); n != 1 {
+		t.Errorf("%d accounting records of the job, want 1", n)
+	}
+}
+
+// countRecords counts the accounting records of job id.
+func countRecords(recs []store.Record, id uint64) int {
+	n := 0
+	for _, r := range recs {
+		if r.JobID == id {
+			n++
+		}
+	}
+	return n
 }

@@ -38,30 +38,59 @@ func (s *Server) finish(e ended) {
 		j.Tasks, j.ExitCode = nil, nil
 	}
 	j.Stopping = ""
-	err := s.st.Update(func(tx *store.Tx) error {
-		if err := tx.PutJob(&j); err != nil {
-			return err
-		}
-		return tx.AddRecord(rec)
-	})
-	if err != nil {
-		s.log.Error("persist end", "job", j.Name(), "err", err)
-	}
-	s.records++
 	if !r.drained {
 		if err := s.state.Release(j.Name()); err != nil {
 			s.log.Error("release", "job", j.Name(), "err", err)
 		}
 	}
 	delete(s.runs, e.id)
-	if j.State.Waiting() {
-		s.waiting[j.ID] = j
-	}
-	if j.State.Final() {
-		s.fitDiskCapSoon(j.Tenant)
-	}
+	s.unsaved[j.ID] = &unsavedEnd{job: j, rec: rec}
+	s.saveEnds()
 	s.metrics.ended.WithLabelValues(endLabel(j.State)).Inc()
 	s.log.Info("job ended", "job", j.Name(), "state", j.State, "reason", j.Reason, "exit", code)
+}
+
+// unsavedEnd is a run's end, with its accounting record, that the store
+// has not recorded yet: it could not write (a full disk, an I/O error).
+type unsavedEnd struct {
+	job   store.Job
+	rec   store.Record
+	tries int
+}
+
+// saveEnds records the ends the store has not, each in one transaction
+// with its accounting record; finish calls it, and every cycle retries
+// what is left. Until its end is recorded a job shows as ended (liveView)
+// but is not requeued or counted in the accounting, and a restart reads
+// its end again from its tasks' exit records. The caller holds s.mu.
+func (s *Server) saveEnds() {
+	for _, id := range sortedIDs(s.unsaved) {
+		u := s.unsaved[id]
+		err := s.st.Update(func(tx *store.Tx) error {
+			if err := tx.PutJob(&u.job); err != nil {
+				return err
+			}
+			return tx.AddRecord(u.rec)
+		})
+		u.tries++
+		if err != nil {
+			if u.tries == 1 {
+				s.log.Error("persist end: kept in memory and retried each cycle", "job", u.job.Name(), "state", u.job.State, "err", err)
+			}
+			return // the store is not writing: the rest would fail alike
+		}
+		if u.tries > 1 {
+			s.log.Info("persist end: recorded", "job", u.job.Name(), "tries", u.tries)
+		}
+		delete(s.unsaved, id)
+		s.records++
+		if u.job.State.Waiting() {
+			s.waiting[id] = u.job
+		}
+		if u.job.State.Final() {
+			s.fitDiskCapSoon(u.job.Tenant)
+		}
+	}
 }
 
 // endTime is when the run ended: when its last task exited, as the

@@ -383,6 +383,9 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, who store.Ten
 // when they keep it out of the cycle, else what the last cycle said.
 // The caller holds s.mu.
 func (s *Server) liveView(j *store.Job) api.Job {
+	if u := s.unsaved[j.ID]; u != nil {
+		j = &u.job // ended; the store has it running until it can write
+	}
 	v := view(j)
 	if !j.State.Waiting() {
 		return v
@@ -430,6 +433,9 @@ func (s *Server) Cancel(id uint64) (store.Job, error) {
 		j := r.job
 		j.Tasks = slices.Clone(j.Tasks)
 		return j, nil
+	}
+	if u := s.unsaved[id]; u != nil {
+		return u.job, fmt.Errorf("cancel %s: %w (%s)", u.job.Name(), errFinal, u.job.State)
 	}
 	j, err := s.st.UpdateJob(id, func(j *store.Job) error {
 		if !j.State.Waiting() {

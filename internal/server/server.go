@@ -115,6 +115,7 @@ type Server struct {
 	phys    []int                       // gang GPU index -> physical GPU index
 	waiting map[uint64]store.Job        // pending and preempted jobs
 	runs    map[uint64]*run             // running jobs
+	unsaved map[uint64]*unsavedEnd      // ended runs the store has not recorded yet (saveEnds)
 	waits   map[uint64]lastWait         // what the last cycle said of each waiting job
 	blocked map[uint64]eligible.Verdict // waiting jobs kept out of the cycle (held, dependencies, ...): judge
 	mem     *sched.Memory               // the scheduler's memory of jobs, persisted in their records (memory.go)
@@ -203,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		full: f, cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now, model: model, gpus: cfg.GPUs,
-		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{},
+		state: state, waiting: map[uint64]store.Job{}, runs: map[uint64]*run{}, unsaved: map[uint64]*unsavedEnd{},
 		waits: map[uint64]lastWait{}, blocked: map[uint64]eligible.Verdict{}, host: hostName(), mem: sched.NewMemory(), tenants: map[string]store.Tenant{}, spent: map[string]spentCache{}, bad: map[int]string{},
 		kick: make(chan struct{}, 1), ended: make(chan ended, 64),
 		metrics: newMetrics(), stopped: make(chan struct{}), loopDone: make(chan struct{}), capKick: make(chan struct{}, 1),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,7 +30,28 @@ var (
 
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
-	db *bolt.DB
+	db    *bolt.DB
+	fault atomic.Pointer[error] // FailWrites
+}
+
+// FailWrites makes every write fail with err, before it reaches the
+// database, until it is called with nil: the store as a full disk or a
+// failing device leaves it, for tests of what a caller keeps when it
+// cannot write. Reads go on.
+func (s *Store) FailWrites(err error) {
+	if err == nil {
+		s.fault.Store(nil)
+		return
+	}
+	s.fault.Store(&err)
+}
+
+// failing is the error FailWrites set, or nil.
+func (s *Store) failing() error {
+	if p := s.fault.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Open opens or creates the database at path.
@@ -66,6 +88,9 @@ type Tx struct{ tx *bolt.Tx }
 
 // Update runs fn in one transaction: all of its writes land, or none.
 func (s *Store) Update(fn func(*Tx) error) error {
+	if err := s.failing(); err != nil {
+		return err
+	}
 	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
 }
 
@@ -86,6 +111,9 @@ func (s *Store) Submit(tenant string, spec Spec, now time.Time) (Job, error) {
 // SubmitJob stores a new pending job made from tmpl (its tenant, spec
 // and hold) and returns it with its ID, as Submit does.
 func (s *Store) SubmitJob(tmpl Job, now time.Time) (Job, error) {
+	if err := s.failing(); err != nil {
+		return Job{}, err
+	}
 	var j Job
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		var err error

@@ -125,8 +125,11 @@ func (r *JobRequest) validateCommand(add func(string, ...any)) {
 	}
 	for _, kv := range r.Env {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !envKeyRE.MatchString(k) || len(v) > MaxArgBytes || strings.ContainsRune(v, 0) {
+		switch {
+		case !ok || !envKeyRE.MatchString(k) || strings.ContainsRune(v, 0):
 			add("env %q: want KEY=VALUE with KEY of letters, digits and '_'", truncate(kv, 40))
+		case len(v) > MaxArgBytes:
+			add("env %s: value of %d bytes, at most %d", k, len(v), MaxArgBytes)
 		}
 	}
 }
