@@ -34,6 +34,7 @@ func runCancel(args []string, stdout, stderr io.Writer) error {
 	alias(fs, "state", "t")
 	fs.StringVar(&req.Name, "name", "", "only jobs of this `name`")
 	alias(fs, "name", "n", "jobname")
+	asJSON := fs.Bool("json", false, `print JSON: the API's answer, {"jobs": [...], "errors": [...]}`)
 	if err := parseFlags(fs, cancelUsage, args); err != nil {
 		return err
 	}
@@ -54,17 +55,22 @@ func runCancel(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var errs []error
+	if *asJSON {
+		errs = append(errs, printJSON(stdout, res)) // errors and all; the exit status says whether there were any
+	}
 	for _, j := range res.Jobs {
-		if j.State == "running" {
+		switch {
+		case *asJSON:
+		case j.State == "running":
 			fmt.Fprintf(stdout, "Stopping job %s\n", j.ID)
-		} else {
+		default:
 			fmt.Fprintf(stdout, "Cancelled job %s\n", j.ID)
 		}
 	}
 	if len(res.Jobs) == 0 && len(res.Errors) == 0 {
 		fmt.Fprintln(stderr, "corral cancel: no job matched")
 	}
-	var errs []error
 	for _, e := range res.Errors {
 		errs = append(errs, errors.New(e))
 	}

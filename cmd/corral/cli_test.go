@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/corral-sched/corral/internal/server/api"
+	"go.yaml.in/yaml/v3"
 )
 
 // commandPaths are every command and every command under one: "sim",
@@ -145,8 +146,8 @@ func TestVersionCommand(t *testing.T) {
 	if doc["go_version"] != runtime.Version() || doc["version"] == "" || doc["platform"] != runtime.GOOS+"/"+runtime.GOARCH {
 		t.Errorf("version -o json: %v", doc)
 	}
-	if _, errOut, code := runCLI(t, "version", "-o", "yaml"); code != 2 || !strings.Contains(errOut, `-o "yaml": want text or json`) {
-		t.Errorf("version -o yaml: exit %d, %q", code, errOut)
+	if _, errOut, code := runCLI(t, "version", "-o", "xml"); code != 2 || !strings.Contains(errOut, `-o "xml": want text, json or yaml`) {
+		t.Errorf("version -o xml: exit %d, %q", code, errOut)
 	}
 }
 
@@ -322,4 +323,114 @@ func TestPlaceByGPUMemory(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// Every command with machine-readable output has both --json and --yaml,
+// and no other command has either: one meaning everywhere.
+func TestEveryCommandJSONHasYAML(t *testing.T) {
+	want := map[string]bool{ // the commands that print a document
+		"bench fgd": true, "bench scale": true, "sim": true, "prices": true, "plan": true, "place": true,
+		"server tenant": true, "submit": true, "sbatch": true, "run": true, "queue": true, "gpus": true,
+		"cancel": true, "hold": true, "release": true, "requeue": true, "update": true, "acct": true,
+		"explain": true, "version": true,
+	}
+	for _, path := range commandPaths(t) {
+		name := strings.Join(path, " ")
+		c, _ := lookup(path[0])
+		fl, err := commandFlags(c, path[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := map[string]bool{}
+		for _, f := range fl {
+			has[f.Name] = true
+		}
+		if has["json"] != want[name] || has["yaml"] != want[name] {
+			t.Errorf("%s: --json %v, --yaml %v; want both %v", name, has["json"], has["yaml"], want[name])
+		}
+	}
+}
+
+// --yaml prints the document --json prints, as YAML, to stdout: for a
+// --json switch (prices, version), for a --json that takes a file (place,
+// plan, bench fgd, also given as a bare --json), with the flag anywhere.
+func TestYAMLIsTheJSONDocument(t *testing.T) {
+	place := []string{"place", "--fleet", "../../examples/fleets/h100-superpod.yaml", "../../examples/jobs/mixed.yaml"}
+	fgd := []string{"bench", "fgd", "--seeds", "42", "--policies", "fgd", "--bound=false", "--timing=false"}
+	dir := planFiles(t)
+	plan := []string{"plan", "--demand", filepath.Join(dir, "packed.csv"), "--prices", filepath.Join(dir, "prices.yaml"), "--term", "1y"}
+	cases := []struct {
+		name       string
+		args       []string
+		json, yaml []string // the flags that ask for each
+	}{
+		{"prices", []string{"prices"}, []string{"--json"}, []string{"--yaml"}},
+		{"version", []string{"version"}, []string{"--json"}, []string{"-o", "yaml"}},
+		{"place", place, []string{"--json", "-"}, []string{"--yaml"}},
+		{"place, bare --json", place, []string{"--json"}, []string{"-yaml"}},
+		{"bench fgd", fgd, []string{"--json=-"}, []string{"--yaml"}},
+		{"plan", plan, []string{"--json", "-"}, []string{"--yaml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			jsonOut, errOut, code := runCLI(t, append(slices.Clone(tc.args), tc.json...)...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", tc.json, code, errOut)
+			}
+			yamlOut, errOut, code := runCLI(t, append(slices.Clone(tc.args), tc.yaml...)...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", tc.yaml, code, errOut)
+			}
+			var fromJSON, fromYAML any
+			if err := json.Unmarshal([]byte(jsonOut), &fromJSON); err != nil {
+				t.Fatalf("%v: not one JSON document: %v\n%s", tc.json, err, head(jsonOut))
+			}
+			if err := yaml.Unmarshal([]byte(yamlOut), &fromYAML); err != nil || strings.HasPrefix(strings.TrimSpace(yamlOut), "{") || strings.HasPrefix(strings.TrimSpace(yamlOut), "[") {
+				t.Fatalf("%v: not block YAML (%v):\n%s", tc.yaml, err, head(yamlOut))
+			}
+			if a, b := asJSON(t, fromJSON), asJSON(t, fromYAML); a != b {
+				t.Errorf("--yaml and --json differ:\n%s\n%s", head(a), head(b))
+			}
+		})
+	}
+}
+
+// asJSON writes v as JSON, so that documents read from JSON and from YAML
+// compare alike.
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var norm any
+	json.Unmarshal(b, &norm)
+	b, _ = json.Marshal(norm)
+	return string(b)
+}
+
+// A job's own arguments are its own: corral submit's --yaml after the
+// job's command is the job's, and corral run refuses --json and --yaml
+// before it (it prints the job's output).
+func TestYAMLIsNotTakenFromTheJobsArguments(t *testing.T) {
+	rest, _, ok := withoutYAML(mustLookup(t, "submit"), []string{"-G", "1", "python", "train.py", "--yaml"})
+	if ok {
+		t.Errorf("submit: took the job's --yaml: %v", rest)
+	}
+	rest, _, ok = withoutYAML(mustLookup(t, "submit"), []string{"-G1", "--yaml", "--", "python", "--yaml"})
+	if want := []string{"-G", "1", "--", "python", "--yaml"}; !ok || !slices.Equal(rest, want) {
+		t.Errorf("submit: %v %v, want %v", rest, ok, want)
+	}
+	if _, errOut, code := runCLI(t, "run", "--yaml", "--", "true"); code != 2 || !strings.Contains(errOut, "corral submit --json") {
+		t.Errorf("run --yaml: exit %d, %q", code, errOut)
+	}
+}
+
+func mustLookup(t *testing.T, name string) command {
+	t.Helper()
+	c, ok := lookup(name)
+	if !ok {
+		t.Fatalf("no command %s", name)
+	}
+	return c
 }

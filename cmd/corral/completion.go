@@ -80,7 +80,7 @@ func completionEntries() ([]entry, error) {
 // commandFlags are the flags of c (or of sub under it), sorted by name.
 func commandFlags(c command, sub ...string) ([]*flag.Flag, error) {
 	p := &flagProbe{}
-	if err := c.run(append(sub, "-h"), p, p); err != nil && !errors.Is(err, flag.ErrHelp) {
+	if err := c.run(append(slices.Clone(sub), "-h"), p, p); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return nil, fmt.Errorf("flags of %s: %w", strings.Join(append([]string{c.name}, sub...), " "), err)
 	}
 	var fl []*flag.Flag

@@ -85,6 +85,7 @@ func runUpdate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&dep, "dependency", "", "the new `dependency` (\"\" to clear)")
 	alias(fs, "dependency", "d")
 	fs.IntVar(&arrayLimit, "array-limit", 0, "the most tasks of the job's `array` that run at once (0: no limit)")
+	asJSON := fs.Bool("json", false, jsonJobsUsage)
 	args, err := parseInterleaved(fs, updateUsage, args)
 	if err != nil {
 		return err
@@ -123,11 +124,17 @@ func runUpdate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return printJSON(stdout, api.JobList{Jobs: jobs})
+	}
 	for _, j := range jobs {
 		fmt.Fprintf(stdout, "Updated job %s\n", arrayOrID(j))
 	}
 	return nil
 }
+
+// jsonJobsUsage is the help of --json of the verbs that change jobs.
+const jsonJobsUsage = `print JSON: the jobs changed, as the API's {"jobs": [...]}`
 
 // flagDefiner is what a verb's extra flags are defined on.
 type flagDefiner interface {
@@ -146,6 +153,7 @@ func controlMainFlags(name, usage string, args []string, stdout, stderr io.Write
 	do func(context.Context, *client.Client, string) ([]api.Job, error), done string) error {
 	fs, cf := clientFlagSet(name, stderr)
 	define(fs)
+	asJSON := fs.Bool("json", false, jsonJobsUsage)
 	ids, err := parseInterleaved(fs, usage, args)
 	if err != nil {
 		return err
@@ -160,15 +168,22 @@ func controlMainFlags(name, usage string, args []string, stdout, stderr io.Write
 	ctx, cancel := requestContext(30 * time.Second)
 	defer cancel()
 	var errs []error
+	changed := api.JobList{Jobs: []api.Job{}}
 	for _, id := range ids {
 		jobs, err := do(ctx, c, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 			continue
 		}
+		changed.Jobs = append(changed.Jobs, jobs...)
 		for _, j := range jobs {
-			fmt.Fprintf(stdout, "%s job %s\n", done, arrayOrID(j))
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%s job %s\n", done, arrayOrID(j))
+			}
 		}
+	}
+	if *asJSON {
+		errs = append(errs, printJSON(stdout, changed))
 	}
 	return errors.Join(errs...)
 }

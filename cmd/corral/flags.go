@@ -55,7 +55,10 @@ func unexpected(fs *flag.FlagSet) error {
 // flagProbe is an output that makes parseFlags hand over the flag set it
 // is given instead of parsing: the completion scripts list each command's
 // flags with it, without running the command.
-type flagProbe struct{ sets []*flag.FlagSet }
+type flagProbe struct {
+	sets         []*flag.FlagSet
+	interspersed []bool // per set: whether flags may follow its arguments
+}
 
 func (*flagProbe) Write(p []byte) (int, error) { return len(p), nil }
 
@@ -77,9 +80,13 @@ func parseLeadingFlags(fs *flag.FlagSet, usage string, args []string) error {
 }
 
 func parse(fs *flag.FlagSet, usage string, args []string, interspersed bool) error {
+	if fs.Lookup("json") != nil && fs.Lookup("yaml") == nil {
+		fs.Bool("yaml", false, "print the document --json gives as YAML, to stdout")
+	}
 	out := fs.Output()
 	if p, ok := out.(*flagProbe); ok {
 		p.sets = append(p.sets, fs)
+		p.interspersed = append(p.interspersed, interspersed)
 		return flag.ErrHelp
 	}
 	help := fs.Usage

@@ -261,7 +261,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.moveOffCordoned, "move-off-cordoned", false, "stop the pods on a cordoned node as on one about to go, and queue them again; default: a cordon only keeps new pods off")
 	fs.DurationVar(&f.faultGrace, "node-fault-grace", 0, "how long a node is NotReady before the gangs on it are moved or requeued")
 	fs.BoolVar(&f.printTopology, "print-topology", false, "print the topology tree the nodes' labels make (levels, the labels read, GPUs per domain) and exit")
-	fs.StringVar(&f.output, "o", "text", "output `format` of --print-topology: text or json")
+	fs.StringVar(&f.output, "o", "text", "output `format` of --print-topology: text, json or yaml")
 	alias(fs, "o", "output")
 	fs.Usage = func() { fmt.Fprint(stderr, kubeSchedulerUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {
@@ -270,8 +270,8 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	if fs.NArg() > 0 {
 		return nil, unexpected(fs)
 	}
-	if f.output != "text" && f.output != "json" {
-		return nil, fmt.Errorf("-o %q: want text or json", f.output)
+	if f.output != "text" && f.output != "json" && f.output != "yaml" {
+		return nil, fmt.Errorf("-o %q: want text, json or yaml", f.output)
 	}
 	fs.Visit(func(fl *flag.Flag) { f.levelsSet = f.levelsSet || fl.Name == "topology-levels" })
 	if f.leaderElect && f.identity == "" {

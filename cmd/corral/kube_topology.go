@@ -27,8 +27,11 @@ func (f *kubeSchedulerFlags) writeTopology(ctx context.Context, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	if f.output != "json" {
+	switch f.output {
+	case "text":
 		return t.WriteText(stdout)
+	case "yaml":
+		return writeYAML(stdout, t)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

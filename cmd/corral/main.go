@@ -80,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if wantsHelp(args[1:]) {
 		stderr = stdout
+	} else if code, ok := runYAML(c, args[1:], stdout, stderr); ok {
+		return code
 	} else if code, ok := runJSONToStdout(c, args[1:], stdout, stderr); ok {
 		return code
 	}

@@ -44,6 +44,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := parseLeadingFlags(fs, runUsage, args); err != nil {
 		return err
 	}
+	if sf.json {
+		return &usageError{cmd: "run", err: errors.New("--json, --yaml: corral run prints the job's output; corral submit --json prints the job")}
+	}
 	req, err := buildRequest(fs, &r, &sf, os.Environ(), stderr)
 	switch {
 	case err != nil:

@@ -498,6 +498,9 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if life.json {
+			return printJSON(stdout, api.TenantList{Tenants: ts})
+		}
 		return printTenants(stdout, ts)
 	case verb == "create" && len(rest) == 1:
 		req := api.TenantRequest{Name: rest[0], QuotaGPUs: caps.gpus, QuotaCPUs: caps.cpus, QuotaMemoryMiB: caps.memMiB,
@@ -508,7 +511,7 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		if _, err := c.CreateTenantForce(ctx, req, life.force); err != nil {
 			return err
 		}
-		return printToken(ctx, c, rest[0], stdout)
+		return printToken(ctx, c, rest[0], life.json, stdout)
 	case verb == "set" && len(rest) == 1:
 		u, err := tenantUpdate(fs, caps, *cohort, *unixUser, *uid, *gid, lim)
 		if err != nil {
@@ -517,6 +520,9 @@ func runTenant(args []string, stdout, stderr io.Writer) error {
 		t, err := c.UpdateTenantForce(ctx, rest[0], u, life.force)
 		if err != nil {
 			return err
+		}
+		if life.json {
+			return printJSON(stdout, t)
 		}
 		return printTenants(stdout, []api.Tenant{t})
 	case verb == "token" && len(rest) == 1:
@@ -605,10 +611,13 @@ func unixAccount(t api.Tenant) string {
 	return strings.Join(parts, " ")
 }
 
-func printToken(ctx context.Context, c *client.Client, tenant string, stdout io.Writer) error {
+func printToken(ctx context.Context, c *client.Client, tenant string, asJSON bool, stdout io.Writer) error {
 	tok, err := c.IssueToken(ctx, tenant)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		return printJSON(stdout, tok)
 	}
 	fmt.Fprintf(stdout, "Token for tenant %q (shown once):\n\nexport CORRAL_TOKEN=%s\n", tok.Tenant, tok.Token)
 	return nil

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/server/client"
 )
 
@@ -18,12 +19,13 @@ const tenantVerbs = "list, create, set, token, tokens, delete or audit"
 // tenantLife are the flags of the tenant verbs that rotate, list and
 // delete: a tenant's lifecycle.
 type tenantLife struct {
-	keep, drain, force bool
+	keep, drain, force, json bool
 }
 
 func (l *tenantLife) register(fs *flag.FlagSet) {
 	fs.BoolVar(&l.keep, "keep", false, "token: keep the tenant's other tokens (default: they are revoked at once)")
 	fs.BoolVar(&l.drain, "drain", false, "delete: cancel the tenant's waiting and running jobs (default: refused while there are any)")
+	fs.BoolVar(&l.json, "json", false, "print JSON: the API's answer (tenants, the token, tokens, the deletion, the audit log)")
 	fs.BoolVar(&l.force, "force", false, "create, set: even when the tenant shares a Unix user with another, or the GPU quotas sum above the machine's GPUs")
 }
 
@@ -37,6 +39,9 @@ func (l tenantLife) printToken(ctx context.Context, c *client.Client, tenant str
 	if err != nil {
 		return err
 	}
+	if l.json {
+		return printJSON(stdout, tok)
+	}
 	fmt.Fprintf(stdout, "Token for tenant %q (shown once; %s):\n\nexport CORRAL_TOKEN=%s\n", tok.Tenant, note, tok.Token)
 	return nil
 }
@@ -46,11 +51,14 @@ func (l tenantLife) printToken(ctx context.Context, c *client.Client, tenant str
 func (l tenantLife) run(ctx context.Context, c *client.Client, verb string, rest []string, stdout io.Writer) (bool, error) {
 	switch {
 	case verb == "tokens" && len(rest) == 1:
-		return true, printTokens(ctx, c, rest[0], stdout)
+		return true, l.printTokens(ctx, c, rest[0], stdout)
 	case verb == "delete" && len(rest) == 1:
 		d, err := c.DeleteTenant(ctx, rest[0], l.drain)
 		if err != nil {
 			return true, err
+		}
+		if l.json {
+			return true, printJSON(stdout, d)
 		}
 		fmt.Fprintf(stdout, "Deleted tenant %s and its tokens", d.Tenant)
 		if len(d.Cancelled) > 0 {
@@ -59,28 +67,34 @@ func (l tenantLife) run(ctx context.Context, c *client.Client, verb string, rest
 		fmt.Fprintln(stdout)
 		return true, nil
 	case verb == "audit" && len(rest) == 0:
-		return true, printAudit(ctx, c, stdout)
+		return true, l.printAudit(ctx, c, stdout)
 	}
 	return false, nil
 }
 
-func printTokens(ctx context.Context, c *client.Client, tenant string, stdout io.Writer) error {
-	l, err := c.Tokens(ctx, tenant)
+func (l tenantLife) printTokens(ctx context.Context, c *client.Client, tenant string, stdout io.Writer) error {
+	list, err := c.Tokens(ctx, tenant)
 	if err != nil {
 		return err
 	}
+	if l.json {
+		return printJSON(stdout, list)
+	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOKEN ID\tCREATED\tLAST USED")
-	for _, t := range l.Tokens {
+	for _, t := range list.Tokens {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.ID, localTime(t.Created), localTime(t.LastUsed))
 	}
 	return tw.Flush()
 }
 
-func printAudit(ctx context.Context, c *client.Client, stdout io.Writer) error {
+func (l tenantLife) printAudit(ctx context.Context, c *client.Client, stdout io.Writer) error {
 	log, err := c.Audit(ctx)
 	if err != nil {
 		return err
+	}
+	if l.json {
+		return printJSON(stdout, api.AuditLog{Entries: log})
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tADMIN\tACTION\tTENANT\tDETAIL")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -256,6 +257,16 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	if out := cli("server", "tenant", "list"); !strings.Contains(out, "bob     1 GPUs") {
 		t.Fatalf("tenant list:\n%s", out)
+	}
+	var tenants api.TenantList
+	if out := cli("server", "tenant", "list", "--json"); json.Unmarshal([]byte(out), &tenants) != nil || len(tenants.Tenants) != 2 {
+		t.Fatalf("tenant list --json:\n%s", out)
+	}
+	if out := cli("queue", "--all", "--yaml"); !strings.HasPrefix(out, "jobs:\n") || !strings.Contains(out, "id: j000003") {
+		t.Fatalf("queue --all --yaml:\n%s", out)
+	}
+	if out := cli("server", "tenant", "tokens", "bob", "--yaml"); !strings.HasPrefix(out, "tenant: bob\ntokens:\n") {
+		t.Fatalf("tenant tokens --yaml:\n%s", out)
 	}
 	cli("server", "tenant", "create", "--quota", "1", "--cohort", "lab", "carol")
 	if out := cli("server", "tenant", "set", "bob", "--cohort", "lab"); !regexp.MustCompile(`bob +1 GPUs +- +lab `).MatchString(out) {
