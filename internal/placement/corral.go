@@ -127,7 +127,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		if kept := p.pools.keep(c, pod, feasible, p.guard.arrivals(c)); kept != nil {
 			feasible = kept
 		}
-		if kept := p.guard.keep(c, pod, feasible, gpus); len(kept) > 0 {
+		if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
 			feasible = kept
 		}
 	}
@@ -183,7 +183,7 @@ func withWholeNodePrior(c *Cluster, learned Mix) Mix {
 
 // frag is the fragmentation corral minimises.
 func (p *Corral) frag(gpuModel string, cpuLeft int64, left []int64) float64 {
-	return corralBlend*p.mix.Frag(gpuModel, cpuLeft, left) + (1-corralBlend)*p.mix.FragCopies(gpuModel, cpuLeft, left)
+	return p.mix.Blend(corralBlend, 1-corralBlend, gpuModel, cpuLeft, left)
 }
 
 // fragNow is node n's fragmentation as it is.

@@ -186,7 +186,60 @@ func (mix Mix) FragCopies(gpuModel string, cpuLeft int64, gpuLeft []int64) float
 
 // absorb is the milli-GPU that copies of m can take on a node state.
 func (m Typical) absorb(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
-	if m.GPUMilli == 0 || !m.allows(gpuModel) {
+	return m.absorbWith(m.GPUMilli > 0 && m.allows(gpuModel), int64(countFitting(gpuLeft, model.MilliPerGPU)), cpuLeft, gpuLeft)
+}
+
+// Blend is a x Frag + b x FragCopies of the same node state, in one pass
+// over the mix: the sums are taken in the same order as Frag's and
+// FragCopies' own, so the value is theirs to the last bit.
+func (mix Mix) Blend(a, b float64, gpuModel string, cpuLeft int64, gpuLeft []int64) float64 {
+	var idle int64
+	for _, l := range gpuLeft {
+		idle += l
+	}
+	whole := int64(countFitting(gpuLeft, model.MilliPerGPU)) // GPUs free for whole-GPU copies
+	var d [fragCategories]float64
+	copies := 0.0
+	for _, m := range mix {
+		allowed := m.GPUMilli > 0 && m.allows(gpuModel)
+		if idle > 0 {
+			copies += m.Weight * float64(idle-m.absorbWith(allowed, whole, cpuLeft, gpuLeft))
+		}
+		cpuFits := cpuLeft >= m.CPUMilli
+		switch {
+		case m.GPUMilli == 0 && cpuFits:
+			d[fragCPUOnlyFits] += m.Weight * float64(idle)
+		case m.GPUMilli == 0:
+			d[fragCPUOnlyLacksCPU] += m.Weight * float64(idle)
+		case !allowed:
+			d[fragNoAccess] += m.Weight * float64(idle)
+		case countFitting(gpuLeft, m.GPUMilli) >= m.NumGPU:
+			if !cpuFits {
+				d[fragLackCPU] += m.Weight * float64(idle)
+				continue
+			}
+			below := sumBelow(gpuLeft, m.GPUMilli)
+			d[fragLackGPU] += m.Weight * float64(below)
+			d[fragSatisfied] += m.Weight * float64(idle-below)
+		case cpuFits:
+			d[fragLackGPU] += m.Weight * float64(idle)
+		default:
+			d[fragLackBoth] += m.Weight * float64(idle)
+		}
+	}
+	var f float64
+	for i, v := range d {
+		if i != fragSatisfied {
+			f += v
+		}
+	}
+	return a*f + b*copies
+}
+
+// absorbWith is absorb given whether m may use the node (a GPU shape of
+// an allowed model) and how many of its GPUs are whole and free.
+func (m Typical) absorbWith(allowed bool, whole int64, cpuLeft int64, gpuLeft []int64) int64 {
+	if !allowed {
 		return 0
 	}
 	var slots int64
@@ -195,7 +248,7 @@ func (m Typical) absorb(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
 			slots += l / m.GPUMilli
 		}
 	} else {
-		slots = int64(countFitting(gpuLeft, model.MilliPerGPU) / m.NumGPU)
+		slots = whole / int64(m.NumGPU)
 	}
 	if m.CPUMilli > 0 {
 		slots = min(slots, cpuLeft/m.CPUMilli)

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/corral-sched/corral/internal/model"
@@ -132,5 +133,34 @@ func TestCorralOnlineLearnsTheMix(t *testing.T) {
 	p.follow() // as Place does first
 	if len(p.mix) != 1 || p.mix[0].NumGPU != 1 || p.mix[0].Weight != 1 {
 		t.Fatalf("after one pod the mix is %+v", p.mix)
+	}
+}
+
+// Blend is the blend of Frag and FragCopies to the last bit, over random
+// mixes (shares, whole GPUs, CPU only, restricted models) and node states.
+func TestBlendIsFragAndFragCopies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	models := [][]string{nil, {"A"}, {"B"}, {"A", "B"}}
+	for trial := range 2000 {
+		mix := make(Mix, 1+rng.IntN(12))
+		for i := range mix {
+			m := &mix[i]
+			m.CPUMilli, m.Weight, m.Models = rng.Int64N(16000), rng.Float64(), models[rng.IntN(len(models))]
+			switch rng.IntN(3) {
+			case 0:
+				m.GPUMilli, m.NumGPU = 50+rng.Int64N(950), 1
+			case 1:
+				m.GPUMilli, m.NumGPU = model.MilliPerGPU, 1+rng.IntN(8)
+			}
+		}
+		left := make([]int64, rng.IntN(9))
+		for g := range left {
+			left[g] = []int64{0, 1000, rng.Int64N(1001)}[rng.IntN(3)]
+		}
+		gpuModel, cpu := []string{"A", "B", "C"}[rng.IntN(3)], rng.Int64N(64000)
+		want := 0.9*mix.Frag(gpuModel, cpu, left) + 0.1*mix.FragCopies(gpuModel, cpu, left)
+		if got := mix.Blend(0.9, 0.1, gpuModel, cpu, left); got != want {
+			t.Fatalf("trial %d: Blend %v, Frag and FragCopies %v (mix %+v, left %v, cpu %d, model %s)", trial, got, want, mix, left, cpu, gpuModel)
+		}
 	}
 }

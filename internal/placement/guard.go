@@ -1,7 +1,9 @@
 package placement
 
 import (
+	"cmp"
 	"math/bits"
+	"slices"
 
 	"github.com/corral-sched/corral/internal/model"
 )
@@ -29,20 +31,38 @@ const guardSlack = 1.5
 type hostGuard struct {
 	shapes     Mix // GPU shapes seen; Weight is the share of all arrivals
 	index      map[classKey]int
-	within     []shapeSet // per shape: shapes whose node types are a subset of its own
-	demand     []float64  // per shape: summed weight of within
-	meanGPU    float64    // milli-GPU per arrival
-	meanCPU    float64    // milli-CPU per arrival
-	capacity   int64      // milli-GPU of the cluster
-	typeOf     []int      // per node: its type (model, CPU, GPU count)
-	typeShapes [][]int    // per node type: the shapes that fit one empty node
-	hosts      []int      // per shape: nodes that can take a copy now
-	canHost    []shapeSet // per node
-	gen        []uint32   // per node: generation + 1 when canHost was computed
-	logPos     int        // position in the cluster's change log refresh has read to; -1: read every node
-	short      shapeSet
+	within     []shapeSet    // per shape: shapes whose node types are a subset of its own
+	demand     []float64     // per shape: summed weight of within
+	meanGPU    float64       // milli-GPU per arrival
+	meanCPU    float64       // milli-CPU per arrival
+	capacity   int64         // milli-GPU of the cluster
+	typeOf     []int         // per node: its type (model, CPU, GPU count)
+	typeShapes [][]int       // per node type: the shapes that fit one empty node
+	hosts      []int         // per shape: nodes that can take a copy now
+	canHost    []shapeSet    // per node, by position (pos)
+	gen        []uint32      // per node: generation + 1 when canHost was computed
+	logPos     int           // position in the cluster's change log refresh has read to; -1: read every node
+	short      shapeSet      // by position (pos)
+	marks      shapeSet      // scratch of shortFor
+	version    uint32        // bumped when short changes or the guard is reset
+	ends       [][]endsEntry // per node, per pod class: what endsShort found
 	kept       []int
 	after      []int64
+	// The sets over shapes (canHost, short) are kept by position: shapes
+	// in groups of one GPU shape (milli, count), each group's the most CPU
+	// first, so that endsShort tries one shape a group (groupEnd: where
+	// the position's group ends). shapeAt is the shape at a position.
+	pos      []int
+	shapeAt  []int
+	groupEnd []int
+	// Each shape's GPU milli as an index into millis, the distinct ones;
+	// endsShort counts the GPUs that hold each milli once per node
+	// (fitting[i], valid while stamp[i] is the call's).
+	milliOf []int
+	millis  []int64
+	fitting []int
+	stamp   []uint32
+	call    uint32
 }
 
 // reset starts over from an estimate of every shape's share of arrivals
@@ -65,6 +85,7 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	}
 	g.meanGPU, g.meanCPU = gpu/total, cpu/total
 	g.logPos = -1 // recount every node at the next refresh
+	g.version++   // the weights, and so what is short, moved
 	if g.index != nil && g.sameShapes(shapes) {
 		g.shapes = shapes
 		g.sumDemand()
@@ -81,10 +102,56 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	}
 	g.nest(c)
 	g.sumDemand()
+	g.indexMillis()
+	g.order()
 	g.hosts = make([]int, len(g.shapes))
 	g.canHost = make([]shapeSet, len(c.Nodes))
 	g.gen = make([]uint32, len(c.Nodes))
 	g.short = newShapeSet(len(g.shapes))
+}
+
+// indexMillis gives every shape the index of its GPU milli among the
+// distinct ones.
+func (g *hostGuard) indexMillis() {
+	at := map[int64]int{}
+	g.millis, g.milliOf = g.millis[:0], make([]int, len(g.shapes))
+	for s, t := range g.shapes {
+		i, ok := at[t.GPUMilli]
+		if !ok {
+			i = len(g.millis)
+			at[t.GPUMilli] = i
+			g.millis = append(g.millis, t.GPUMilli)
+		}
+		g.milliOf[s] = i
+	}
+	g.fitting, g.stamp, g.call = make([]int, len(g.millis)), make([]uint32, len(g.millis)), 0
+}
+
+// order places the shapes in groups of one GPU shape, the most CPU first
+// in each.
+func (g *hostGuard) order() {
+	g.shapeAt = make([]int, len(g.shapes))
+	for s := range g.shapeAt {
+		g.shapeAt[s] = s
+	}
+	slices.SortStableFunc(g.shapeAt, func(a, b int) int {
+		x, y := &g.shapes[a], &g.shapes[b]
+		return cmp.Or(cmp.Compare(x.GPUMilli, y.GPUMilli), cmp.Compare(x.NumGPU, y.NumGPU), cmp.Compare(y.CPUMilli, x.CPUMilli))
+	})
+	g.pos, g.groupEnd = make([]int, len(g.shapes)), make([]int, len(g.shapes))
+	for p, s := range g.shapeAt {
+		g.pos[s] = p
+	}
+	for p := len(g.shapeAt) - 1; p >= 0; p-- {
+		x := &g.shapes[g.shapeAt[p]]
+		if p+1 < len(g.shapeAt) {
+			if y := &g.shapes[g.shapeAt[p+1]]; x.GPUMilli == y.GPUMilli && x.NumGPU == y.NumGPU {
+				g.groupEnd[p] = g.groupEnd[p+1]
+				continue
+			}
+		}
+		g.groupEnd[p] = p + 1
+	}
 }
 
 // sameShapes reports whether shapes are the guard's, in the same order.
@@ -209,15 +276,16 @@ func (g *hostGuard) recount(c *Cluster, n int) {
 	shapes := g.typeShapes[g.typeOf[n]]
 	for _, s := range shapes {
 		if g.shapes[s].fitsOn(c.CPULeft[n], c.GPULeft[n]) {
-			now.add(s)
+			now.add(g.pos[s])
 		}
 	}
 	was := g.canHost[n]
 	for _, s := range shapes {
+		p := g.pos[s]
 		switch {
-		case now.has(s) && (was == nil || !was.has(s)):
+		case now.has(p) && (was == nil || !was.has(p)):
 			g.hosts[s]++
-		case !now.has(s) && was != nil && was.has(s):
+		case !now.has(p) && was != nil && was.has(p):
 			g.hosts[s]--
 		}
 	}
@@ -230,44 +298,81 @@ func (g *hostGuard) arrivals(c *Cluster) float64 {
 	return min(float64(g.capacity-c.UsedGPUMilli())/g.meanGPU, float64(c.CPULeftMilli())/g.meanCPU)
 }
 
-// shortFor marks the shapes other than pod's own that are short of hosts;
-// false if there are none.
-func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) bool {
+// shortFor marks the shapes that are short of hosts, and returns the
+// position of pod's own shape (-1 when it has none) and whether any other
+// is short. A change of the marks is a new version of them.
+func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) (own int, any bool) {
 	arrivals := g.arrivals(c)
-	own, known := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]
-	clear(g.short)
-	any := false
+	own = -1
+	if s, ok := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]; ok {
+		own = g.pos[s]
+	}
+	if len(g.marks) != len(g.short) {
+		g.marks = newShapeSet(len(g.shapes))
+	}
+	clear(g.marks)
 	for s := range g.shapes {
-		if (known && s == own) || float64(g.hosts[s]) > guardSlack*arrivals*g.demand[s] {
+		if float64(g.hosts[s]) > guardSlack*arrivals*g.demand[s] {
 			continue
 		}
-		g.short.add(s)
-		any = true
+		g.marks.add(g.pos[s])
+		any = any || g.pos[s] != own
 	}
-	return any
+	if !slices.Equal(g.marks, g.short) {
+		copy(g.short, g.marks)
+		g.version++
+	}
+	return own, any
 }
 
-// keep returns the feasible nodes on which pod ends no short shape's host,
-// or nil when no shape is short. gpus is the policy's GPU choice on a node.
-func (g *hostGuard) keep(c *Cluster, pod *model.Pod, feasible []int, gpus func(n int) []int) []int {
+// keep returns the feasible nodes on which pod, of class (the policy's
+// class of pods alike), ends no short shape's host, or nil when no shape
+// other than its own is short. gpus is the policy's GPU choice on a node.
+// What it finds is kept per node and class while the node, the short
+// shapes and the guard's estimate stay as they are.
+func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, gpus func(n int) []int) []int {
 	g.refresh(c)
-	if !g.shortFor(c, pod) {
+	own, any := g.shortFor(c, pod)
+	if !any {
 		return nil
 	}
 	g.kept = g.kept[:0]
 	for _, n := range feasible {
-		if !g.endsShort(c, n, pod, gpus) {
+		if !g.endsShortCached(c, n, pod, class, own, gpus) {
 			g.kept = append(g.kept, n)
 		}
 	}
 	return g.kept
 }
 
+// endsShortCached is endsShort, computed once per node state, class and
+// version of the short shapes.
+func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own int, gpus func(n int) []int) bool {
+	if len(g.ends) != len(c.Nodes) {
+		g.ends = make([][]endsEntry, len(c.Nodes))
+	}
+	row := g.ends[n]
+	if class >= len(row) {
+		row = append(row, make([]endsEntry, class+1-len(row))...)
+		g.ends[n] = row
+	}
+	e := &row[class]
+	if gen := c.Generation(n) + 1; e.gen != gen || e.version != g.version {
+		*e = endsEntry{gen: gen, version: g.version, ends: g.endsShort(c, n, pod, own, gpus)}
+	}
+	return e.ends
+}
+
+// endsEntry is what endsShort found for a node and class: valid while
+// the node's generation + 1 is gen and the guard's version is version.
+type endsEntry struct {
+	gen, version uint32
+	ends         bool
+}
+
 // endsShort reports whether node n, taking pod, stops hosting a short
-// shape it hosts now. Only the short shapes it hosts are tried, the first
-// lost one ending the search: few shapes are short at a time, and a fleet
-// sees hundreds of shapes (every CPU request is one).
-func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, gpus func(n int) []int) bool {
+// shape other than pod's own (at position own) that it hosts now.
+func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int) bool {
 	hosts := g.canHost[n]
 	if !hosts.meets(g.short) {
 		return false
@@ -277,14 +382,50 @@ func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, gpus func(n int
 	for _, i := range gpus(n) {
 		g.after[i] -= pod.GPUMilli
 	}
-	for w, word := range hosts {
-		for b := word & g.short[w]; b != 0; b &= b - 1 {
-			if !g.shapes[w*64+bits.TrailingZeros64(b)].fitsOn(cpuAfter, g.after) {
-				return true
-			}
+	g.call++
+	if g.call == 0 { // wrapped: no stamp may look current
+		clear(g.stamp)
+		g.call = 1
+	}
+	// The first short shape hosted in a group needs the most CPU of the
+	// group's, and all need the same GPUs: if it stays, they all do.
+	for p := g.nextShort(hosts, 0); p >= 0; {
+		if p == own {
+			p = g.nextShort(hosts, p+1)
+			continue
 		}
+		s := g.shapeAt[p]
+		t := &g.shapes[s]
+		if cpuAfter < t.CPUMilli || g.fittingAfter(g.milliOf[s]) < t.NumGPU {
+			return true
+		}
+		p = g.nextShort(hosts, g.groupEnd[p])
 	}
 	return false
+}
+
+// nextShort is the first position at or after from of a short shape in
+// hosts, or -1.
+func (g *hostGuard) nextShort(hosts shapeSet, from int) int {
+	for w := from / 64; w < len(hosts); w++ {
+		word := hosts[w] & g.short[w]
+		if w == from/64 {
+			word &= ^uint64(0) << (from % 64)
+		}
+		if word != 0 {
+			return w*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
+
+// fittingAfter is how many GPUs of g.after hold millis[i], counted once
+// per endsShort call.
+func (g *hostGuard) fittingAfter(i int) int {
+	if g.stamp[i] != g.call {
+		g.fitting[i], g.stamp[i] = countFitting(g.after, g.millis[i]), g.call
+	}
+	return g.fitting[i]
 }
 
 // shapeSet is a set of shape indices.

@@ -84,7 +84,7 @@ func TestGuardFollowsTheCluster(t *testing.T) {
 	if g.hosts[big] != 1 {
 		t.Fatalf("hosts of the 120-CPU shape: %d, want 1", g.hosts[big])
 	}
-	if !g.shortFor(c, small) || !g.short.has(big) {
+	if _, any := g.shortFor(c, small); !any || !g.short.has(g.pos[big]) {
 		t.Fatalf("with 80 GPUs free and one host, the 120-CPU shape should be short")
 	}
 	c.Bind(*small, Choice{Node: 0, GPUs: []int{0}})
@@ -99,7 +99,7 @@ func TestGuardFollowsTheCluster(t *testing.T) {
 	}
 	g.reset(full, groupPods(scarceWorkload()))
 	g.refresh(full)
-	if g.shortFor(full, small) {
+	if _, any := g.shortFor(full, small); any {
 		t.Fatalf("with 8 GPUs free, no shape should be short")
 	}
 }
