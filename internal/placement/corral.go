@@ -50,7 +50,8 @@ type Corral struct {
 	ownsLearner bool     // Observe feeds the learner
 	version     int      // the learner's renewal the policy follows
 	cache       scoreCache
-	all         Mix // every shape seen, weighted by arrivals, for the guard
+	blender     *blender // the mix prepared for frag; nil until used after a change
+	all         Mix      // every shape seen, weighted by arrivals, for the guard
 	guard       hostGuard
 	pools       poolGuard
 	renew       bool // the guard must start over from all
@@ -96,6 +97,7 @@ func (p *Corral) follow() {
 	}
 	p.version = p.learner.version
 	p.mix = p.learner.mix
+	p.blender = nil
 	p.all = p.learner.all
 	p.renew = true
 	p.cache = scoreCache{} // scores depend on the mix
@@ -183,7 +185,10 @@ func withWholeNodePrior(c *Cluster, learned Mix) Mix {
 
 // frag is the fragmentation corral minimises.
 func (p *Corral) frag(gpuModel string, cpuLeft int64, left []int64) float64 {
-	return p.mix.Blend(corralBlend, 1-corralBlend, gpuModel, cpuLeft, left)
+	if p.blender == nil {
+		p.blender = newBlender(p.mix)
+	}
+	return p.blender.blend(corralBlend, 1-corralBlend, gpuModel, cpuLeft, left)
 }
 
 // fragNow is node n's fragmentation as it is.

@@ -189,21 +189,111 @@ func (m Typical) absorb(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
 	return m.absorbWith(m.GPUMilli > 0 && m.allows(gpuModel), int64(countFitting(gpuLeft, model.MilliPerGPU)), cpuLeft, gpuLeft)
 }
 
-// Blend is a x Frag + b x FragCopies of the same node state, in one pass
-// over the mix: the sums are taken in the same order as Frag's and
-// FragCopies' own, so the value is theirs to the last bit.
-func (mix Mix) Blend(a, b float64, gpuModel string, cpuLeft int64, gpuLeft []int64) float64 {
-	var idle int64
+// absorbWith is absorb given whether m may use the node (a GPU shape of
+// an allowed model) and how many of its GPUs are whole and free.
+func (m Typical) absorbWith(allowed bool, whole int64, cpuLeft int64, gpuLeft []int64) int64 {
+	if !allowed {
+		return 0
+	}
+	var slots int64
+	if m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1 {
+		for _, l := range gpuLeft {
+			slots += l / m.GPUMilli
+		}
+	} else {
+		slots = whole / int64(m.NumGPU)
+	}
+	if m.CPUMilli > 0 {
+		slots = min(slots, cpuLeft/m.CPUMilli)
+	}
+	return slots * m.GPUMilli * int64(m.NumGPU)
+}
+
+// blender computes a x Frag + b x FragCopies of a node state for one
+// mix, in one pass over it, the sums taken in Frag's and FragCopies' own
+// order so that the value is theirs to the bit. What each shape needs of a
+// node's GPUs (how many hold its milli, the milli on GPUs too small for
+// it, how many copies of a share fit) is counted once per distinct milli
+// of the mix instead of once per shape, and which shapes a GPU model
+// allows is worked out once per model.
+type blender struct {
+	mix     Mix
+	millis  []int64 // the distinct GPU milli of the mix's GPU shapes
+	slotted []bool  // per milli: a share shape (one GPU, part of it) has it
+	milliOf []int   // per shape: its index in millis, -1 for CPU only
+	allowed map[string][]bool
+	count   []int64 // scratch per milli: GPUs with at least the milli left
+	below   []int64 // scratch per milli: milli left on GPUs with less
+	slots   []int64 // scratch per milli: copies of a share of it that fit
+}
+
+func newBlender(mix Mix) *blender {
+	b := &blender{mix: mix, milliOf: make([]int, len(mix)), allowed: map[string][]bool{}}
+	at := map[int64]int{}
+	for s, m := range mix {
+		b.milliOf[s] = -1
+		if m.GPUMilli == 0 {
+			continue
+		}
+		i, ok := at[m.GPUMilli]
+		if !ok {
+			i = len(b.millis)
+			at[m.GPUMilli] = i
+			b.millis, b.slotted = append(b.millis, m.GPUMilli), append(b.slotted, false)
+		}
+		b.milliOf[s] = i
+		b.slotted[i] = b.slotted[i] || (m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1)
+	}
+	b.count, b.below, b.slots = make([]int64, len(b.millis)), make([]int64, len(b.millis)), make([]int64, len(b.millis))
+	return b
+}
+
+// allowedOn says, per shape, whether it may use GPUs of gpuModel.
+func (b *blender) allowedOn(gpuModel string) []bool {
+	if a, ok := b.allowed[gpuModel]; ok {
+		return a
+	}
+	a := make([]bool, len(b.mix))
+	for s, m := range b.mix {
+		a[s] = m.GPUMilli > 0 && m.allows(gpuModel)
+	}
+	b.allowed[gpuModel] = a
+	return a
+}
+
+// blend is wFrag x Frag + wCopies x FragCopies of b.mix on the node state.
+func (b *blender) blend(wFrag, wCopies float64, gpuModel string, cpuLeft int64, gpuLeft []int64) float64 {
+	var idle, whole int64
 	for _, l := range gpuLeft {
 		idle += l
+		if l >= model.MilliPerGPU {
+			whole++
+		}
 	}
-	whole := int64(countFitting(gpuLeft, model.MilliPerGPU)) // GPUs free for whole-GPU copies
+	for i, milli := range b.millis {
+		var count, below, slots int64
+		for _, l := range gpuLeft {
+			if l >= milli {
+				count++
+			} else {
+				below += l
+			}
+		}
+		if b.slotted[i] {
+			for _, l := range gpuLeft {
+				slots += l / milli
+			}
+		}
+		b.count[i], b.below[i], b.slots[i] = count, below, slots
+	}
+	allowed := b.allowedOn(gpuModel)
 	var d [fragCategories]float64
 	copies := 0.0
-	for _, m := range mix {
-		allowed := m.GPUMilli > 0 && m.allows(gpuModel)
+	for s := range b.mix {
+		m := &b.mix[s]
+		i := b.milliOf[s]
 		if idle > 0 {
-			copies += m.Weight * float64(idle-m.absorbWith(allowed, whole, cpuLeft, gpuLeft))
+			copies += m.Weight * float64(idle-b.absorbed(m, i, allowed[s], whole, cpuLeft))
 		}
 		cpuFits := cpuLeft >= m.CPUMilli
 		switch {
@@ -211,16 +301,15 @@ func (mix Mix) Blend(a, b float64, gpuModel string, cpuLeft int64, gpuLeft []int
 			d[fragCPUOnlyFits] += m.Weight * float64(idle)
 		case m.GPUMilli == 0:
 			d[fragCPUOnlyLacksCPU] += m.Weight * float64(idle)
-		case !allowed:
+		case !allowed[s]:
 			d[fragNoAccess] += m.Weight * float64(idle)
-		case countFitting(gpuLeft, m.GPUMilli) >= m.NumGPU:
+		case b.count[i] >= int64(m.NumGPU):
 			if !cpuFits {
 				d[fragLackCPU] += m.Weight * float64(idle)
 				continue
 			}
-			below := sumBelow(gpuLeft, m.GPUMilli)
-			d[fragLackGPU] += m.Weight * float64(below)
-			d[fragSatisfied] += m.Weight * float64(idle-below)
+			d[fragLackGPU] += m.Weight * float64(b.below[i])
+			d[fragSatisfied] += m.Weight * float64(idle-b.below[i])
 		case cpuFits:
 			d[fragLackGPU] += m.Weight * float64(idle)
 		default:
@@ -233,20 +322,18 @@ func (mix Mix) Blend(a, b float64, gpuModel string, cpuLeft int64, gpuLeft []int
 			f += v
 		}
 	}
-	return a*f + b*copies
+	return wFrag*f + wCopies*copies
 }
 
-// absorbWith is absorb given whether m may use the node (a GPU shape of
-// an allowed model) and how many of its GPUs are whole and free.
-func (m Typical) absorbWith(allowed bool, whole int64, cpuLeft int64, gpuLeft []int64) int64 {
+// absorbed is Typical.absorbWith from the counts of the shape's milli
+// (index i).
+func (b *blender) absorbed(m *Typical, i int, allowed bool, whole, cpuLeft int64) int64 {
 	if !allowed {
 		return 0
 	}
 	var slots int64
 	if m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1 {
-		for _, l := range gpuLeft {
-			slots += l / m.GPUMilli
-		}
+		slots = b.slots[i]
 	} else {
 		slots = whole / int64(m.NumGPU)
 	}

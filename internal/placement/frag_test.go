@@ -136,9 +136,10 @@ func TestCorralOnlineLearnsTheMix(t *testing.T) {
 	}
 }
 
-// Blend is the blend of Frag and FragCopies to the last bit, over random
+// A blender prepared for the mix is the blend of Frag and FragCopies to
+// the last bit, over random
 // mixes (shares, whole GPUs, CPU only, restricted models) and node states.
-func TestBlendIsFragAndFragCopies(t *testing.T) {
+func TestBlenderIsFragAndFragCopies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	models := [][]string{nil, {"A"}, {"B"}, {"A", "B"}}
 	for trial := range 2000 {
@@ -159,8 +160,8 @@ func TestBlendIsFragAndFragCopies(t *testing.T) {
 		}
 		gpuModel, cpu := []string{"A", "B", "C"}[rng.IntN(3)], rng.Int64N(64000)
 		want := 0.9*mix.Frag(gpuModel, cpu, left) + 0.1*mix.FragCopies(gpuModel, cpu, left)
-		if got := mix.Blend(0.9, 0.1, gpuModel, cpu, left); got != want {
-			t.Fatalf("trial %d: Blend %v, Frag and FragCopies %v (mix %+v, left %v, cpu %d, model %s)", trial, got, want, mix, left, cpu, gpuModel)
+		if got := newBlender(mix).blend(0.9, 0.1, gpuModel, cpu, left); got != want {
+			t.Fatalf("trial %d: blender %v, Frag and FragCopies %v (mix %+v, left %v, cpu %d, model %s)", trial, got, want, mix, left, cpu, gpuModel)
 		}
 	}
 }
