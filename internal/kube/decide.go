@@ -38,6 +38,7 @@ type rejection struct {
 	pods    []*corev1.Pod
 	message string
 	code    sched.Code
+	reclaim bool // it waits for quota its queue lent to come back
 }
 
 // decisions are what one cycle does.
@@ -256,7 +257,7 @@ func (in *cycleInput) unitNamed(name string) *unit {
 // rejection is why a unit stays pending, in Kubernetes' terms.
 func (in *cycleInput) rejection(w sched.Wait, resvs []sched.Reservation) rejection {
 	u := in.units[w.Unit]
-	r := rejection{pods: u.pods, code: w.Code, message: w.Reason}
+	r := rejection{pods: u.pods, code: w.Code, message: w.Reason, reclaim: w.Reclaim != nil}
 	switch w.Code {
 	case sched.CodeQuota:
 		r.message = in.quotaMessage(u, w)

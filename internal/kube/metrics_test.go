@@ -61,3 +61,60 @@ func TestMetricsAndProbes(t *testing.T) {
 		t.Errorf("/livez of a stuck leader: %d %s, want 503", code, body)
 	}
 }
+
+// /metrics has each Queue's GPUs (used, nominal, borrowed, lent), its
+// pending pods by reason and those waiting for lent quota to come back,
+// and the Go, process and client-go series: a queue of 2 GPUs borrows 2
+// of its cohort peer's 6, a second pod of it waits for quota, and a pod
+// of the peer waits for the 2 it lent.
+func TestQueueMetrics(t *testing.T) {
+	e := newEnv(t)
+	e.node("qmetrics-0", 8, nil)
+	small, lender := e.cohortQueue("small", 2, "lab"), e.cohortQueue("lender", 6, "lab")
+	s := e.newScheduler(e.config())
+	h := s.Handler()
+	e.startScheduler(s)
+	borrower, waiter := pod("borrower", 4), pod("waiter", 6)
+	borrower.Labels[LabelQueue], waiter.Labels[LabelQueue] = small, small
+	e.create(borrower)
+	e.waitBound("borrower")
+	e.create(waiter)
+	e.waitReason("waiter", ReasonWaitingForQuota, "over quota")
+	owner := pod("owner", 6) // its queue's 6 GPUs, 2 of them lent to small
+	owner.Labels[LabelQueue] = lender
+	e.create(owner)
+	e.waitReason("owner", ReasonWaitingForQuota, "lent to cohort")
+	for _, want := range []string{
+		`corral_kube_queue_gpus{kind="used",queue="` + small + `"} 4`,
+		`corral_kube_queue_gpus{kind="nominal",queue="` + small + `"} 2`,
+		`corral_kube_queue_gpus{kind="borrowed",queue="` + small + `"} 2`,
+		`corral_kube_queue_gpus{kind="lent",queue="` + lender + `"} 2`,
+		`corral_kube_queue_gpus{kind="used",queue="` + lender + `"} 0`,
+		`corral_kube_queue_pending_pods{queue="` + small + `",reason="WaitingForQuota"} 1`,
+		`corral_kube_queue_pending_pods{queue="` + small + `",reason="Unschedulable"} 0`,
+		`corral_kube_queue_reclaim_waiting_pods{queue="` + small + `"} 0`,
+		`corral_kube_queue_reclaim_waiting_pods{queue="` + lender + `"} 1`,
+		"go_goroutines ",
+		"process_resident_memory_bytes ",
+		`corral_kube_client_requests_total{code="201",method="POST"} `,
+		`corral_kube_client_request_duration_seconds_count{verb="POST"} `,
+	} {
+		e.eventually(func() error {
+			if _, body := get(t, h, "/metrics"); !strings.Contains(body, want) {
+				return fmt.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "queue"))
+			}
+			return nil
+		})
+	}
+}
+
+// grepLines is the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

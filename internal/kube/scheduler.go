@@ -259,6 +259,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 		s.reports.submit(nil)
 		s.prov.submit(nil)
 		s.metrics.setPending(nil, len(snap.gated))
+		s.metrics.setQueues(s.quota.Use(), nil)
 		return nil
 	}
 	start := time.Now()
@@ -278,6 +279,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	s.reports.submit(s.prov.note(d.rejects))
 	s.prov.submit(d.rejects)
 	s.metrics.setPending(d.rejects, len(snap.gated))
+	s.metrics.setQueues(s.quota.Use(), d.rejects)
 	return nil
 }
 

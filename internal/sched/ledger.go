@@ -100,3 +100,38 @@ func (l *Ledger) Release(name string) {
 	_ = l.book.Release(c.queue, c.need) // the book holds what it admitted
 	delete(l.charged, name)
 }
+
+// QueueUse is what one queue holds in the ledger's book now, in GPU
+// thousandths of every GPU flavor: Used (admitted to it or below it),
+// Nominal (its own quota), Borrowed (used beyond its nominal quota, from
+// its cohort) and Lent (of its nominal quota, used by its peers).
+type QueueUse struct {
+	Queue                          string
+	Used, Nominal, Borrowed, Lent int64
+}
+
+// Use is what every queue holds now, in the book's order; nothing before
+// the first Sync. Faces read it for their metrics.
+func (l *Ledger) Use() []QueueUse {
+	if l.book == nil {
+		return nil
+	}
+	var out []QueueUse
+	for _, q := range l.book.Queues() {
+		spec, _ := l.book.Spec(q)
+		out = append(out, QueueUse{Queue: q, Used: gpuMilli(l.book.Usage(q)), Nominal: gpuMilli(spec.Nominal),
+			Borrowed: gpuMilli(l.book.Borrowed(q)), Lent: gpuMilli(l.book.Lent(q))})
+	}
+	return out
+}
+
+// gpuMilli sums the GPU flavors of a.
+func gpuMilli(a queue.Amounts) int64 {
+	var n int64
+	for f, v := range a {
+		if f.IsGPU() {
+			n += v
+		}
+	}
+	return n
+}
