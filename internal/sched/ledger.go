@@ -106,7 +106,7 @@ func (l *Ledger) Release(name string) {
 // Nominal (its own quota), Borrowed (used beyond its nominal quota, from
 // its cohort) and Lent (of its nominal quota, used by its peers).
 type QueueUse struct {
-	Queue                          string
+	Queue                         string
 	Used, Nominal, Borrowed, Lent int64
 }
 
