@@ -55,3 +55,35 @@ func TestLedgerKeepsFairShareWhenQueuesChange(t *testing.T) {
 		})
 	}
 }
+
+// Use says what each queue holds, GPUs only: a queue of 2 GPUs running
+// 4 (and a CPU-only job) borrows 2 from its cohort peer of 6, which lends
+// them; nothing before the first Sync.
+func TestLedgerUse(t *testing.T) {
+	var l Ledger
+	if use := l.Use(); use != nil {
+		t.Fatalf("before a Sync: %v", use)
+	}
+	small, lender := quota("small", 2), quota("lender", 6)
+	small.Cohort, lender.Cohort = "lab", "lab"
+	running := []Running{
+		{Name: "big", Queue: "small", Need: queue.GPUs(gpu, 4)},
+		{Name: "cpu", Queue: "small", Need: queue.Amounts{queue.CPU: 4000}},
+	}
+	if _, err := l.Sync([]queue.Spec{small, lender}, running, t0); err != nil {
+		t.Fatal(err)
+	}
+	want := []QueueUse{ // in the book's order: by name
+		{Queue: "lender", Nominal: 6000, Lent: 2000},
+		{Queue: "small", Used: 4000, Nominal: 2000, Borrowed: 2000},
+	}
+	got := l.Use()
+	if len(got) != len(want) {
+		t.Fatalf("Use: %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Use[%d]: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
