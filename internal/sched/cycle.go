@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
 )
 
 // cycle is the working state of one Cycle call.
@@ -332,11 +334,49 @@ func (c *cycle) stoppingUnits() []string {
 }
 
 // shapeKey is what placement depends on: units of one key fit alike.
+// The common unit (one group, no topology, tolerations or model list) has
+// its key written field by field, which a cycle over thousands of waiting
+// units pays for each; others are printed whole. The two forms cannot
+// meet: a printed key starts with "[".
 func shapeKey(u *Unit) string {
 	j := u.Job
+	if key, ok := simpleShapeKey(j); ok {
+		return key
+	}
 	key := fmt.Sprint(j.Groups, j.Topology, j.MinMember, j.Elastic, j.Tolerations, j.Preemptible)
 	if j.ByGPUMemory != nil {
 		key += " " + j.ByGPUMemory.String()
 	}
 	return key
+}
+
+// simpleShapeKey is the key of a job of one group without topology,
+// tolerations, allowed models or a GPU memory ask: every field of its
+// group and demand and the job's MinMember, Elastic and Preemptible
+// (TestSimpleShapeKeyHasEveryField keeps the list whole).
+func simpleShapeKey(j *job.Job) (string, bool) {
+	if len(j.Groups) != 1 || len(j.Topology) > 0 || len(j.Tolerations) > 0 || j.ByGPUMemory != nil {
+		return "", false
+	}
+	g := &j.Groups[0]
+	d := &g.Task
+	if len(g.Tolerations) > 0 || len(d.Models) > 0 {
+		return "", false
+	}
+	b := make([]byte, 0, 96)
+	b = append(b, 1)
+	for _, text := range []string{g.Name, d.MIG} { // each after its length: no name reads as another
+		b = strconv.AppendInt(b, int64(len(text)), 10)
+		b = append(b, ':')
+		b = append(b, text...)
+	}
+	for _, v := range []int64{int64(g.Count), int64(d.GPUs), int64(d.Shares), d.GPUMemoryMiB, int64(d.GPUMilli), d.CPUMilli, d.MemoryMiB, int64(j.MinMember)} {
+		b = append(b, '|')
+		b = strconv.AppendInt(b, v, 10)
+	}
+	for _, f := range []bool{d.WholeNode, j.Elastic, j.Preemptible} {
+		b = append(b, '|')
+		b = strconv.AppendBool(b, f)
+	}
+	return string(b), true
 }
