@@ -76,8 +76,9 @@ func unpriced(cat *price.Catalog, u cost.Usage) string {
 // useful GPU-hour and the work left undone beside it, and where the money
 // went.
 func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost) {
-	fmt.Fprintln(w, "\ncost at catalog prices (internal/cost/price/catalog.yaml; --prices to override):")
-	fmt.Fprintf(w, "  %-15s %12s %10s %10s %10s %10s %7s %9s %10s %9s\n", "policy", "total USD", "USD/useful", "undone", "bought", "used",
+	fmt.Fprintln(w, "\ncost at catalog prices (internal/cost/price/catalog.yaml; --prices to override), billed for every hour")
+	fmt.Fprintf(w, "from the start until the last job ends (hours): a longer window than the %.0f h of arrivals util and alloc above cover\n", horizonOf(results))
+	fmt.Fprintf(w, "  %-15s %6s %12s %10s %10s %10s %10s %7s %9s %10s %9s\n", "policy", "hours", "total USD", "USD/useful", "undone", "bought", "used",
 		"wasted", "idle", "fragmented", "lost")
 	for _, r := range results {
 		c := costs[r.Policy]
@@ -86,7 +87,7 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 		if t.BoughtGPUH > 0 {
 			wasted = 100 * t.WastedGPUH / t.BoughtGPUH
 		}
-		fmt.Fprintf(w, "  %-15s %12.0f %10s %10.0f %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, t.CostUSD, perUseful(c.USDPerUsefulGPUH),
+		fmt.Fprintf(w, "  %-15s %6d %12.0f %10s %10.0f %10.0f %10.0f %6.1f%% %9.0f %10.0f %9.0f\n", r.Policy, len(r.Hours), t.CostUSD, perUseful(c.USDPerUsefulGPUH),
 			c.WorkUndoneGPUH, t.BoughtGPUH, t.UsedGPUH, wasted, t.IdleGPUH, t.FragmentedGPUH, t.PreemptedLostGPUH+t.InterruptedLostGPUH)
 	}
 	var notes []string
@@ -111,6 +112,15 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 	fmt.Fprintln(w, "  compare equal work only where undone is equal). wasted: bought but not used; idle: free cards on empty nodes")
 	fmt.Fprintln(w, "  and cards held while idle; fragmented: free cards on partly used nodes and unused parts of shared cards;")
 	fmt.Fprintln(w, "  lost: work thrown away by preemptions and interruptions.")
+}
+
+// horizonOf is the arrival window of the replays, in hours (the same
+// workload for every policy).
+func horizonOf(results []*sim.Result) float64 {
+	if len(results) == 0 {
+		return 0
+	}
+	return results[0].Summary.HorizonH
 }
 
 // costWarnings are the price warnings of every policy's bill, each once.

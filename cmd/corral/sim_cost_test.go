@@ -105,12 +105,14 @@ func TestSimCommandTCOWithoutAutoscaleSaysIdleNodesArePaid(t *testing.T) {
 }
 
 // Totals for unequal work are shown beside the cost of a useful GPU-hour
-// and the work left undone: kube-default (no gangs) leaves gangs
+// and the work left undone, and the table says the window it bills (every
+// hour until the last job ends) against the arrival window: kube-default (no gangs) leaves gangs
 // deadlocked on 32 nodes over 14 days at load 0.95, corral finishes
 // everything.
 func TestSimCommandCostsShowWorkUndone(t *testing.T) {
 	out, doc := simDocOf(t, "--nodes", "32", "--days", "14", "--load", "0.95", "--tco", "--autoscale", "0:", "--policies", "corral,kube-default,slurm-like")
-	for _, want := range []string{"total USD USD/useful     undone", "total USD USD/useful     undone wait mean"} {
+	for _, want := range []string{"hours    total USD USD/useful     undone", "total USD USD/useful     undone wait mean",
+		"billed for every hour\nfrom the start until the last job ends (hours): a longer window than the 336 h of arrivals"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
