@@ -154,7 +154,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.tco {
-		if out.platforms, err = simTCO(o.platformsPath, results, out.costs); err != nil {
+		if out.platforms, out.tcoLeftOut, err = simTCO(o.platformsPath, results, out.costs); err != nil {
 			return err
 		}
 		if len(scaling) == 0 {
@@ -167,13 +167,14 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 
 // simOutputs is what one corral sim run reports, in every format.
 type simOutputs struct {
-	label     string
-	results   []*sim.Result
-	costs     map[string]*simCost
-	platforms []tco.Row      // with --tco
-	tcoNote   string         // a warning the platform comparison needs, if any
-	capacity  float64        // GPUs of the whole fleet
-	term      price.Capacity // the commitment reserved nodes and the floor stand for
+	label      string
+	results    []*sim.Result
+	costs      map[string]*simCost
+	platforms  []tco.Row      // with --tco
+	tcoNote    string         // a warning the platform comparison needs, if any
+	tcoLeftOut []string       // platforms whose policy the replay did not run
+	capacity   float64        // GPUs of the whole fleet
+	term       price.Capacity // the commitment reserved nodes and the floor stand for
 }
 
 // replayPolicies replays the workload under each policy in turn.
@@ -205,7 +206,7 @@ func writeSimText(stdout io.Writer, o simOptions, f *fleet.Fleet, out *simOutput
 	writeRefused(stdout, out.results)
 	writeSimCosts(stdout, out.results, out.costs)
 	if o.tco {
-		writeTCO(stdout, out.platforms, autoscaled)
+		writeTCO(stdout, out.platforms, out.tcoLeftOut, autoscaled)
 	}
 	if autoscaled {
 		writeAutoscaling(stdout, f, out.results)
@@ -281,7 +282,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.reservedTerm, "reserved-term", "block", "the commitment reserved nodes (capacityType: reserved) stand for: block (EC2 Capacity Blocks and the like), 1y or 3y")
 	fs.StringVar(&o.floorTerms, "floor-terms", "1y,block", "with --moves: the commitments the floor move is priced with, one row each, each billed as the catalog's kind of it (1y and 3y: a discount on the usage; block: capacity nodes to fill)")
 	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report (GPUs over time, cost, waits, fragmentation) to this file")
-	fs.BoolVar(&o.tco, "tco", false, "compare the monthly total cost of platforms (managed service, Kubernetes default, Kubernetes with corral, HPC) on this workload")
+	fs.BoolVar(&o.tco, "tco", false, "compare the monthly total cost of platforms (managed service, Kubernetes default, Kubernetes with its packing profile, Kubernetes with corral, HPC) on this workload; a platform whose policy --policies leaves out is left out")
 	fs.StringVar(&o.platformsPath, "platforms", "", "with --tco: platform profiles (YAML) instead of the built-in assumptions")
 	fs.StringVar(&o.explain, "explain", "", "tell the story of this job under each policy: arrival, why it waited, start, stops, end")
 	fs.StringVar(&o.demandDir, "demand-dir", "", "write each policy's hourly demand for cards (hour,gpu_model,gpus: cards occupied) to DIR/<policy>.csv")
@@ -513,13 +514,15 @@ type simJSON struct {
 	Costs    map[string]*simCost      `json:"costs"`
 	TCO      []tco.Row                `json:"tco,omitempty"`
 	TCONote  string                   `json:"tco_note,omitempty"`
-	Results  []simJSONResult          `json:"results"`
+	// TCOLeftOut are the platforms whose policy the replay did not run.
+	TCOLeftOut []string        `json:"tco_left_out,omitempty"`
+	Results    []simJSONResult `json:"results"`
 }
 
 // simDoc is the document of out with the given results (out's, or copies
 // stripped of records).
 func simDoc(out *simOutputs, results []*sim.Result) simJSON {
-	doc := simJSON{Input: out.label, Policies: map[string]simJSONStable{}, Costs: out.costs, TCO: out.platforms, TCONote: out.tcoNote}
+	doc := simJSON{Input: out.label, Policies: map[string]simJSONStable{}, Costs: out.costs, TCO: out.platforms, TCONote: out.tcoNote, TCOLeftOut: out.tcoLeftOut}
 	for _, r := range results {
 		st := stableFields(r.Summary)
 		doc.Policies[r.Policy] = st

@@ -155,8 +155,8 @@ func TestSimCommandTCO(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.TCO) != 4 {
-		t.Fatalf("%d platforms, want 4", len(doc.TCO))
+	if len(doc.TCO) != 5 { // managed, kube-default, kube-packed, corral, slurm
+		t.Fatalf("%d platforms, want 5", len(doc.TCO))
 	}
 	byName := map[string]float64{}
 	for _, r := range doc.TCO {

@@ -20,18 +20,25 @@ const hoursPerMonth = 730
 // scheduling, scaled to a month of the replay's pace; the managed
 // service, which gives every job its own whole GPUs for its run, from the
 // corral replay's job records. Fixed costs come from the profiles (path,
-// or the built-in assumptions).
-func simTCO(path string, results []*sim.Result, costs map[string]*simCost) ([]tco.Row, error) {
+// or the built-in assumptions). A platform whose policy the replay did
+// not run (--policies left it out) is left out, and named in leftOut.
+func simTCO(path string, results []*sim.Result, costs map[string]*simCost) (rows []tco.Row, leftOut []string, err error) {
 	profiles, err := loadProfiles(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byPolicy := map[string]*sim.Result{}
 	for _, r := range results {
 		byPolicy[r.Policy] = r
 	}
 	inputs := map[string]tco.Input{}
+	var run []tco.Profile
 	for _, p := range profiles {
+		if p.Policy != "" && byPolicy[p.Policy] == nil {
+			leftOut = append(leftOut, fmt.Sprintf("%s (policy %s not in --policies)", p.Title, p.Policy))
+			continue
+		}
+		run = append(run, p)
 		if p.Policy == "" {
 			ref := byPolicy["corral"]
 			if ref == nil {
@@ -41,12 +48,10 @@ func simTCO(path string, results []*sim.Result, costs map[string]*simCost) ([]tc
 			continue
 		}
 		r := byPolicy[p.Policy]
-		if r == nil {
-			return nil, fmt.Errorf("platform %q is modelled by policy %q: add it to --policies", p.Name, p.Policy)
-		}
 		inputs[p.Name] = policyInput(r, costs[r.Policy])
 	}
-	return tco.Compare(profiles, inputs)
+	rows, err = tco.Compare(run, inputs)
+	return rows, leftOut, err
 }
 
 // policyInput is what a policy's replay bought and did, scaled to a month
@@ -99,7 +104,7 @@ func loadProfiles(path string) ([]tco.Profile, error) {
 // useful GPU-hour and the work each left undone. Without autoscaling every
 // platform pays for the whole fleet, idle nodes included, and the note
 // says so.
-func writeTCO(w io.Writer, rows []tco.Row, autoscaled bool) {
+func writeTCO(w io.Writer, rows []tco.Row, leftOut []string, autoscaled bool) {
 	fmt.Fprintln(w, "\nmonthly cost per platform (fixed costs are editable assumptions: internal/cost/tco/profiles.yaml, --platforms):")
 	fmt.Fprintf(w, "  %-42s %11s %12s %10s %11s %8s %12s %10s %10s %9s %9s\n", "platform", "GPU-h", "compute", "stor+net", "operations",
 		"tools", "total USD", "USD/useful", "undone", "wait mean", "wait p99")
@@ -113,6 +118,9 @@ func writeTCO(w io.Writer, rows []tco.Row, autoscaled bool) {
 	fmt.Fprintln(w, "  compare equal work only where undone is equal.")
 	if !autoscaled {
 		writeWrapped(w, "  note: ", "        ", noAutoscaleNote, 120)
+	}
+	if len(leftOut) > 0 {
+		writeWrapped(w, "  left out: ", "        ", strings.Join(leftOut, "; "), 120)
 	}
 }
 

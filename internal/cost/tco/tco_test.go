@@ -11,7 +11,7 @@ func TestDefaultsAreLabelledAssumptionsWithReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"managed-training", "kube-default", "kube-corral", "hpc-slurm"}
+	want := []string{"managed-training", "kube-default", "kube-packed", "kube-corral", "hpc-slurm"}
 	if len(ps) != len(want) {
 		t.Fatalf("%d profiles, want %v", len(ps), want)
 	}
