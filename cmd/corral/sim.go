@@ -473,8 +473,26 @@ func writeTenantWaits(w io.Writer, results []*sim.Result) {
 	for _, c := range results[0].Summary.Classes {
 		classes = append(classes, c.Class)
 	}
+	writeQuotas(w, results[0].Summary.Tenants)
 	waitTable(w, "mean wait", tenants, results, func(s sim.Summary, i int) float64 { return s.Tenants[i].MeanWaitH })
 	waitTable(w, "by class", classes, results, func(s sim.Summary, i int) float64 { return s.Classes[i].MeanWaitH })
+}
+
+// writeQuotas prints the quota the replay gives each tenant, in the
+// columns of the tables after it.
+func writeQuotas(w io.Writer, tenants []sim.TenantSummary) {
+	if len(tenants) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "\n%-15s", "tenant quota")
+	for _, t := range tenants {
+		fmt.Fprintf(w, " %12s", t.Tenant)
+	}
+	fmt.Fprintf(w, "\n%-15s", "GPUs")
+	for _, t := range tenants {
+		fmt.Fprintf(w, " %12.2f", t.QuotaGPUs)
+	}
+	fmt.Fprintln(w, "\n(each tenant's share of the workload's GPU-hours times the fleet's GPUs; one cohort lends what is unused)")
 }
 
 func waitTable(w io.Writer, title string, columns []string, results []*sim.Result, cell func(sim.Summary, int) float64) {

@@ -162,3 +162,20 @@ func TestSimCommandTCOSaysStalePrices(t *testing.T) {
 		t.Error("the HTML report lacks the warning")
 	}
 }
+
+// The quota a replay gives each tenant is printed above the waits, and
+// in JSON; the quotas add up to the fleet's GPUs (16 nodes of 8 here).
+func TestSimPrintsTheTenantsQuotas(t *testing.T) {
+	out, doc := simDocOf(t, "--nodes", "16", "--days", "2", "--policies", "corral")
+	if !strings.Contains(out, "tenant quota         interns     platform      product     research\nGPUs ") {
+		t.Errorf("no quota table above the waits:\n%s", out)
+	}
+	results := at(t, doc, "results").([]any)
+	sum := 0.0
+	for _, ts := range results[0].(map[string]any)["summary"].(map[string]any)["tenants"].([]any) {
+		sum += ts.(map[string]any)["quota_gpus"].(float64)
+	}
+	if math.Abs(sum-128) > 1e-9 {
+		t.Errorf("the tenants' quotas add up to %v GPUs, want the fleet's 128", sum)
+	}
+}

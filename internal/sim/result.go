@@ -103,6 +103,10 @@ type TenantSummary struct {
 	GPUHours  float64 `json:"gpu_hours"` // received: used GPUs x run time
 	Received  float64 `json:"received"`  // share of all GPU-hours received
 	Entitled  float64 `json:"entitled"`  // share of the workload's GPU-hours
+	// QuotaGPUs is the tenant's nominal quota in the replay: its share of
+	// the workload's GPU-hours times the fleet's GPUs, in one cohort that
+	// lends what is unused (newBook).
+	QuotaGPUs float64 `json:"quota_gpus"`
 }
 
 func (s *Sim) result(policy string, horizon time.Duration) *Result {
@@ -209,6 +213,9 @@ func (s *Sim) tenantSummaries(end time.Duration) ([]TenantSummary, float64) {
 		w := sortedFloats(waits[t])
 		ts := TenantSummary{Tenant: t, Jobs: len(w), MeanWaitH: mean(w), P99WaitH: percentile(w, 0.99),
 			GPUHours: got[t], Entitled: s.entitled[t]}
+		if spec, ok := s.book.Spec(t); ok {
+			ts.QuotaGPUs = float64(spec.Nominal[quotaFlavor]) / queue.Milli
+		}
 		if total > 0 {
 			ts.Received = got[t] / total
 		}
