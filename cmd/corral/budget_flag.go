@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/corral-sched/corral/internal/sched"
@@ -37,5 +39,32 @@ func (b budgetFlag) Set(v string) error {
 		return err
 	}
 	b[name] = bud
+	return nil
+}
+
+// quotaFlag is corral sim's --quota: tenants' nominal GPU quotas.
+type quotaFlag map[string]float64
+
+func (q quotaFlag) String() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		parts = append(parts, fmt.Sprintf("%s=%g", name, q[name]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (q quotaFlag) Set(v string) error {
+	name, gpus, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("quota %q: want TENANT=GPUS, e.g. research=64", v)
+	}
+	if _, dup := q[name]; dup {
+		return fmt.Errorf("quota %q: %s has a quota already", v, name)
+	}
+	n, err := strconv.ParseFloat(gpus, 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return fmt.Errorf("quota %q: GPUS must be a number of GPUs, 0 or more", v)
+	}
+	q[name] = n
 	return nil
 }

@@ -104,6 +104,7 @@ type simOptions struct {
 	now                                                              string
 	spotOutage                                                       time.Duration
 	budgets                                                          budgetFlag
+	quotas                                                           quotaFlag
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -187,7 +188,7 @@ func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies 
 			ReclaimPatience:    patienceSetting(o.reclaimPatience),
 			PriorityPreemption: o.priorityPreempt, Progress: bar.update,
 			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
-			Backfill: o.backfill, Reservations: o.reservations, Budgets: o.budgets})
+			Backfill: o.backfill, Reservations: o.reservations, Budgets: o.budgets, Quotas: o.quotas})
 		bar.finish()
 		if err != nil {
 			return nil, err
@@ -245,7 +246,7 @@ func writeSimFiles(stdout io.Writer, o simOptions, out *simOutputs, cat *price.C
 }
 
 func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
-	o := simOptions{budgets: budgetFlag{}}
+	o := simOptions{budgets: budgetFlag{}, quotas: quotaFlag{}}
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.fleetPath, "fleet", "", "fleet file (YAML); default a synthetic fleet of --nodes nodes")
@@ -292,6 +293,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.offer, "offer", "", "with --moves: the catalog offer, a family or instance (g6, g6.xlarge; default: the catalog's first for the model and provider)")
 	fs.StringVar(&o.provider, "provider", "", "with --moves: the provider whose offer prices the moves: aws, gcp, azure, or any in --prices (default: the catalog's first offer)")
 	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
+	fs.Var(o.quotas, "quota", "TENANT=GPUS: the tenant's nominal GPU quota (repeatable); tenants not given one share what is left in proportion to their work, all in one cohort that lends what is unused")
 	fs.Var(o.budgets, "budget", "corral: "+budgetFlagHelp+"; a duration counts from the replay's start, a month from 2000-01-01, the simulator's time zero")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }

@@ -179,3 +179,29 @@ func TestSimPrintsTheTenantsQuotas(t *testing.T) {
 		t.Errorf("the tenants' quotas add up to %v GPUs, want the fleet's 128", sum)
 	}
 }
+
+// Quotas the user gives are the replay's; the other tenants share what is
+// left by their work; a tenant the workload lacks, or quotas above the
+// fleet, are refused with the reason.
+func TestSimTakesGivenQuotas(t *testing.T) {
+	_, doc := simDocOf(t, "--nodes", "16", "--days", "2", "--policies", "corral", "--quota", "research=64", "--quota", "interns=2")
+	quotas := map[string]float64{}
+	for _, ts := range at(t, doc, "results").([]any)[0].(map[string]any)["summary"].(map[string]any)["tenants"].([]any) {
+		m := ts.(map[string]any)
+		quotas[m["tenant"].(string)] = m["quota_gpus"].(float64)
+	}
+	if quotas["research"] != 64 || quotas["interns"] != 2 || math.Abs(quotas["platform"]+quotas["product"]-62) > 1e-9 {
+		t.Errorf("quotas %v: want research 64, interns 2, the other two 62 between them", quotas)
+	}
+	for args, want := range map[string]string{
+		"bogus=3":      `quota for tenant "bogus": the workload has no such tenant`,
+		"research=200": "add up to more than the fleet's 128 GPUs",
+		"research=-1":  "GPUS must be a number of GPUs, 0 or more",
+		"research":     "want TENANT=GPUS",
+	} {
+		_, errOut, code := runCLI(t, "sim", "--nodes", "16", "--days", "2", "--policies", "corral", "--quota", args)
+		if code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("--quota %s: exit %d, %q; want it refused saying %q", args, code, errOut, want)
+		}
+	}
+}

@@ -60,6 +60,10 @@ type Options struct {
 	// A fixed period counts from the replay's time zero; a calendar month
 	// (Every 0) from the simulator's epoch, 2000-01-01.
 	Budgets map[string]sched.Budget
+	// Quotas are nominal GPU quotas the user gives tenants; the tenants
+	// it does not name share what is left by their share of the workload's
+	// GPU-hours, as all do without it (newBook).
+	Quotas map[string]float64
 }
 
 // Backfill modes.

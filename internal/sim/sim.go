@@ -175,7 +175,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 	}
 	var unmet map[string]string
 	w.Arrivals, unmet = resolveAsks(state, w.Arrivals)
-	book, ceiling, entitled, err := newBook(w, fc.GPUs())
+	book, ceiling, entitled, err := newBook(w, fc.GPUs(), opt.Quotas)
 	if err != nil {
 		return nil, err
 	}

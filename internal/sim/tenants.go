@@ -2,7 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/corral-sched/corral/internal/queue"
@@ -28,8 +32,11 @@ func tenantOf(a *workload.Arrival) string {
 // newBook gives every tenant of the workload a queue whose nominal quota
 // is its share of the workload's GPU-hours times the fleet's GPUs, all in
 // one cohort that lends whatever is unused; with it the ceiling of those
-// quotas, by which the core refuses what they never admit.
-func newBook(w workload.Workload, gpus int) (*queue.Book, *sched.Ceiling, map[string]float64, error) {
+// quotas, by which the core refuses what they never admit. A tenant given
+// a quota (GPUs) has it, and the others share what is left in proportion
+// to their work; given quotas above the fleet, or for a tenant the
+// workload lacks, are an error.
+func newBook(w workload.Workload, gpus int, given map[string]float64) (*queue.Book, *sched.Ceiling, map[string]float64, error) {
 	work := map[string]float64{}
 	total := 0.0
 	for i := range w.Arrivals {
@@ -44,22 +51,19 @@ func newBook(w workload.Workload, gpus int) (*queue.Book, *sched.Ceiling, map[st
 	}
 	sort.Strings(names)
 	entitled := map[string]float64{}
-	var specs []queue.Spec
-	left := int64(gpus) * queue.Milli
-	for i, t := range names {
-		share := 1.0 / float64(len(names))
+	for _, t := range names {
+		entitled[t] = 1.0 / float64(len(names))
 		if total > 0 {
-			share = work[t] / total
+			entitled[t] = work[t] / total
 		}
-		entitled[t] = share
-		// The last tenant takes what rounding left, so that the quotas add
-		// up to the fleet exactly and a job asking for all of it fits.
-		milli := min(int64(share*float64(gpus)*queue.Milli), left)
-		if i == len(names)-1 {
-			milli = left
-		}
-		left -= milli
-		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: queue.Amounts{quotaFlavor: milli}, Order: queue.PriorityFIFO})
+	}
+	quotas, err := nominalQuotas(names, entitled, gpus, given)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var specs []queue.Spec
+	for _, t := range names {
+		specs = append(specs, queue.Spec{Name: t, Cohort: "fleet", Nominal: queue.Amounts{quotaFlavor: quotas[t]}, Order: queue.PriorityFIFO})
 	}
 	book, err := queue.NewBook(specs, fairShareHalfLife)
 	if err != nil {
@@ -70,6 +74,44 @@ func newBook(w workload.Workload, gpus int) (*queue.Book, *sched.Ceiling, map[st
 		return nil, nil, nil, fmt.Errorf("tenant queues: %w", err)
 	}
 	return book, ceiling, entitled, nil
+}
+
+// nominalQuotas are the tenants' quotas in milli-GPUs: those given, and
+// for the others their share of the rest in proportion to their work.
+// The last tenant not given one takes what rounding left, so that the
+// quotas add up to the fleet exactly and a job asking for all of it fits.
+func nominalQuotas(names []string, entitled map[string]float64, gpus int, given map[string]float64) (map[string]int64, error) {
+	out := map[string]int64{}
+	left := int64(gpus) * queue.Milli
+	for _, t := range slices.Sorted(maps.Keys(given)) {
+		if _, ok := entitled[t]; !ok {
+			return nil, fmt.Errorf("quota for tenant %q: the workload has no such tenant (it has %s)", t, strings.Join(names, ", "))
+		}
+		m := int64(math.Round(given[t] * queue.Milli))
+		if m < 0 || m > left {
+			return nil, fmt.Errorf("quota %s=%g: the given quotas add up to more than the fleet's %d GPUs", t, given[t], gpus)
+		}
+		out[t], left = m, left-m
+	}
+	rest, share := []string{}, 0.0
+	for _, t := range names {
+		if _, ok := given[t]; !ok {
+			rest, share = append(rest, t), share+entitled[t]
+		}
+	}
+	pool := left
+	for i, t := range rest {
+		m := left
+		switch {
+		case i == len(rest)-1:
+		case len(given) == 0:
+			m = min(int64(entitled[t]*float64(gpus)*queue.Milli), left)
+		case share > 0:
+			m = min(int64(entitled[t]/share*float64(pool)), left)
+		}
+		out[t], left = m, left-m
+	}
+	return out, nil
 }
 
 // charger is how the simulator's quotas count work: the core's one
