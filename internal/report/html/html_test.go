@@ -120,6 +120,9 @@ func smallReport(t *testing.T) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The report's four platforms of the golden file; which platforms
+	// the defaults hold is internal/cost/tco's test.
+	profiles = slices.DeleteFunc(profiles, func(p tco.Profile) bool { return p.Name == "kube-packed" })
 	rows, err := tco.Compare(profiles, map[string]tco.Input{
 		"managed-training": {GPUHoursBought: 1000, USDPerGPUHour: 4, UsefulGPUHours: 900, MeanWaitHours: 0.2, P99WaitHours: 1.5},
 		"kube-default":     {GPUHoursBought: 1400, USDPerGPUHour: 4, UsefulGPUHours: 800, UndoneGPUHours: 100, MeanWaitHours: 1.1, P99WaitHours: 9},
