@@ -114,30 +114,53 @@ func (mix Mix) Frag(gpuModel string, cpuLeft int64, gpuLeft []int64) float64 {
 	for _, l := range gpuLeft {
 		idle += l
 	}
-	var d [fragCategories]float64
-	for _, m := range mix {
-		cpuFits := cpuLeft >= m.CPUMilli
-		switch {
-		case m.GPUMilli == 0 && cpuFits:
-			d[fragCPUOnlyFits] += m.Weight * float64(idle)
-		case m.GPUMilli == 0:
-			d[fragCPUOnlyLacksCPU] += m.Weight * float64(idle)
-		case !m.allows(gpuModel):
-			d[fragNoAccess] += m.Weight * float64(idle)
-		case countFitting(gpuLeft, m.GPUMilli) >= m.NumGPU:
-			if !cpuFits {
-				d[fragLackCPU] += m.Weight * float64(idle)
-				continue
-			}
-			below := sumBelow(gpuLeft, m.GPUMilli)
-			d[fragLackGPU] += m.Weight * float64(below)
-			d[fragSatisfied] += m.Weight * float64(idle-below)
-		case cpuFits:
-			d[fragLackGPU] += m.Weight * float64(idle)
-		default:
-			d[fragLackBoth] += m.Weight * float64(idle)
+	var d fragments
+	for i := range mix {
+		m := &mix[i]
+		allowed := m.GPUMilli > 0 && m.allows(gpuModel)
+		var fitting, below int64
+		if allowed {
+			fitting = int64(countFitting(gpuLeft, m.GPUMilli))
 		}
+		if fitting >= int64(m.NumGPU) && allowed {
+			below = sumBelow(gpuLeft, m.GPUMilli)
+		}
+		d.add(m, allowed, cpuLeft, idle, fitting, below)
 	}
+	return d.sum()
+}
+
+// fragments sums a node's milli-GPU per fragment category of the FGD
+// artifact, each shape of the mix weighted.
+type fragments [fragCategories]float64
+
+// add counts shape m on a node with idle milli-GPU left: allowed says
+// whether it is a GPU shape of a model the node has; fitting is how many
+// of the node's GPUs hold its milli, below the milli on GPUs that do not.
+func (d *fragments) add(m *Typical, allowed bool, cpuLeft, idle, fitting, below int64) {
+	cpuFits := cpuLeft >= m.CPUMilli
+	switch {
+	case m.GPUMilli == 0 && cpuFits:
+		d[fragCPUOnlyFits] += m.Weight * float64(idle)
+	case m.GPUMilli == 0:
+		d[fragCPUOnlyLacksCPU] += m.Weight * float64(idle)
+	case !allowed:
+		d[fragNoAccess] += m.Weight * float64(idle)
+	case fitting >= int64(m.NumGPU) && !cpuFits:
+		d[fragLackCPU] += m.Weight * float64(idle)
+	case fitting >= int64(m.NumGPU):
+		d[fragLackGPU] += m.Weight * float64(below)
+		d[fragSatisfied] += m.Weight * float64(idle-below)
+	case cpuFits:
+		d[fragLackGPU] += m.Weight * float64(idle)
+	default:
+		d[fragLackBoth] += m.Weight * float64(idle)
+	}
+}
+
+// sum is the fragmentation: every category but the satisfied one, in the
+// artifact's order.
+func (d *fragments) sum() float64 {
 	var f float64
 	for i, v := range d {
 		if i != fragSatisfied {
@@ -186,22 +209,30 @@ func (mix Mix) FragCopies(gpuModel string, cpuLeft int64, gpuLeft []int64) float
 
 // absorb is the milli-GPU that copies of m can take on a node state.
 func (m Typical) absorb(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
-	return m.absorbWith(m.GPUMilli > 0 && m.allows(gpuModel), int64(countFitting(gpuLeft, model.MilliPerGPU)), cpuLeft, gpuLeft)
-}
-
-// absorbWith is absorb given whether m may use the node (a GPU shape of
-// an allowed model) and how many of its GPUs are whole and free.
-func (m Typical) absorbWith(allowed bool, whole int64, cpuLeft int64, gpuLeft []int64) int64 {
-	if !allowed {
-		return 0
-	}
 	var slots int64
-	if m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1 {
+	if m.isShare() {
 		for _, l := range gpuLeft {
 			slots += l / m.GPUMilli
 		}
-	} else {
-		slots = whole / int64(m.NumGPU)
+	}
+	return m.absorbGiven(m.GPUMilli > 0 && m.allows(gpuModel), slots, int64(countFitting(gpuLeft, model.MilliPerGPU)), cpuLeft)
+}
+
+// isShare reports whether copies of m are parts of one GPU each.
+func (m *Typical) isShare() bool {
+	return m.GPUMilli > 0 && m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1
+}
+
+// absorbGiven is absorb given whether m may use the node (a GPU shape of
+// an allowed model), how many copies of a share of its milli the GPUs
+// hold (shareSlots, for a share) and how many GPUs are whole and free.
+func (m Typical) absorbGiven(allowed bool, shareSlots, whole, cpuLeft int64) int64 {
+	if !allowed {
+		return 0
+	}
+	slots := whole / int64(m.NumGPU)
+	if m.isShare() {
+		slots = shareSlots
 	}
 	if m.CPUMilli > 0 {
 		slots = min(slots, cpuLeft/m.CPUMilli)
@@ -242,7 +273,7 @@ func newBlender(mix Mix) *blender {
 			b.millis, b.slotted = append(b.millis, m.GPUMilli), append(b.slotted, false)
 		}
 		b.milliOf[s] = i
-		b.slotted[i] = b.slotted[i] || (m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1)
+		b.slotted[i] = b.slotted[i] || m.isShare()
 	}
 	b.count, b.below, b.slots = make([]int64, len(b.millis)), make([]int64, len(b.millis)), make([]int64, len(b.millis))
 	return b
@@ -287,58 +318,18 @@ func (b *blender) blend(wFrag, wCopies float64, gpuModel string, cpuLeft int64, 
 		b.count[i], b.below[i], b.slots[i] = count, below, slots
 	}
 	allowed := b.allowedOn(gpuModel)
-	var d [fragCategories]float64
+	var d fragments
 	copies := 0.0
 	for s := range b.mix {
 		m := &b.mix[s]
-		i := b.milliOf[s]
+		var fitting, below, slots int64
+		if i := b.milliOf[s]; i >= 0 {
+			fitting, below, slots = b.count[i], b.below[i], b.slots[i]
+		}
 		if idle > 0 {
-			copies += m.Weight * float64(idle-b.absorbed(m, i, allowed[s], whole, cpuLeft))
+			copies += m.Weight * float64(idle-m.absorbGiven(allowed[s], slots, whole, cpuLeft))
 		}
-		cpuFits := cpuLeft >= m.CPUMilli
-		switch {
-		case m.GPUMilli == 0 && cpuFits:
-			d[fragCPUOnlyFits] += m.Weight * float64(idle)
-		case m.GPUMilli == 0:
-			d[fragCPUOnlyLacksCPU] += m.Weight * float64(idle)
-		case !allowed[s]:
-			d[fragNoAccess] += m.Weight * float64(idle)
-		case b.count[i] >= int64(m.NumGPU):
-			if !cpuFits {
-				d[fragLackCPU] += m.Weight * float64(idle)
-				continue
-			}
-			d[fragLackGPU] += m.Weight * float64(b.below[i])
-			d[fragSatisfied] += m.Weight * float64(idle-b.below[i])
-		case cpuFits:
-			d[fragLackGPU] += m.Weight * float64(idle)
-		default:
-			d[fragLackBoth] += m.Weight * float64(idle)
-		}
+		d.add(m, allowed[s], cpuLeft, idle, fitting, below)
 	}
-	var f float64
-	for i, v := range d {
-		if i != fragSatisfied {
-			f += v
-		}
-	}
-	return wFrag*f + wCopies*copies
-}
-
-// absorbed is Typical.absorbWith from the counts of the shape's milli
-// (index i).
-func (b *blender) absorbed(m *Typical, i int, allowed bool, whole, cpuLeft int64) int64 {
-	if !allowed {
-		return 0
-	}
-	var slots int64
-	if m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1 {
-		slots = b.slots[i]
-	} else {
-		slots = whole / int64(m.NumGPU)
-	}
-	if m.CPUMilli > 0 {
-		slots = min(slots, cpuLeft/m.CPUMilli)
-	}
-	return slots * m.GPUMilli * int64(m.NumGPU)
+	return wFrag*d.sum() + wCopies*copies
 }
