@@ -27,18 +27,25 @@ func (b budgetFlag) String() string {
 }
 
 func (b budgetFlag) Set(v string) error {
-	name, spec, ok := strings.Cut(v, "=")
+	return setNamed(b, v, "budget", "NAME=GPUH/PERIOD, e.g. research=1000/720h", sched.ParseBudget)
+}
+
+// setNamed sets m[NAME] from v, NAME=VALUE, VALUE read by parse; what
+// names the flag's value in errors, want its form. A name given twice is
+// refused.
+func setNamed[V any](m map[string]V, v, what, want string, parse func(string) (V, error)) error {
+	name, value, ok := strings.Cut(v, "=")
 	if !ok || name == "" {
-		return fmt.Errorf("budget %q: want NAME=GPUH/PERIOD, e.g. research=1000/720h", v)
+		return fmt.Errorf("%s %q: want %s", what, v, want)
 	}
-	if _, dup := b[name]; dup {
-		return fmt.Errorf("budget %q: %s has a budget already", v, name)
+	if _, dup := m[name]; dup {
+		return fmt.Errorf("%s %q: %s has a %s already", what, v, name, what)
 	}
-	bud, err := sched.ParseBudget(spec)
+	parsed, err := parse(value)
 	if err != nil {
 		return err
 	}
-	b[name] = bud
+	m[name] = parsed
 	return nil
 }
 
@@ -54,17 +61,11 @@ func (q quotaFlag) String() string {
 }
 
 func (q quotaFlag) Set(v string) error {
-	name, gpus, ok := strings.Cut(v, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("quota %q: want TENANT=GPUS, e.g. research=64", v)
-	}
-	if _, dup := q[name]; dup {
-		return fmt.Errorf("quota %q: %s has a quota already", v, name)
-	}
-	n, err := strconv.ParseFloat(gpus, 64)
-	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-		return fmt.Errorf("quota %q: GPUS must be a number of GPUs, 0 or more", v)
-	}
-	q[name] = n
-	return nil
+	return setNamed(q, v, "quota", "TENANT=GPUS, e.g. research=64", func(gpus string) (float64, error) {
+		n, err := strconv.ParseFloat(gpus, 64)
+		if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+			return 0, fmt.Errorf("quota %q: GPUS must be a number of GPUs, 0 or more", v)
+		}
+		return n, nil
+	})
 }

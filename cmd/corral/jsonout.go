@@ -85,10 +85,7 @@ func jsonDash(args []string) (int, int) {
 // jsonTakesFile says whether the --json of c (or of the command under it
 // args name, as bench fgd) takes a value.
 func jsonTakesFile(c command, args []string) bool {
-	var sub []string
-	if len(args) > 0 && slices.Contains(c.subs, args[0]) {
-		sub = args[:1]
-	}
+	sub, _ := splitSub(c, args)
 	fl, err := commandFlags(c, sub...)
 	if err != nil {
 		return false
@@ -141,10 +138,7 @@ func withoutYAML(c command, args []string) (rest []string, takesFile, ok bool) {
 	if !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "yaml") }) {
 		return nil, false, false // most command lines: no probe
 	}
-	var sub []string
-	if len(args) > 0 && slices.Contains(c.subs, args[0]) {
-		sub, args = args[:1], args[1:]
-	}
+	sub, args := splitSub(c, args)
 	p := &flagProbe{}
 	c.run(append(slices.Clone(sub), "-h"), p, p)
 	if len(p.sets) != 1 || p.sets[0].Lookup("yaml") == nil {
@@ -171,10 +165,7 @@ func withoutYAML(c command, args []string) (rest []string, takesFile, ok bool) {
 // withFlag puts flag (and its value) first among args, after the name of
 // a command under c.
 func withFlag(c command, args []string, flag ...string) []string {
-	var sub []string
-	if len(args) > 0 && slices.Contains(c.subs, args[0]) {
-		sub, args = args[:1], args[1:]
-	}
+	sub, args := splitSub(c, args)
 	return append(append(slices.Clone(sub), flag...), args...)
 }
 
@@ -221,4 +212,13 @@ func writeYAML(w io.Writer, v any) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// splitSub splits off the name of the command under c that args start
+// with (bench's fgd), if any.
+func splitSub(c command, args []string) (sub, rest []string) {
+	if len(args) > 0 && slices.Contains(c.subs, args[0]) {
+		return args[:1], args[1:]
+	}
+	return nil, args
 }
