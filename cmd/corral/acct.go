@@ -73,7 +73,7 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return writeJobsFile(stdout, recs)
+		return writeJobsFile(stdout, recs, nil)
 	}
 	if *kubeLog != "" {
 		return kubeAcct(*kubeLog, *csv, *asJSON, *demand, stdout)
@@ -110,7 +110,7 @@ func runAcct(args []string, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(a)
 	}
 	if *jobs {
-		return writeJobsFile(stdout, serverJobs(a.Records))
+		return writeJobsFile(stdout, serverJobs(a.Records), serverMachines(a.Machine))
 	}
 	if *demand {
 		return writeHourlyDemand(stdout, a.Records)

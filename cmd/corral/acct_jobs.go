@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"time"
@@ -24,8 +25,14 @@ type recordedJob struct {
 
 // writeJobsFile writes jobs as a jobs file (corral sim --workload jobs),
 // times counted from the earliest submission, each job's true duration its
-// run time and its recorded start and end kept as outcomes.
-func writeJobsFile(w io.Writer, jobs []recordedJob) error {
+// run time and its recorded start and end kept as outcomes; machines, where
+// known, go in its fleet line, so that a replay runs on them.
+func writeJobsFile(w io.Writer, jobs []recordedJob, machines *workload.Machines) error {
+	if machines != nil {
+		if _, err := fmt.Fprintln(w, machines.Line()); err != nil {
+			return fmt.Errorf("jobs file: %w", err)
+		}
+	}
 	var t0 time.Time
 	for i, j := range jobs {
 		if i == 0 || j.submit.Before(t0) {
@@ -135,6 +142,16 @@ func kubeRecordInto(j *recordedJob, r kube.Record) {
 	case r.GPUs > 0:
 		j.demand.GPUMilli = int(math.Round(r.GPUs * 1000))
 	}
+}
+
+// serverMachines are the machines of a server's accounting answer, as a
+// jobs file's fleet line gives them; nil from a server that does not say.
+func serverMachines(m *api.Machine) *workload.Machines {
+	if m == nil || m.GPUs == 0 {
+		return nil
+	}
+	return &workload.Machines{Nodes: 1, GPUsPerNode: m.GPUs, GPUModel: m.GPUModel, MIG: m.MIG,
+		TimeSlices: m.TimeSlices, CPUMilli: m.CPUMilli, MemoryMiB: m.MemoryMiB}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

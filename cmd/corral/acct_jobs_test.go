@@ -84,6 +84,15 @@ func TestSimRecordedWorkloads(t *testing.T) {
 		{[]string{"sim", "--workload", "sacct", "../../internal/workload/testdata/sacct.txt", "--nodes", "2", "--policies", "kueue-like"},
 			[]string{"1 steps, 1 never started, 1 still running skipped", "3 jobs on 2 nodes", "kueue-like"}, 0},
 		{[]string{"sim", "--workload", "jobs"}, []string{"--workload jobs needs a file"}, 1},
+		// A history that does not say where it ran is not replayed on a guess.
+		{[]string{"sim", "--workload", "jobs", "../../internal/workload/testdata/jobs.csv"},
+			[]string{`jobs.csv does not say which machines its jobs ran on (corral acct --jobs writes a "# fleet:" line): give --fleet FILE or --nodes N`}, 2},
+		{[]string{"sim", "--workload", "sacct", "../../internal/workload/testdata/sacct.txt"}, []string{"give --fleet FILE or --nodes N"}, 2},
+		{[]string{"sim", "--workload", "jobs", "testdata/ran-on.csv", "--policies", "corral"},
+			[]string{"(on the machines it ran on: 2 node(s) of 4 L4 (2 time slices each)): 2 jobs on 2 nodes, 8 GPUs"}, 0},
+		{[]string{"sim", "--workload", "jobs", "testdata/ran-on.csv", "--nodes", "3", "--policies", "corral"},
+			[]string{"ran-on.csv: 2 jobs on 3 nodes, 24 GPUs"}, 0},
+		{[]string{"sim", "--workload", "jobs", "testdata/ran-on-bad.csv"}, []string{`ran-on-bad.csv:2: fleet line: unknown key "gpus" (known: nodes, gpus_per_node`}, 1},
 		{[]string{"sim", "--workload", "sacct", "../../internal/workload/testdata/jobs.csv"}, []string{"jobs.csv:1: no JobID"}, 1},
 	}
 	for _, tt := range tests {

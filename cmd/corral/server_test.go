@@ -240,7 +240,18 @@ func TestCLIAgainstServer(t *testing.T) {
 	if out := cli("acct", "--csv"); strings.Count(out, "\n") != 3 || !strings.Contains(out, "j000002,admin,fromfile,1,A100-80GB") {
 		t.Fatalf("acct --csv:\n%s", out)
 	}
-	checkAcctJobs(t, cli("acct", "--jobs"), "j000002", -1)
+	history := cli("acct", "--jobs")
+	checkAcctJobs(t, history, "j000002", -1)
+	// The history names the machine it ran on, and replays there.
+	if !strings.HasPrefix(history, "# fleet: nodes=1 gpus_per_node=2 gpu_model=A100-80GB mig=none time_slices=4") {
+		t.Fatalf("acct --jobs does not start with the server's machine:\n%s", history)
+	}
+	historyFile := filepath.Join(dir, "history.csv")
+	os.WriteFile(historyFile, []byte(history), 0o600)
+	if out := cli("sim", "--workload", "jobs", historyFile, "--policies", "corral"); !strings.Contains(out,
+		"(on the machines it ran on: 1 node(s) of 2 A100-80GB (4 time slices each)): 2 jobs on 1 nodes, 2 GPUs") {
+		t.Fatalf("sim of acct --jobs:\n%s", out)
+	}
 	cli("submit", "--gpus", "1", "sleep", "60")
 	waitJob(t, c, "j000003", func(j api.Job) bool { return j.State == "running" })
 	if out := cli("cancel", "j000003"); !strings.Contains(out, "Stopping job j000003") {

@@ -48,7 +48,9 @@ Workloads:
                        (needed: JobID, Submit, Start, End, AllocTRES or
                        ReqTRES, Account or User; jobs that never ran are
                        left out)
-  jobs and sacct run on --fleet, else on --nodes synthetic 8-GPU nodes.
+  jobs and sacct run on --fleet, else on --nodes synthetic 8-GPU nodes,
+  else on the machines the file says its jobs ran on (the "# fleet:" line
+  corral acct --jobs writes); with none of these the replay refuses.
 
 Policies: corral, and models of other systems, each configured as its
 documentation gives for GPU clusters and citing the pages it follows

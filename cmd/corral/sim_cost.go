@@ -109,9 +109,10 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 		}
 	}
 	fmt.Fprintln(w, "  USD/useful: per useful GPU-hour (work done and kept); undone: GPU-hours of work accepted and not done (totals")
-	fmt.Fprintln(w, "  compare equal work only where undone is equal). wasted: bought but not used; idle: free cards on empty nodes")
-	fmt.Fprintln(w, "  and cards held while idle; fragmented: free cards on partly used nodes and unused parts of shared cards;")
-	fmt.Fprintln(w, "  lost: work thrown away by preemptions and interruptions.")
+	fmt.Fprintln(w, "  compare equal work only where undone is equal). used: GPU-hours of work over the hours billed; wasted: bought")
+	fmt.Fprintln(w, "  but not used (1 - utilisation over the hours billed); idle: free cards on empty nodes and cards held while")
+	fmt.Fprintln(w, "  idle; fragmented: free cards on partly used nodes and unused parts of shared cards; lost: work thrown away by")
+	fmt.Fprintln(w, "  preemptions and interruptions.")
 }
 
 // horizonOf is the arrival window of the replays, in hours (the same

@@ -85,8 +85,12 @@ func movesInput(o simOptions) (workload.Workload, string, error) {
 	case "generated":
 		return moves.Generated(o.nodes, o.days, o.load, uint64(o.seedN))
 	case "jobs", "sacct":
-		_, w, label, err := recordedInput(o)
-		return w, fmt.Sprintf("%s, %d jobs, sized for %d GPUs", label, len(w.Arrivals), o.nodes*8), err
+		jobs, label, err := recordedJobs(o)
+		if err != nil {
+			return workload.Workload{}, "", err
+		}
+		w := jobs.Workload
+		return w, fmt.Sprintf("%s, %d jobs, sized for %d GPUs", label, len(w.Arrivals), o.nodes*8), nil
 	}
 	return workload.Workload{}, "", fmt.Errorf("--moves replays the generated workload, a jobs file or an sacct history, not --workload %s", o.workloadKind)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/server/api"
 	"github.com/corral-sched/corral/internal/store"
 )
@@ -48,7 +49,9 @@ func (s *Server) handleAcct(w http.ResponseWriter, r *http.Request, who store.Te
 	}
 	switch q.Get("format") {
 	case "", "json":
-		writeJSON(w, http.StatusOK, acctView(recs, sums))
+		out := acctView(recs, sums)
+		out.Machine = s.machine()
+		writeJSON(w, http.StatusOK, out)
 	case "csv":
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		writeCSV(w, recs)
@@ -120,4 +123,11 @@ func recordSlurmState(r store.Record) string {
 		return "REQUEUED"
 	}
 	return store.SlurmState(r.State, "")
+}
+
+// machine is the machine the server schedules onto, as a replay needs it.
+func (s *Server) machine() *api.Machine {
+	n := &s.full.Nodes[0]
+	return &api.Machine{GPUModel: n.GPUModel, GPUs: n.GPUs, MIG: n.MIG == fleet.MIGDynamic,
+		TimeSlices: n.TimeSlices, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB}
 }

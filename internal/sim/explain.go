@@ -97,6 +97,7 @@ func (s *Sim) note(name, format string, args ...any) {
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
+	s.waitNoted = s.waitNoted || strings.HasPrefix(msg, "waits") || strings.HasPrefix(msg, "reserved")
 	if n := len(s.story); n > 0 && strings.HasSuffix(s.story[n-1], "  "+msg) {
 		return
 	}
@@ -117,6 +118,30 @@ func (s *Sim) whyWaiting(p *pendingJob, j *job.Job, quota bool) {
 	}
 	if reasons := s.state.Explain(j).Lines(); len(reasons) > 0 {
 		s.note(name, "waits: %s", strings.Join(reasons, "; "))
+	}
+}
+
+// explainStillWaiting notes why the explained job waits after a cycle
+// whose policy did not say, and had not said since the job arrived or
+// last ran: what placement finds, or that it would fit and the policy
+// held it.
+func (s *Sim) explainStillWaiting() {
+	if s.opt.Explain == "" || s.waitNoted || len(s.story) == 0 {
+		return
+	}
+	if last := s.story[len(s.story)-1]; strings.Contains(last, "  waits") || strings.Contains(last, "  reserved") {
+		return // what the policy said last still stands
+	}
+	for _, p := range s.pending {
+		if p.a.Job.Name != s.opt.Explain || p.startDelay > 0 {
+			continue
+		}
+		if reasons := s.state.Explain(p.a.Job).Lines(); len(reasons) > 0 {
+			s.note(p.a.Job.Name, "waits: %s", strings.Join(reasons, "; "))
+			return
+		}
+		s.note(p.a.Job.Name, "waits: it would fit now; the policy held it (its order, quota or a reservation)")
+		return
 	}
 }
 

@@ -30,6 +30,7 @@ type Sim struct {
 	faults        []workload.Fault
 	owner         map[string]string // placement name -> job name, for running jobs
 	story         []string          // the story of opt.Explain's job
+	waitNoted     bool              // the policy said why opt.Explain's job waits, this cycle
 	runs          int               // counts runs started, to tell completions apart
 	records       []JobRecord
 	byName        map[string]int              // job name -> index into records
@@ -235,7 +236,9 @@ func (s *Sim) step(p Policy) {
 			}
 		}
 	}
+	s.waitNoted = false
 	p.Cycle(s)
+	s.explainStillWaiting()
 	s.scaleUp()
 	if checkInvariants {
 		s.invariants()

@@ -163,3 +163,38 @@ func TestExplainTellsWhyAJobWaited(t *testing.T) {
 		}
 	}
 }
+
+// Every model says why the explained job waits: the queue models when
+// their quota or share holds it (kai-like lets a job that may not be
+// preempted run within its queue's quota only), the others what placement
+// finds. Three tenants on one 8-GPU node; carol's invented quota is a
+// sliver of a GPU.
+func TestExplainSaysWhatHoldsAJobInEveryModel(t *testing.T) {
+	of := func(tenant string, a workload.Arrival) workload.Arrival { a.Job.Tenant = tenant; return a }
+	w := workload.Workload{Horizon: 24 * time.Hour, Arrivals: []workload.Arrival{
+		of("alice", arrival("a1", 0, 1, 4, 10*time.Hour, 0)),
+		of("alice", arrival("a2", time.Minute, 1, 2, 10*time.Hour, 0)),
+		of("bob", arrival("b1", 2*time.Minute, 1, 1, time.Hour, 0)),
+		of("carol", arrival("c1", 3*time.Minute, 1, 2, 10*time.Minute, 0)),
+	}}
+	want := map[string]string{
+		"kai-like":     "waits (quota): queue carol may hold 0.04 GPUs for a job that may not be preempted (its quota; its share is",
+		"volcano-like": "waits (quota): queue carol may hold",
+		"corral":       "waits (quota): queue carol",
+	}
+	for _, name := range PolicyNames() {
+		p, _ := NewPolicy(name)
+		res, err := RunWith(smallFleet(1, 8), w, p, Options{Explain: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		story := strings.Join(res.Explain, "\n")
+		w, ok := want[name]
+		if !ok {
+			w = "waits: needs 2 GPUs (1 task of 2); the fleet has room for 0 GPUs"
+		}
+		if !strings.Contains(story, w) {
+			t.Errorf("%s: c1's story lacks %q:\n%s", name, w, story)
+		}
+	}
+}

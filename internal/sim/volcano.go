@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"maps"
 	"sort"
 
@@ -78,12 +79,15 @@ func (s *Sim) queueCycle(alloc, share map[string]float64, room func(*pendingJob)
 	for {
 		t := nextQueue(jobs, alloc, share)
 		if t == "" {
+			s.noteQueuesFull(jobs, alloc, share)
 			s.growElastic()
 			return
 		}
 		p := jobs[t][0]
 		jobs[t] = jobs[t][1:]
-		if alloc[t]+s.minGPUs(p.a) > share[t]*room(p)+1e-9 {
+		if limit := share[t] * room(p); alloc[t]+s.minGPUs(p.a) > limit+1e-9 {
+			s.note(p.a.Job.Name, "waits (quota): queue %s may hold %.2f GPUs%s, holds %.2f, and the job needs %.2f",
+				t, limit, roomWhy(share[t], limit), alloc[t], s.minGPUs(p.a))
 			continue // not allocatable beyond its queue's share
 		}
 		key := shapeKey(p.a.Job)
@@ -96,6 +100,30 @@ func (s *Sim) queueCycle(alloc, share map[string]float64, room func(*pendingJob)
 			clear(failed)
 			clear(alloc)
 			maps.Copy(alloc, s.runningGPUs())
+		}
+	}
+}
+
+// roomWhy says why a queue may hold less than its share: the job may not
+// be preempted, so it runs within the queue's quota only.
+func roomWhy(share, limit float64) string {
+	if limit < share-1e-9 {
+		return fmt.Sprintf(" for a job that may not be preempted (its quota; its share is %.2f)", share)
+	}
+	return " (its share)"
+}
+
+// noteQueuesFull notes, for the job explained, that its queue was passed
+// over: it holds its share of GPUs or more.
+func (s *Sim) noteQueuesFull(jobs map[string][]*pendingJob, alloc, share map[string]float64) {
+	if s.opt.Explain == "" {
+		return
+	}
+	for t, q := range jobs {
+		for _, p := range q {
+			if p.a.Job.Name == s.opt.Explain {
+				s.note(p.a.Job.Name, "waits (quota): queue %s holds %.2f GPUs, its share is %.2f", t, alloc[t], share[t])
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -71,14 +72,26 @@ type Outcome struct {
 type Jobs struct {
 	Workload Workload
 	Outcomes map[string]Outcome
+	// Machines are the machines the jobs ran on, where the file's fleet
+	// line (FleetLinePrefix) says; nil where it does not.
+	Machines *Machines
 }
 
 // ReadJobs reads a jobs file: CSV with a header row naming JobsColumns,
-// lines starting with # ignored. name labels errors (file:line: ...). The
+// lines starting with # ignored but a fleet line (FleetLinePrefix) before
+// the header, which sets Machines. name labels errors (file:line: ...). The
 // arrivals come back sorted; the horizon is the last arrival or recorded
 // end, whichever is later.
 func ReadJobs(r io.Reader, name string) (*Jobs, error) {
-	cr := csv.NewReader(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	machines, err := readFleetLine(data, name)
+	if err != nil {
+		return nil, err
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
@@ -89,7 +102,7 @@ func ReadJobs(r io.Reader, name string) (*Jobs, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Jobs{Outcomes: map[string]Outcome{}}
+	out := &Jobs{Outcomes: map[string]Outcome{}, Machines: machines}
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {

@@ -411,6 +411,20 @@ type Sum struct {
 type Acct struct {
 	Records []Record `json:"records"`
 	Sums    []Sum    `json:"sums"`
+	// Machine is what the server schedules onto, so that a replay of the
+	// records (corral acct --jobs, corral sim --workload jobs) runs on it.
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Machine is the one machine a server schedules onto: every GPU it was
+// given, healthy or not.
+type Machine struct {
+	GPUModel   string `json:"gpu_model"`
+	GPUs       int    `json:"gpus"`
+	MIG        bool   `json:"mig"`         // dynamic MIG
+	TimeSlices int    `json:"time_slices"` // shares per GPU when MIG is off
+	CPUMilli   int64  `json:"cpu_milli"`
+	MemoryMiB  int64  `json:"memory_mib"`
 }
 
 // Whoami says who a token belongs to.
