@@ -11,12 +11,13 @@ import (
 	"github.com/corral-sched/corral/internal/sched"
 )
 
-// budgetFlag is a repeatable NAME=GPUH/PERIOD flag: NAME (a tenant or a
-// queue) may use GPUH GPU-hours per PERIOD, a duration such as 720h or
-// "month" (the calendar month, UTC).
+// budgetFlag is a repeatable NAME=GPUH/PERIOD or NAME=$USD/PERIOD flag:
+// NAME (a tenant or a queue) may use GPUH GPU-hours, or USD dollars at
+// the GPUs' prices, per PERIOD, a duration such as 720h or "month" (the
+// calendar month, UTC).
 type budgetFlag map[string]sched.Budget
 
-const budgetFlagHelp = "NAME=GPUH/PERIOD: the tenant or queue NAME may start work only while its GPU-hours in the period stay within GPUH; PERIOD is a duration (720h) or month (calendar month, UTC); repeatable"
+const budgetFlagHelp = "NAME=GPUH/PERIOD or NAME=$USD/PERIOD: the tenant or queue NAME may start work only while its GPU-hours (or their cost in dollars, at the GPUs' prices) in the period stay within the budget; PERIOD is a duration (720h) or month (calendar month, UTC); repeatable"
 
 func (b budgetFlag) String() string {
 	var parts []string
@@ -27,7 +28,7 @@ func (b budgetFlag) String() string {
 }
 
 func (b budgetFlag) Set(v string) error {
-	return setNamed(b, v, "budget", "NAME=GPUH/PERIOD, e.g. research=1000/720h", sched.ParseBudget)
+	return setNamed(b, v, "budget", "NAME=GPUH/PERIOD or NAME=$USD/PERIOD, e.g. research=1000/720h or research=$20000/month", sched.ParseBudget)
 }
 
 // setNamed sets m[NAME] from v, NAME=VALUE, VALUE read by parse; what

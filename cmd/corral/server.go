@@ -72,6 +72,7 @@ type serverFlags struct {
 	tlsCert, tlsKey        string
 	mig                    bool
 	slices                 int
+	gpuPrice               float64
 	newAdminToken, verbose bool
 	containerRuntime       string
 	singleUser, cgroups    bool
@@ -93,6 +94,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.gpus, "gpus", "", "declare fake GPUs instead of asking the driver, such as 8xH100-80GB (--dev default)")
 	fs.BoolVar(&f.mig, "mig", false, "treat the declared GPUs as being in MIG mode (jobs ask --mig PROFILE)")
 	fs.IntVar(&f.slices, "slices", server.DefaultTimeSlices, "time-sliced shares per GPU when MIG is off (1: no sharing)")
+	fs.Float64Var(&f.gpuPrice, "gpu-price", 0, "what one GPU costs an hour, in `USD`: what tenants' dollar budgets ($20000/month) charge for a GPU-hour (0: no price, budgets in GPU-hours only)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:7070", "`address` to serve the API on")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate `file` (with --tls-key: serve HTTPS)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key `file`")
@@ -153,7 +155,10 @@ func serve(ctx context.Context, f serverFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, StateDir: f.stateDir, Logger: logger,
+	if !(f.gpuPrice >= 0 && f.gpuPrice <= 1e4) {
+		return usageErrorf("--gpu-price %g: want US dollars per GPU-hour, from 0 to 10000", f.gpuPrice)
+	}
+	cfg := server.Config{Store: st, GPUs: gpus, TimeSlices: f.slices, GPUPrice: f.gpuPrice, StateDir: f.stateDir, Logger: logger,
 		ContainerRuntime: f.containerRuntime, RunAs: runAs, Cgroups: f.cgroups, ReclaimPatience: patienceSetting(f.reclaimPatience)}
 	if err := f.limits.apply(&cfg); err != nil {
 		return err

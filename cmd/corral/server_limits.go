@@ -93,7 +93,7 @@ func (l *tenantLimits) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.maxGrace, "max-grace", "", "the longest grace period the tenant's jobs get (30s; empty or 0s: the server's --max-grace)")
 	fs.StringVar(&l.defMem, "def-mem-per-gpu", "", "memory a task of the tenant that asks for none gets per GPU, as --mem takes it (empty or 0: the server's)")
 	fs.Float64Var(&l.defCPUs, "def-cpus-per-gpu", 0, "CPU cores a task of the tenant that asks for none gets per GPU (0: the server's)")
-	fs.StringVar(&l.budget, "budget", "", "GPUH/PERIOD: the GPU-hours the tenant's jobs may use per period, a duration (720h) or month (calendar month, UTC); a job that would overrun it waits, nothing running is stopped (empty: none)")
+	fs.StringVar(&l.budget, "budget", "", "GPUH/PERIOD or $USD/PERIOD: the GPU-hours the tenant's jobs may use per period, or their cost in dollars at the server's --gpu-price; PERIOD a duration (720h) or month (calendar month, UTC); a job that would overrun it waits, nothing running is stopped (empty: none)")
 	fs.StringVar(&l.disk, "disk", "", "the most the tenant's jobs keep in the server's state directory (logs, and work directories of jobs without --workdir), as --mem takes sizes (10G): each log is cut at it, and the oldest ended jobs' files are removed beyond it, the newest's always kept (empty or 0: none)")
 	fs.IntVar(&l.maxPrio, "max-priority", 0, "the highest --priority the tenant's jobs may ask for (a higher one is refused); priority orders the tenant's own jobs and never stops another tenant's")
 }

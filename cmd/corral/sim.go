@@ -140,6 +140,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if o.spotRate, err = spotRate(o, f, cat); err != nil {
 		return err
 	}
+	if err := priceNodesForBudgets(o, f, cat); err != nil {
+		return err
+	}
 	if label, err = addFaults(o, f, &w, label); err != nil {
 		return err
 	}

@@ -72,9 +72,10 @@ var adjusted = map[string]struct{ run, reason string }{
 // quotedAfter names commands whose output the document quotes in the
 // plain block that follows the command's sh block.
 var quotedAfter = map[string]bool{
-	"corral place --fleet examples/fleets/h100-superpod.yaml examples/jobs/mixed.yaml":                                        true,
-	"corral place --fleet examples/fleets/two-models.yaml examples/jobs/by-memory.yaml":                                       true,
-	"corral sim --workload jobs cmd/corral/testdata/budget-month.csv --nodes 8 --policies corral --budget research=4000/720h": true,
+	"corral place --fleet examples/fleets/h100-superpod.yaml examples/jobs/mixed.yaml":                                            true,
+	"corral place --fleet examples/fleets/two-models.yaml examples/jobs/by-memory.yaml":                                           true,
+	"corral sim --workload jobs cmd/corral/testdata/budget-month.csv --nodes 8 --policies corral --budget research=4000/720h":     true,
+	"corral sim --workload jobs cmd/corral/testdata/budget-month.csv --nodes 8 --policies corral --budget 'research=$16000/720h'": true,
 }
 
 // clientCommands talk to a server.

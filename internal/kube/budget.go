@@ -12,7 +12,8 @@ import (
 )
 
 // A Queue's spec.budget ("1000/720h", "1000/month") caps the GPU-hours
-// its pods use per period, checked by the core at admission: a pod group
+// its pods use per period, or in dollars ("$20000/month") their cost at
+// each node's AnnotationGPUPrice, checked by the core at admission: a pod group
 // whose GPUs times its time limit (the pods' spec.activeDeadlineSeconds,
 // which the kubelet enforces) would overrun what is left waits
 // (ReasonWaitingForBudget); one without a deadline waits only once the
@@ -32,16 +33,16 @@ type budgetLog struct {
 	known map[string]bool // the pods' uids in ended
 }
 
-// endedUse is gpus GPUs held by pod uid from from to to.
+// endedUse is gpus GPUs held by pod uid on node from from to to.
 type endedUse struct {
-	uid      string
-	gpus     float64
-	from, to time.Time
+	uid, node string
+	gpus      float64
+	from, to  time.Time
 }
 
 // add records that pod uid of queue q held gpus GPUs from from until to,
 // unless it is recorded already.
-func (l *budgetLog) add(q, uid string, gpus float64, from, to time.Time) {
+func (l *budgetLog) add(q, uid, node string, gpus float64, from, to time.Time) {
 	if q == "" || gpus <= 0 || from.IsZero() || !to.After(from) {
 		return
 	}
@@ -54,7 +55,7 @@ func (l *budgetLog) add(q, uid string, gpus float64, from, to time.Time) {
 		return
 	}
 	l.known[uid] = true
-	l.ended[q] = append(l.ended[q], endedUse{uid, gpus, from, to})
+	l.ended[q] = append(l.ended[q], endedUse{uid, node, gpus, from, to})
 }
 
 // addRecord adds what an accounting log's end record says pod uid used,
@@ -64,13 +65,14 @@ func (l *budgetLog) addRecord(uid string, r Record, queues map[string]*queueSpec
 		return
 	}
 	to := r.Time
-	l.add(r.Queue, uid, r.GPUs, to.Add(-time.Duration(r.RunSeconds*float64(time.Second))), to)
+	l.add(r.Queue, uid, r.Node, r.GPUs, to.Add(-time.Duration(r.RunSeconds*float64(time.Second))), to)
 }
 
-// spent is, for each queue with a budget, the GPU-hours its ended pods
-// used in the budget's current period; use from earlier periods is
+// spent is, for each queue with a budget, what its ended pods used in the
+// budget's current period, in the budget's unit (a dollar budget at the
+// price price gives the node each ran on); use from earlier periods is
 // dropped.
-func (l *budgetLog) spent(budgets map[string]sched.Budget, now time.Time) map[string]float64 {
+func (l *budgetLog) spent(budgets map[string]sched.Budget, now time.Time, price func(node string) float64) map[string]float64 {
 	if len(budgets) == 0 {
 		return nil
 	}
@@ -87,7 +89,7 @@ func (l *budgetLog) spent(budgets map[string]sched.Budget, now time.Time) map[st
 				continue
 			}
 			kept = append(kept, u)
-			out[q] += b.Within(u.gpus, u.from, u.to, now)
+			out[q] += b.Within(u.gpus, price(u.node), u.from, u.to, now)
 		}
 		if l.ended != nil {
 			l.ended[q] = kept

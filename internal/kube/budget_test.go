@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/corral-sched/corral/internal/kube/kubetest"
 	"github.com/corral-sched/corral/internal/sched"
 )
 
@@ -68,6 +69,39 @@ func TestQueueBudgetAtAdmission(t *testing.T) {
 	}
 }
 
+// TestQueueDollarBudget: a queue may spend $30 per 720h on nodes whose
+// GPUs cost $3 an hour (corral.sh/gpu-price, as an admin annotates them).
+// A 4-GPU pod with a 1h deadline ($12) binds; a second ($12 more, $18
+// left) binds; a third would bring the queue to $36 and waits, in dollars.
+// The API server takes the dollar budget under the shipped CRD's pattern.
+func TestQueueDollarBudget(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"dollar-0", "dollar-1"} {
+		e.nodeSpec(kubetest.Node{Name: n, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemMiB: 81559,
+			Annotations: map[string]string{AnnotationGPUPrice: "3"}})
+	}
+	capped := e.createBudgetQueue("dollars", "$30/720h")
+	cfg := e.config()
+	cfg.Now = intoPeriod(720*time.Hour, 100*time.Hour)
+	e.start(cfg)
+	hour := int64(3600)
+	withQueue := func(name string) {
+		p := pod(name, 4)
+		p.Labels[LabelQueue] = capped
+		p.Spec.ActiveDeadlineSeconds = &hour
+		e.create(p)
+	}
+	withQueue("first")
+	e.waitBound("first")
+	withQueue("second")
+	e.waitBound("second")
+	withQueue("third")
+	msg := e.waitReason("third", ReasonWaitingForBudget, "would need 4 GPUs x its time limit at up to $3.00 per GPU-hour = $12.00")
+	if !strings.Contains(msg, "of $30.00 used this period") {
+		t.Errorf("message %q is not in dollars", msg)
+	}
+}
+
 // intoPeriod is a clock that runs at the real rate, set to into past the
 // start of the current period of every (anchored at the Unix epoch), so
 // that a test's budget arithmetic does not depend on the day it runs.
@@ -82,14 +116,18 @@ func intoPeriod(every, into time.Duration) func() time.Time {
 func TestBudgetLogKeepsThePeriod(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var l budgetLog
-	l.add("q", "feb", 2, t0.Add(-3*time.Hour), t0.Add(-time.Hour)) // the month before
-	l.add("q", "both", 2, t0.Add(-time.Hour), t0.Add(2*time.Hour)) // 2h of it in March
-	l.add("q", "half", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour))
-	l.add("q", "half", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour)) // told twice: by its handler and by the log
-	l.add("other", "o", 8, t0, t0.Add(time.Hour))
-	got := l.spent(map[string]sched.Budget{"q": {GPUHours: 10}}, t0.Add(6*time.Hour))
+	l.add("q", "feb", "h100", 2, t0.Add(-3*time.Hour), t0.Add(-time.Hour)) // the month before
+	l.add("q", "both", "h100", 2, t0.Add(-time.Hour), t0.Add(2*time.Hour)) // 2h of it in March
+	l.add("q", "half", "l4", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour))
+	l.add("q", "half", "l4", 0.5, t0.Add(time.Hour), t0.Add(5*time.Hour)) // told twice: by its handler and by the log
+	l.add("other", "o", "h100", 8, t0, t0.Add(time.Hour))
+	price := func(node string) float64 { return map[string]float64{"h100": 3, "l4": 0.5}[node] }
+	got := l.spent(map[string]sched.Budget{"q": {Amount: 10}}, t0.Add(6*time.Hour), price)
 	if len(got) != 1 || got["q"] != 6 {
 		t.Errorf("spent %v, want q 6 (2 GPUs x 2h and 0.5 x 4h, each pod once)", got)
+	}
+	if got := l.spent(map[string]sched.Budget{"q": {Amount: 100, USD: true}}, t0.Add(6*time.Hour), price); got["q"] != 13 {
+		t.Errorf("spent %v, want q $13 (4 GPU-hours at $3 and 2 at $0.50)", got)
 	}
 	if n := len(l.ended["q"]); n != 2 {
 		t.Errorf("%d uses kept, want the 2 that reach into March", n)
@@ -104,13 +142,13 @@ func TestBudgetLogKeepsThePeriod(t *testing.T) {
 // only.
 func TestBudgetRecordOfTheLog(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	b := sched.Budget{GPUHours: 100}
+	b := sched.Budget{Amount: 100}
 	queues := map[string]*queueSpec{"q": {Name: "q", Budget: &b}, "free": {Name: "free"}}
 	var l budgetLog
 	l.addRecord("u1", Record{Event: "end", Time: t0.Add(3 * time.Hour), Queue: "q", GPUs: 4, RunSeconds: 7200}, queues)
 	l.addRecord("u2", Record{Event: "end", Time: t0.Add(3 * time.Hour), Queue: "free", GPUs: 4, RunSeconds: 7200}, queues)
 	l.addRecord("u3", Record{Event: "end", Time: t0.Add(3 * time.Hour), Queue: "gone", GPUs: 4, RunSeconds: 7200}, queues)
-	got := l.spent(map[string]sched.Budget{"q": b}, t0.Add(4*time.Hour))
+	got := l.spent(map[string]sched.Budget{"q": b}, t0.Add(4*time.Hour), func(string) float64 { return 0 })
 	if got["q"] != 8 || len(l.ended) != 1 {
 		t.Errorf("spent %v from %d queues' records, want q 8 (4 GPUs x 2h) and no other queue kept", got, len(l.ended))
 	}
@@ -166,7 +204,7 @@ func TestParseQueueBudget(t *testing.T) {
 	obj := queueObject("q", 4)
 	obj.Object["spec"].(map[string]any)["budget"] = "1000/month"
 	q, err := parseQueue(obj)
-	if err != nil || q.Budget == nil || *q.Budget != (sched.Budget{GPUHours: 1000}) {
+	if err != nil || q.Budget == nil || *q.Budget != (sched.Budget{Amount: 1000}) {
 		t.Fatalf("parsed %+v, %v", q, err)
 	}
 	obj.Object["spec"].(map[string]any)["budget"] = "lots"

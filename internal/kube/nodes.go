@@ -131,7 +131,29 @@ func describeNode(n *corev1.Node, cfg *Config, nvlink string) (fn fleet.Node, no
 	if note, err = describeGPUs(&fn, n); err != nil {
 		return fn, "", fmt.Errorf("node %s: %w", n.Name, err)
 	}
+	var bad error
+	if fn.PricePerGPUHour, bad = nodePrice(n); bad != nil {
+		note = strings.TrimPrefix(note+"; "+bad.Error()+": no price (the node is scheduled as before)", "; ")
+	}
 	return fn, note, nil
+}
+
+// AnnotationGPUPrice on a node is what one of its GPUs costs an hour, in
+// US dollars ("3.93"): what a Queue's dollar budget (spec.budget
+// "$20000/month") charges for a GPU-hour there.
+const AnnotationGPUPrice = "corral.sh/gpu-price"
+
+// nodePrice reads n's AnnotationGPUPrice: 0 without one.
+func nodePrice(n *corev1.Node) (float64, error) {
+	v, ok := n.Annotations[AnnotationGPUPrice]
+	if !ok {
+		return 0, nil
+	}
+	p, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(v), "$"), 64)
+	if err != nil || !(p >= 0 && p <= 1e4) {
+		return 0, fmt.Errorf("annotation %s=%q: want US dollars per GPU-hour, from 0 to 10000, such as 3.93", AnnotationGPUPrice, v)
+	}
+	return p, nil
 }
 
 // nodeDomain is n's domain at level l: the value of the first of its

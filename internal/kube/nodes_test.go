@@ -234,3 +234,27 @@ func TestDescribeNodeOfUnknownModel(t *testing.T) {
 		t.Errorf("fleet %d nodes, skipped %v, described %v; want m left out for its memory", len(f.Nodes), skipped, described)
 	}
 }
+
+// A node's GPU price comes from its corral.sh/gpu-price annotation; a
+// malformed one leaves the node unpriced, and scheduled, with a note.
+func TestNodePriceAnnotation(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		price float64
+		bad   bool
+	}{{"3.93", 3.93, false}, {" $2.5 ", 2.5, false}, {"cheap", 0, true}, {"-1", 0, true}, {"1e9", 0, true}} {
+		n := &corev1.Node{}
+		n.Name, n.Annotations = "n", map[string]string{AnnotationGPUPrice: tc.value}
+		p, err := nodePrice(n)
+		if p != tc.price || (err != nil) != tc.bad {
+			t.Errorf("%q: $%v, %v; want $%v, error %v", tc.value, p, err, tc.price, tc.bad)
+		}
+	}
+	n := &corev1.Node{}
+	n.Name, n.Labels = "n", map[string]string{}
+	n.Annotations = map[string]string{AnnotationGPUPrice: "cheap"}
+	fn, note, err := describeNode(n, &Config{}, "")
+	if err != nil || fn.PricePerGPUHour != 0 || !strings.Contains(note, AnnotationGPUPrice) {
+		t.Errorf("a malformed price: node %+v, note %q, error %v; want it kept, unpriced, with a note", fn, note, err)
+	}
+}

@@ -36,7 +36,8 @@ type queueSpec struct {
 	// what this queue borrows (-1: no cap).
 	Cohort string
 	Borrow int64
-	// Budget caps its GPU-hours per period (spec.budget); nil: none.
+	// Budget caps its GPU-hours, or dollars at its nodes' prices
+	// (AnnotationGPUPrice), per period (spec.budget); nil: none.
 	Budget *sched.Budget
 }
 

@@ -268,7 +268,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	units := s.keepPlaces(buildUnits(snap.pending, groups, snap.members))
 	snap.ledger, snap.now = &s.quota, s.cfg.Now()
 	snap.budgets = budgetsOf(snap.queues)
-	snap.spent = s.spent.spent(snap.budgets, snap.now)
+	snap.spent = s.spent.spent(snap.budgets, snap.now, snap.nodePrice)
 	d := decide(snap, units, !s.cfg.NoPreemption)
 	s.rememberRefusals(d.refusals)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
@@ -587,7 +587,7 @@ func (s *Scheduler) budgetEnded(p *corev1.Pod, queues map[string]*queueSpec) {
 	s.mu.Lock()
 	from := boundTime(p, s.boundAt) // this replica's clock where it bound the pod
 	s.mu.Unlock()
-	s.spent.add(q.Name, string(p.UID), r.GPUs, from, r.Time)
+	s.spent.add(q.Name, string(p.UID), p.Spec.NodeName, r.GPUs, from, r.Time)
 }
 
 func (s *Scheduler) accounts(p *corev1.Pod) bool {

@@ -213,3 +213,13 @@ func fleetGPUs(f *fleet.Fleet) int {
 	}
 	return n
 }
+
+// nodePrice is what one GPU of the named node costs an hour (its
+// AnnotationGPUPrice), 0 when it has none or is not in the fleet.
+func (snap *snapshot) nodePrice(name string) float64 {
+	i, err := snap.state.NodeIndex(name)
+	if err != nil {
+		return 0
+	}
+	return snap.state.Fleet().Nodes[i].PricePerGPUHour
+}

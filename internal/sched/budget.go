@@ -9,14 +9,34 @@ import (
 	"github.com/corral-sched/corral/internal/queue"
 )
 
-// Budget caps the GPU-hours an account (a tenant or a queue) may use in
-// each period. The period is Every long, counted from Anchor (zero: the
-// Unix epoch), or the calendar month in UTC when Every is 0. Use left
-// over does not carry into the next period.
+// Budget caps what an account (a tenant or a queue) may use in each
+// period: Amount GPU-hours, or Amount US dollars when USD is set, a
+// GPU-hour then costing its node's price (fleet.Node.PricePerGPUHour).
+// The period is Every long, counted from Anchor (zero: the Unix epoch),
+// or the calendar month in UTC when Every is 0. Use left over does not
+// carry into the next period.
 type Budget struct {
-	GPUHours float64
-	Every    time.Duration
-	Anchor   time.Time
+	Amount float64
+	USD    bool
+	Every  time.Duration
+	Anchor time.Time
+}
+
+// Charge is what gpuHours GPU-hours at usdPerGPUHour take from the
+// budget: the GPU-hours, or their price in a dollar budget.
+func (b Budget) Charge(gpuHours, usdPerGPUHour float64) float64 {
+	if b.USD {
+		return gpuHours * usdPerGPUHour
+	}
+	return gpuHours
+}
+
+// Format writes an amount in the budget's unit: 12.5 GPU-hours, $12.50.
+func (b Budget) Format(v float64) string {
+	if b.USD {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("%.1f GPU-hours", v)
 }
 
 // Period is the period holding now: [start, end).
@@ -44,46 +64,59 @@ func (b Budget) Period(now time.Time) (start, end time.Time) {
 // nothing was used yet, or when at that rate it lasts the period.
 func (b Budget) RunsOut(used float64, now time.Time) (time.Time, bool) {
 	start, end := b.Period(now)
-	if used >= b.GPUHours {
+	if used >= b.Amount {
 		return now, true
 	}
 	elapsed := now.Sub(start)
 	if used <= 0 || elapsed <= 0 {
 		return time.Time{}, false
 	}
-	at := now.Add(time.Duration(float64(elapsed) * (b.GPUHours - used) / used)).Round(time.Second)
+	at := now.Add(time.Duration(float64(elapsed) * (b.Amount - used) / used)).Round(time.Second)
 	if !at.Before(end) {
 		return time.Time{}, false
 	}
 	return at, true
 }
 
-// BudgetWait is the numbers behind a CodeBudget wait, in GPU-hours of the
-// account's current period: Used so far (ended work and running work up
-// to now), Committed to running work up to its estimated end (within
-// the period), and Need, what the unit would use: its GPUs times its
-// time limit (Job.Runtime), all of it; 0 when it has no limit.
+// BudgetWait is the numbers behind a CodeBudget wait, in the budget's
+// unit (GPU-hours, or US dollars when USD) for the account's current
+// period: Used so far (ended work and running work up to now), Committed
+// to running work up to its estimated end (within the period), and Need,
+// what the unit would use: its GPUs times its time limit (Job.Runtime),
+// all of it, at Price, the highest price per GPU-hour of the GPUs it may
+// run on, in a dollar budget; 0 when it has no limit. Unpriced: a dollar
+// budget, and some of those GPUs have no price.
 type BudgetWait struct {
 	Account               string
 	Budget                float64
+	USD                   bool
 	Used, Committed, Need float64
 	GPUs                  float64
+	Price                 float64
+	Unpriced              bool
 	Resets                time.Time // the period's end
 	RunsOut               time.Time // at the period's rate so far; zero: it lasts the period
 }
 
 func (w *BudgetWait) String() string {
+	b := Budget{USD: w.USD}
+	bare := func(v float64) string { return strings.TrimSuffix(b.Format(v), " GPU-hours") } // the unit said once
+	ask := Amount(queue.Flavor{}, int64(w.GPUs*queue.Milli)) + " x its time limit"
+	if w.USD {
+		ask += fmt.Sprintf(" at up to $%.2f per GPU-hour", w.Price)
+	}
 	need := "it has no time limit, and the budget is spent"
 	switch {
+	case w.Unpriced:
+		need = "some GPUs it may run on have no price, so a dollar budget cannot charge it: give the nodes a price"
 	case w.Need > w.Budget:
-		need = fmt.Sprintf("it would need %s x its time limit = %.1f GPU-hours, more than the whole budget of a period: it cannot start under this budget",
-			Amount(queue.Flavor{}, int64(w.GPUs*queue.Milli)), w.Need)
+		need = fmt.Sprintf("it would need %s = %s, more than the whole budget of a period: it cannot start under this budget", ask, b.Format(w.Need))
 	case w.Need > 0:
-		need = fmt.Sprintf("it would need %s x its time limit = %.1f GPU-hours, %.1f are left",
-			Amount(queue.Flavor{}, int64(w.GPUs*queue.Milli)), w.Need, max(w.Budget-w.Used-w.Committed, 0))
+		need = fmt.Sprintf("it would need %s = %s, %s are left", ask, b.Format(w.Need), bare(max(w.Budget-w.Used-w.Committed, 0)))
 	}
-	return fmt.Sprintf("budget of %s: %.1f of %.1f GPU-hours used this period, %.1f more committed to running work; %s; the period resets at %s",
-		w.Account, w.Used, w.Budget, w.Committed, need, w.Resets.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("budget of %s: %s of %s used this period, %s more committed to running work; %s; the period resets at %s",
+		w.Account, bare(w.Used), b.Format(w.Budget), bare(w.Committed),
+		need, w.Resets.UTC().Format(time.RFC3339))
 }
 
 // account is the budget a unit is charged to.
@@ -116,11 +149,16 @@ func (c *cycle) overBudget(u *Unit) bool {
 	}
 	use := c.budgetUse(acct, b)
 	_, end := b.Period(c.snap.Now)
-	w := &BudgetWait{Account: acct, Budget: b.GPUHours, Used: use.used, Committed: use.committed,
+	w := &BudgetWait{Account: acct, Budget: b.Amount, USD: b.USD, Used: use.used, Committed: use.committed,
 		GPUs: unitGPUs(u), Resets: end}
-	w.Need = budgetNeed(w.GPUs, u.Job.Runtime)
+	if b.USD {
+		priced := false
+		w.Price, priced = c.snap.State.HighestPrice(u.Job)
+		w.Unpriced = !priced
+	}
+	w.Need = b.Charge(budgetNeed(w.GPUs, u.Job.Runtime), w.Price)
 	total := use.used + use.committed
-	if total < b.GPUHours && total+w.Need <= b.GPUHours {
+	if !w.Unpriced && total < b.Amount && total+w.Need <= b.Amount {
 		c.budgetNeed[u.Job.Name] = w.Need
 		return false
 	}
@@ -157,18 +195,40 @@ func (c *cycle) budgetUse(acct string, b Budget) budgetUse {
 		if from.Before(start) {
 			from = start
 		}
+		price := 0.0
+		if b.USD {
+			price = c.runningPrice(r)
+		}
 		if c.snap.Now.After(from) {
-			use.used += r.GPUs * c.snap.Now.Sub(from).Hours()
+			use.used += b.Charge(r.GPUs*c.snap.Now.Sub(from).Hours(), price)
 		}
 		if until := r.End; until.After(c.snap.Now) {
 			if until.After(end) {
 				until = end
 			}
-			use.committed += r.GPUs * until.Sub(c.snap.Now).Hours()
+			use.committed += b.Charge(r.GPUs*until.Sub(c.snap.Now).Hours(), price)
 		}
 	}
 	c.budgets[acct] = use
 	return use
+}
+
+// runningPrice is the price per GPU-hour of the GPUs r holds: its parts'
+// prices an hour (gang.State.PlacedPrice) over the GPUs it holds.
+func (c *cycle) runningPrice(r *Running) float64 {
+	if r.GPUs <= 0 {
+		return 0
+	}
+	names := r.Parts
+	if len(names) == 0 {
+		names = []string{r.Name}
+	}
+	perHour := 0.0
+	for _, n := range names {
+		p, _ := c.snap.State.PlacedPrice(n)
+		perHour += p
+	}
+	return perHour / r.GPUs
 }
 
 // budgetStarted adds what a unit that started this cycle commits to its
@@ -204,10 +264,10 @@ func unitGPUs(u *Unit) float64 {
 	return float64(n)
 }
 
-// Within is the GPU-hours gpus GPUs used from from to to inside the
-// period holding now: what a face adds to Snapshot.Spent for work that
-// ran then and no longer runs.
-func (b Budget) Within(gpus float64, from, to, now time.Time) float64 {
+// Within is what gpus GPUs at usdPerGPUHour, used from from to to inside
+// the period holding now, take from the budget (Charge): what a face adds
+// to Snapshot.Spent for work that ran then and no longer runs.
+func (b Budget) Within(gpus, usdPerGPUHour float64, from, to, now time.Time) float64 {
 	start, end := b.Period(now)
 	if from.Before(start) {
 		from = start
@@ -218,22 +278,33 @@ func (b Budget) Within(gpus float64, from, to, now time.Time) float64 {
 	if !to.After(from) {
 		return 0
 	}
-	return gpus * to.Sub(from).Hours()
+	return b.Charge(gpus*to.Sub(from).Hours(), usdPerGPUHour)
 }
 
-// ParseBudget reads a budget written GPUH/PERIOD: GPUH GPU-hours (0 to
-// 1e9) per PERIOD, a duration of at least an hour (720h) or month (the
-// calendar month, UTC). Fixed periods count from the Unix epoch.
+// ParseBudget reads a budget written GPUH/PERIOD or $USD/PERIOD: GPUH
+// GPU-hours, or USD US dollars (also written USDusd), 0 to 1e9, per
+// PERIOD, a duration of at least an hour (720h) or month (the calendar
+// month, UTC). Fixed periods count from the Unix epoch.
 func ParseBudget(spec string) (Budget, error) {
 	amount, period, ok := strings.Cut(spec, "/")
 	if !ok {
-		return Budget{}, fmt.Errorf("budget %q: want GPUH/PERIOD, e.g. 1000/720h or 1000/month", spec)
+		return Budget{}, fmt.Errorf("budget %q: want GPUH/PERIOD or $USD/PERIOD, e.g. 1000/720h, 1000/month or $20000/month", spec)
 	}
-	gpuh, err := strconv.ParseFloat(amount, 64)
-	if err != nil || !(gpuh >= 0 && gpuh <= 1e9) {
-		return Budget{}, fmt.Errorf("budget %q: GPU-hours %q: want a number from 0 to 1e9", spec, amount)
+	b := Budget{}
+	if rest, ok := strings.CutPrefix(amount, "$"); ok {
+		amount, b.USD = rest, true
+	} else if rest, ok := strings.CutSuffix(strings.ToLower(amount), "usd"); ok {
+		amount, b.USD = rest, true
 	}
-	b := Budget{GPUHours: gpuh}
+	v, err := strconv.ParseFloat(amount, 64)
+	if err != nil || !(v >= 0 && v <= 1e9) {
+		unit := "GPU-hours"
+		if b.USD {
+			unit = "dollars"
+		}
+		return Budget{}, fmt.Errorf("budget %q: %s %q: want a number from 0 to 1e9", spec, unit, amount)
+	}
+	b.Amount = v
 	if period == "month" {
 		return b, nil
 	}
@@ -252,5 +323,9 @@ func (b Budget) String() string {
 	case b.Every > 0:
 		period = b.Every.String()
 	}
-	return strconv.FormatFloat(b.GPUHours, 'f', -1, 64) + "/" + period
+	amount := strconv.FormatFloat(b.Amount, 'f', -1, 64)
+	if b.USD {
+		amount = "$" + amount
+	}
+	return amount + "/" + period
 }

@@ -16,7 +16,7 @@ func limited(name string, gpus int, limit time.Duration) *job.Job {
 }
 
 // monthly is a budget of gpuHours per calendar month.
-func monthly(gpuHours float64) Budget { return Budget{GPUHours: gpuHours} }
+func monthly(gpuHours float64) Budget { return Budget{Amount: gpuHours} }
 
 // TestBudgetHoldsItsTenantOnly: a tenant whose budget is spent waits,
 // with the numbers, while another tenant's work starts on the same fleet.
@@ -70,7 +70,7 @@ func TestBudgetAdmitsWhatFits(t *testing.T) {
 			for _, j := range tc.pending {
 				w.submit(j, "a")
 			}
-			snap := w.snapshot(Config{Budgets: map[string]Budget{"a": {GPUHours: 100, Every: 720 * time.Hour, Anchor: t0.Add(-24 * time.Hour)}}})
+			snap := w.snapshot(Config{Budgets: map[string]Budget{"a": {Amount: 100, Every: 720 * time.Hour, Anchor: t0.Add(-24 * time.Hour)}}})
 			snap.Spent = map[string]float64{"a": tc.spent}
 			if got := transcript(Cycle(snap)); strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Errorf("got %v, want %v", got, tc.want)
@@ -83,7 +83,7 @@ func TestBudgetAdmitsWhatFits(t *testing.T) {
 // account until the period ends; in the next period only its use since
 // the boundary counts, and the account starts work again.
 func TestBudgetPeriodResets(t *testing.T) {
-	b := Budget{GPUHours: 1000, Every: 720 * time.Hour, Anchor: t0}
+	b := Budget{Amount: 1000, Every: 720 * time.Hour, Anchor: t0}
 	for _, tc := range []struct {
 		at   time.Duration
 		want string
@@ -108,7 +108,7 @@ func TestBudgetPeriodResets(t *testing.T) {
 // cannot overrun the next period's budget; what fits the period left
 // starts.
 func TestBudgetCountsAllOfTheLimit(t *testing.T) {
-	b := Budget{GPUHours: 100, Every: 24 * time.Hour, Anchor: t0}
+	b := Budget{Amount: 100, Every: 24 * time.Hour, Anchor: t0}
 	for _, tc := range []struct {
 		limit time.Duration
 		want  string
@@ -186,24 +186,86 @@ func TestBudgetWithin(t *testing.T) {
 		{2 * time.Hour, 10 * time.Hour, 0},
 		{40 * time.Hour, 50 * time.Hour, 16},
 	} {
-		if got := b.Within(2, t0.Add(tc.from), t0.Add(tc.to), now); got != tc.want {
+		if got := b.Within(2, 3, t0.Add(tc.from), t0.Add(tc.to), now); got != tc.want {
 			t.Errorf("[%v, %v): %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+		dollars := b
+		dollars.USD = true
+		if got := dollars.Within(2, 3, t0.Add(tc.from), t0.Add(tc.to), now); got != 3*tc.want {
+			t.Errorf("[%v, %v) at $3: $%v, want $%v", tc.from, tc.to, got, 3*tc.want)
 		}
 	}
 }
 
 func TestParseBudget(t *testing.T) {
 	for spec, want := range map[string]Budget{
-		"1000/720h": {GPUHours: 1000, Every: 720 * time.Hour}, "2.5/month": {GPUHours: 2.5}, "0/24h": {Every: 24 * time.Hour},
+		"1000/720h": {Amount: 1000, Every: 720 * time.Hour}, "2.5/month": {Amount: 2.5}, "0/24h": {Every: 24 * time.Hour},
+		"$20000/month": {Amount: 20000, USD: true}, "$0.5/24h": {Amount: 0.5, USD: true, Every: 24 * time.Hour},
 	} {
 		got, err := ParseBudget(spec)
 		if err != nil || got != want || got.String() != spec {
 			t.Errorf("%s: %+v %v (%s), want %+v", spec, got, err, got.String(), want)
 		}
 	}
-	for _, bad := range []string{"1000", "x/720h", "-1/720h", "NaN/720h", "1e10/month", "10/week", "10/30m"} {
+	if got, err := ParseBudget("20000USD/month"); err != nil || got != (Budget{Amount: 20000, USD: true}) {
+		t.Errorf("20000USD/month: %+v %v, want $20000 a month", got, err)
+	}
+	for _, bad := range []string{"1000", "x/720h", "-1/720h", "NaN/720h", "1e10/month", "10/week", "10/30m", "$/month", "$-5/month", "$$5/month", "5usdusd/month"} {
 		if _, err := ParseBudget(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestDollarBudget: a budget in dollars charges each GPU-hour at its
+// node's price: the running work's use and commitment, and what a pending
+// unit would need at the highest price of the GPUs it may run on. Work
+// that may land on GPUs without a price waits, saying so.
+func TestDollarBudget(t *testing.T) {
+	cases := []struct {
+		name    string
+		prices  []float64 // per node
+		pending []*job.Job
+		want    []string
+		reason  string
+	}{
+		// 4 GPUs at $2 running 10h with 10h to go: $80 used, $80 committed; $240 left.
+		{"fits", []float64{2, 2}, []*job.Job{limited("p", 4, 5*time.Hour)}, []string{"start p"}, ""},
+		{"overruns", []float64{2, 2}, []*job.Job{limited("p", 4, 31*time.Hour)}, []string{"wait p budget"},
+			"$160.00 of $400.00 used this period, $80.00 more committed to running work; it would need 4 GPUs x its time limit at up to $2.00 per GPU-hour = $248.00, $160.00 are left"},
+		{"the dearest node prices the need", []float64{2, 3}, []*job.Job{limited("p", 4, 14*time.Hour)}, []string{"wait p budget"},
+			"at up to $3.00 per GPU-hour = $168.00"},
+		{"unpriced GPUs", []float64{2, 0}, []*job.Job{limited("p", 1, time.Hour)}, []string{"wait p budget"},
+			"some GPUs it may run on have no price"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, 2, 8)
+			for i, p := range tc.prices {
+				w.state.Fleet().Nodes[i].PricePerGPUHour = p
+			}
+			r := limited("r", 4, 20*time.Hour)
+			r.Groups[0].Task.Models = nil
+			w.run(r, "a", t0.Add(10*time.Hour), false)
+			w.running[0].Started, w.running[0].GPUs = t0.Add(-10*time.Hour), 4
+			if p, ok := w.state.PlacedPrice("r"); p != 4*tc.prices[0] || !ok {
+				t.Fatalf("r runs at $%v an hour (priced %v): want it on the first node, $%v", p, ok, 4*tc.prices[0])
+			}
+			for _, j := range tc.pending {
+				w.submit(j, "a")
+			}
+			snap := w.snapshot(Config{Budgets: map[string]Budget{"a": {Amount: 400, USD: true, Every: 720 * time.Hour, Anchor: t0.Add(-24 * time.Hour)}}})
+			snap.Spent = map[string]float64{"a": 80} // ended work, in dollars
+			d := Cycle(snap)
+			if got := transcript(d); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			if tc.reason == "" {
+				return
+			}
+			if wt, _ := waitOf(d, "p"); !strings.Contains(wt.Reason, tc.reason) {
+				t.Errorf("reason %q lacks %q", wt.Reason, tc.reason)
+			}
+		})
 	}
 }

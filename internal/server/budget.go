@@ -48,8 +48,8 @@ func (s *Server) budgets(now time.Time) (map[string]sched.Budget, map[string]flo
 	return budgets, spent
 }
 
-// spentIn is the GPU-hours the tenant's ended runs used in b's period
-// holding now.
+// spentIn is what the tenant's ended runs used in b's period holding now,
+// in the budget's unit (GPU-hours, or dollars at the GPUs' price).
 func (s *Server) spentIn(tenant string, b sched.Budget, now time.Time) (float64, error) {
 	start, _ := b.Period(now)
 	if c, ok := s.spent[tenant]; ok && c.budget == b && c.start.Equal(start) && c.records == s.records {
@@ -61,7 +61,7 @@ func (s *Server) spentIn(tenant string, b sched.Budget, now time.Time) (float64,
 	}
 	gpuH := 0.0
 	for _, r := range recs {
-		gpuH += b.Within(r.GPUs, r.Start, r.End, now)
+		gpuH += b.Within(r.GPUs, s.cfg.GPUPrice, r.Start, r.End, now)
 	}
 	s.spent[tenant] = spentCache{budget: b, start: start, records: s.records, gpuH: gpuH}
 	return gpuH, nil

@@ -21,7 +21,7 @@ import (
 // saying so with the numbers and the forecast, in the queue and in
 // explain; tenant b, without a budget, runs the same job at once.
 func TestBudgetHoldsTheTenantAtItsBudget(t *testing.T) {
-	budget := sched.Budget{GPUHours: 12, Every: 720 * time.Hour}
+	budget := sched.Budget{Amount: 12, Every: 720 * time.Hour}
 	start, _ := budget.Period(time.Now())
 	shift := start.Add(100 * time.Hour).Sub(time.Now()) // the server's clock: 100h into a period
 	now := func() time.Time { return time.Now().Add(shift) }
@@ -112,5 +112,54 @@ func TestTenantCannotLiftItsOwnBudget(t *testing.T) {
 	}
 	if got, err := h.st.Tenant("a"); err != nil || got.Budget != "12/720h" {
 		t.Errorf("budget after the attempt: %q (%v), want 12/720h", got.Budget, err)
+	}
+}
+
+// TestDollarBudgetOnTheServer: with --gpu-price 3, tenant a may spend $36
+// per 720h and its ended runs cost $30 (10 GPU-hours). A 1-GPU job with
+// a 1h limit ($3) starts; one with a 2h limit ($6) waits, in dollars. A
+// server whose GPUs have no price refuses a dollar budget.
+func TestDollarBudgetOnTheServer(t *testing.T) {
+	budget := sched.Budget{Amount: 36, USD: true, Every: 720 * time.Hour}
+	start, _ := budget.Period(time.Now())
+	shift := start.Add(100 * time.Hour).Sub(time.Now())
+	now := func() time.Time { return time.Now().Add(shift) }
+	dir, st := tempStore(t)
+	at := now()
+	if err := st.Update(func(tx *store.Tx) error {
+		return tx.AddRecord(store.Record{JobID: 1000, Tenant: "a", GPUs: 2, Start: at.Add(-10 * time.Hour), End: at.Add(-5 * time.Hour), GPUSeconds: 36000})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(4), GPUPrice: 3, StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, srv, st)
+	ctx := context.Background()
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: budget.String()}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := h.admin.IssueToken(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &client.Client{Server: h.url, Token: tok.Token}
+	job := func(limit time.Duration) api.JobRequest {
+		return api.JobRequest{GPUs: 1, Time: limit.String(), Command: []string{"sleep", "30"}}
+	}
+	fits := h.submit(a, job(time.Hour))
+	h.waitState(a, fits.ID, store.Running, 20*time.Second)
+	over := h.submit(a, job(2*time.Hour))
+	held := h.wait(a, over.ID, 10*time.Second, "a budget reason", func(j api.Job) bool { return strings.Contains(j.Reason, ReasonBudget) })
+	for _, want := range []string{"of $36.00 used this period", "1 GPU x its time limit at up to $3.00 per GPU-hour = $6.00"} {
+		if !strings.Contains(held.Reason, want) {
+			t.Errorf("reason %q lacks %q", held.Reason, want)
+		}
+	}
+
+	unpriced := newHarness(t, 1)
+	if _, err := unpriced.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: "$100/month"}); err == nil || !strings.Contains(err.Error(), "--gpu-price") {
+		t.Errorf("a dollar budget on a server without a GPU price: %v, want a refusal naming --gpu-price", err)
 	}
 }

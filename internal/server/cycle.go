@@ -19,7 +19,7 @@ const (
 	ReasonGPUs    = "waiting for GPUs"
 	ReasonQuota   = "tenant GPU quota reached"
 	ReasonPreempt = "preempting lower-priority work to make room"
-	ReasonBudget  = "tenant GPU-hour budget reached"
+	ReasonBudget  = "tenant budget reached"
 )
 
 // cycle is one scheduling pass: the server turns its jobs into a snapshot,

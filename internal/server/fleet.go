@@ -38,8 +38,10 @@ const nodeName = "local"
 const DefaultTimeSlices = 4
 
 // buildFleet makes the one-node fleet of the machine's GPUs: dynamic MIG
-// when the GPUs are in MIG mode, else time-slicing in slices shares.
-func buildFleet(gpus []GPU, slices int, cpuMilli, memMiB int64) (*fleet.Fleet, *gpu.Model, error) {
+// when the GPUs are in MIG mode, else time-slicing in cfg.TimeSlices
+// shares; its CPU, memory and price per GPU-hour from cfg.
+func buildFleet(gpus []GPU, cfg *Config) (*fleet.Fleet, *gpu.Model, error) {
+	slices, cpuMilli, memMiB := cfg.TimeSlices, cfg.CPUMilli, cfg.MemoryMiB
 	if len(gpus) == 0 {
 		return nil, nil, errors.New("no GPUs")
 	}
@@ -73,6 +75,7 @@ func buildFleet(gpus []GPU, slices int, cpuMilli, memMiB int64) (*fleet.Fleet, *
 		return nil, nil, err
 	}
 	f.Nodes[0].Name = nodeName
+	f.Nodes[0].PricePerGPUHour = cfg.GPUPrice
 	if !mig && slices > 1 {
 		f.Nodes[0].TimeSlices = slices
 	}

@@ -101,7 +101,7 @@ func (s *Server) rebuild() error {
 	if len(gpus) == 0 {
 		gpus = s.gpus // keep a fleet, but take no work
 	}
-	f, _, err := buildFleet(gpus, s.cfg.TimeSlices, s.cfg.CPUMilli, s.cfg.MemoryMiB)
+	f, _, err := buildFleet(gpus, &s.cfg)
 	if err != nil {
 		return err
 	}

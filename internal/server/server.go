@@ -26,6 +26,9 @@ type Config struct {
 	// TimeSlices is the shares per GPU when MIG is off (default
 	// DefaultTimeSlices); 1 turns sharing off.
 	TimeSlices int
+	// GPUPrice is what one GPU costs an hour, in US dollars (0: no
+	// price): what a tenant's dollar budget charges for a GPU-hour.
+	GPUPrice float64
 	// CPUMilli and MemoryMiB are what tasks may ask for in all; zero takes
 	// the machine's CPUs and 2 TiB.
 	CPUMilli  int64
@@ -194,7 +197,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TimeSlices == 0 {
 		cfg.TimeSlices = DefaultTimeSlices
 	}
-	f, model, err := buildFleet(cfg.GPUs, cfg.TimeSlices, cfg.CPUMilli, cfg.MemoryMiB)
+	f, model, err := buildFleet(cfg.GPUs, &cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: fleet: %w", err)
 	}

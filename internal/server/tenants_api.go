@@ -116,7 +116,7 @@ func (s *Server) handleCreateTenant(w http.ResponseWriter, r *http.Request, who 
 		return
 	}
 	if err := errors.Join(checkQuota(req.QuotaGPUs), checkResourceQuotas(req.QuotaCPUs, req.QuotaMemoryMiB),
-		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB), checkBudget(req.Budget), checkDisk(req.DiskMiB)); err != nil {
+		checkDefaults(req.DefCPUsPerGPU, req.DefMemPerGPUMiB), s.checkBudget(req.Budget), checkDisk(req.DiskMiB)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -161,7 +161,7 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, who 
 		writeError(w, code, err.Error())
 		return
 	}
-	if err := checkUpdate(req); err != nil {
+	if err := s.checkUpdate(req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -195,7 +195,7 @@ func (s *Server) handleUpdateTenant(w http.ResponseWriter, r *http.Request, who 
 }
 
 // checkUpdate says what is wrong with the quotas an update sets.
-func checkUpdate(u api.TenantUpdate) error {
+func (s *Server) checkUpdate(u api.TenantUpdate) error {
 	var errs []error
 	if u.QuotaGPUs != nil {
 		errs = append(errs, checkQuota(*u.QuotaGPUs))
@@ -217,7 +217,7 @@ func checkUpdate(u api.TenantUpdate) error {
 		errs = append(errs, checkDefaults(0, *u.DefMemPerGPUMiB))
 	}
 	if u.Budget != nil {
-		errs = append(errs, checkBudget(*u.Budget))
+		errs = append(errs, s.checkBudget(*u.Budget))
 	}
 	if u.DiskMiB != nil {
 		errs = append(errs, checkDisk(*u.DiskMiB))
@@ -275,12 +275,16 @@ func checkDisk(mib int64) error {
 	return nil
 }
 
-// checkBudget says what is wrong with a tenant's budget, if anything.
-func checkBudget(spec string) error {
+// checkBudget says what is wrong with a tenant's budget, if anything: a
+// dollar budget needs the GPUs' price (corral server --gpu-price).
+func (s *Server) checkBudget(spec string) error {
 	if spec == "" {
 		return nil
 	}
-	_, err := sched.ParseBudget(spec)
+	b, err := sched.ParseBudget(spec)
+	if err == nil && b.USD && s.cfg.GPUPrice <= 0 {
+		return fmt.Errorf("budget %q is in dollars, and this server's GPUs have no price: start it with --gpu-price USD (one GPU an hour), or give the budget in GPU-hours", spec)
+	}
 	return err
 }
 

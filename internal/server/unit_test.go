@@ -105,7 +105,7 @@ func TestNeedCountsFractions(t *testing.T) {
 	for i := range gpus {
 		gpus[i].MIG = true
 	}
-	f, _, err := buildFleet(gpus, 1, 0, 0)
+	f, _, err := buildFleet(gpus, &Config{TimeSlices: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,14 +133,14 @@ func TestNeedCountsFractions(t *testing.T) {
 func TestBuildFleetRejectsMixedMachines(t *testing.T) {
 	gpus := fakeGPUs(2)
 	gpus[1].Model = "A100-80GB"
-	if _, _, err := buildFleet(gpus, 4, 0, 0); err == nil {
+	if _, _, err := buildFleet(gpus, &Config{TimeSlices: 4}); err == nil {
 		t.Fatal("a machine with two GPU models was accepted")
 	}
-	if _, _, err := buildFleet(nil, 4, 0, 0); err == nil {
+	if _, _, err := buildFleet(nil, &Config{TimeSlices: 4}); err == nil {
 		t.Fatal("a machine without GPUs was accepted")
 	}
 	l4 := []GPU{{Index: 0, Model: "L4", MIG: true}}
-	if _, _, err := buildFleet(l4, 1, 0, 0); err == nil {
+	if _, _, err := buildFleet(l4, &Config{TimeSlices: 1}); err == nil {
 		t.Fatal("MIG mode on a GPU without MIG was accepted")
 	}
 }

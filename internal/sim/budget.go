@@ -16,9 +16,11 @@ import (
 // CarriedGPUH the GPU-hours run in it by jobs the budget held in an
 // earlier period: work the budget moved here. TooBig counts the jobs
 // first held in it that need more than a whole period's budget (GPUs
-// times their time limit): no reset lets them start.
+// times their time limit): no reset lets them start. With USD the budget
+// is in US dollars, and so are BudgetGPUH, UsedGPUH and CarriedGPUH.
 type BudgetPeriod struct {
 	Tenant      string        `json:"tenant"`
+	USD         bool          `json:"usd,omitempty"`
 	Start       time.Duration `json:"start_ns"`
 	End         time.Duration `json:"end_ns"`
 	BudgetGPUH  float64       `json:"budget_gpu_hours"`
@@ -42,8 +44,8 @@ type budgets struct {
 func newBudgets(of map[string]sched.Budget) (*budgets, error) {
 	b := &budgets{of: map[string]sched.Budget{}, periods: map[string]map[time.Time]*BudgetPeriod{}, held: map[string]time.Duration{}}
 	for tenant, bud := range of {
-		if bud.GPUHours < 0 || bud.Every < 0 {
-			return nil, fmt.Errorf("options: budget of %s: %v GPU-hours per %v must not be negative", tenant, bud.GPUHours, bud.Every)
+		if bud.Amount < 0 || bud.Every < 0 {
+			return nil, fmt.Errorf("options: budget of %s: %v per %v must not be negative", tenant, bud, bud.Every)
 		}
 		if bud.Every > 0 && bud.Anchor.IsZero() {
 			bud.Anchor = epoch
@@ -64,19 +66,23 @@ func (b *budgets) period(tenant string, at time.Time) *BudgetPeriod {
 	}
 	p := byStart[start]
 	if p == nil {
-		p = &BudgetPeriod{Tenant: tenant, Start: start.Sub(epoch), End: end.Sub(epoch), BudgetGPUH: bud.GPUHours}
+		p = &BudgetPeriod{Tenant: tenant, USD: bud.USD, Start: start.Sub(epoch), End: end.Sub(epoch), BudgetGPUH: bud.Amount}
 		byStart[start] = p
 	}
 	return p
 }
 
 // charge books a run that ends now: gpuH GPU-hours over [from, to), each
-// period its share.
+// period its share, in the budget's unit (dollars at the price of the
+// GPUs it holds, in a dollar budget).
 func (s *Sim) chargeBudget(r *runningJob, gpuH float64) {
 	tenant := tenantOf(r.a)
 	bud, ok := s.budgets.of[tenant]
 	if !ok || gpuH <= 0 || s.now <= r.start {
 		return
+	}
+	if bud.USD {
+		gpuH = bud.Charge(gpuH, s.pricePerGPUHour(r))
 	}
 	from, to := epoch.Add(r.start), epoch.Add(s.now)
 	heldIn, held := s.budgets.held[r.a.Job.Name]
@@ -91,6 +97,19 @@ func (s *Sim) chargeBudget(r *runningJob, gpuH float64) {
 		}
 		at = epoch.Add(next)
 	}
+}
+
+// pricePerGPUHour is what a GPU-hour of r costs, from its nodes' prices.
+func (s *Sim) pricePerGPUHour(r *runningJob) float64 {
+	if r.gpus <= 0 {
+		return 0
+	}
+	perHour := 0.0
+	for _, part := range r.parts {
+		p, _ := s.state.PlacedPrice(part)
+		perHour += p
+	}
+	return perHour / r.gpus
 }
 
 // spent is what work no longer running used in each tenant's current

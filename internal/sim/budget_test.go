@@ -22,7 +22,7 @@ func TestBudgetMovesWorkToTheNextPeriod(t *testing.T) {
 	b := arrival("b1", 0, 1, 8, 5*time.Hour, 5*time.Hour)
 	b.Job.Tenant = "b"
 	arr = append(arr, b)
-	day := sched.Budget{GPUHours: 100, Every: 24 * time.Hour}
+	day := sched.Budget{Amount: 100, Every: 24 * time.Hour}
 
 	free := runWith(t, 2, Options{}, arr...)
 	held := runWith(t, 2, Options{Budgets: map[string]sched.Budget{"a": day}}, arr...)

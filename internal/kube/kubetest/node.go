@@ -33,6 +33,9 @@ type Node struct {
 	CPU       string // "64"
 	Memory    string // "512Gi"
 	Labels    map[string]string
+	// Annotations are set on the node as an admin or a cloud's node
+	// controller sets them, for example corral.sh/gpu-price.
+	Annotations map[string]string
 	// Resources adds or overrides capacity, for example
 	// {"nvidia.com/mig-1g.10gb": "7"}.
 	Resources map[string]string
@@ -68,7 +71,7 @@ func (c *Cluster) AddNode(ctx context.Context, n Node) (*corev1.Node, error) {
 	for k, v := range n.Labels {
 		labels[k] = v
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: n.Annotations}}
 	created, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
