@@ -152,9 +152,8 @@ func (c *cycle) overBudget(u *Unit) bool {
 	w := &BudgetWait{Account: acct, Budget: b.Amount, USD: b.USD, Used: use.used, Committed: use.committed,
 		GPUs: unitGPUs(u), Resets: end}
 	if b.USD {
-		priced := false
-		w.Price, priced = c.snap.State.HighestPrice(u.Job)
-		w.Unpriced = !priced
+		p := c.highestPrice(u)
+		w.Price, w.Unpriced = p.usd, !p.priced
 	}
 	w.Need = b.Charge(budgetNeed(w.GPUs, u.Job.Runtime), w.Price)
 	total := use.used + use.committed
@@ -211,6 +210,33 @@ func (c *cycle) budgetUse(acct string, b Budget) budgetUse {
 	}
 	c.budgets[acct] = use
 	return use
+}
+
+// unitPrice is the highest price per GPU-hour of the GPUs a unit may use,
+// and whether all of them have one.
+type unitPrice struct {
+	usd    float64
+	priced bool
+}
+
+// highestPrice is gang.State.HighestPrice for u, found once per cycle for
+// the units that allow the same GPU models.
+func (c *cycle) highestPrice(u *Unit) unitPrice {
+	var key strings.Builder
+	for _, g := range u.Job.Groups {
+		key.WriteString(strings.Join(g.Task.Models, ","))
+		key.WriteByte(';')
+	}
+	if p, ok := c.prices[key.String()]; ok {
+		return p
+	}
+	var p unitPrice
+	p.usd, p.priced = c.snap.State.HighestPrice(u.Job)
+	if c.prices == nil {
+		c.prices = map[string]unitPrice{}
+	}
+	c.prices[key.String()] = p
+	return p
 }
 
 // runningPrice is the price per GPU-hour of the GPUs r holds: its parts'

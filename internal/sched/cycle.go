@@ -41,6 +41,9 @@ type cycle struct {
 	// passed the budget check would commit, by name.
 	budgets    map[string]budgetUse
 	budgetNeed map[string]float64
+	// prices is the highest price per GPU-hour a unit may pay, by the
+	// models it allows (dollar budgets), found once per cycle.
+	prices map[string]unitPrice
 }
 
 // head is a waiting unit with a reservation.
