@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -106,6 +109,23 @@ func TestQueueMetrics(t *testing.T) {
 			return nil
 		})
 	}
+	// The lender Queue deleted mid-run, with its waiting pod: its series
+	// go; the borrower's stay.
+	zero := int64(0)
+	ctx := context.Background()
+	if err := e.c.Client.CoreV1().Pods(e.ns).Delete(ctx, "owner", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Dynamic.Resource(QueueResource).Delete(ctx, lender, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(func() error {
+		_, body := get(t, h, "/metrics")
+		if strings.Contains(body, `queue="`+lender+`"`) || !strings.Contains(body, `corral_kube_queue_gpus{kind="used",queue="`+small+`"} 4`) {
+			return fmt.Errorf("after deleting %s, /metrics has:\n%s", lender, grepLines(body, "queue="))
+		}
+		return nil
+	})
 }
 
 // grepLines is the lines of s that contain sub.

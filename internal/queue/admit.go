@@ -47,6 +47,24 @@ func (b *Book) Admit(queue string, need Amounts) (Admission, error) {
 	return Admission{Queue: queue, Need: need.Clone(), Loans: loanDiff(after, before)}, nil
 }
 
+// Hold records that leaf queue uses need from now on, room or not: work
+// that already runs, which a face learns from what is bound or running
+// (after the queue's quota shrank, or a lender in its cohort went away).
+// The queue may then use more than its nominal quota and what its cohort
+// lends; nothing more is admitted to it, and its cohort lends nothing
+// more, until releases bring it back within them.
+func (b *Book) Hold(queue string, need Amounts) error {
+	i, err := b.leaf(queue)
+	if err != nil {
+		return fmt.Errorf("hold %v: %w", need, err)
+	}
+	if f, neg := need.negative(); neg {
+		return fmt.Errorf("hold %v: queue %q: negative amount for %v", need, queue, f)
+	}
+	b.apply(i, need, 1)
+	return nil
+}
+
 // CanAdmit reports whether Admit(queue, need) would succeed now, with the
 // error it would return; it changes nothing.
 func (b *Book) CanAdmit(queue string, need Amounts) error {

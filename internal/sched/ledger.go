@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,8 +29,9 @@ type charge struct {
 }
 
 // Sync brings the book up to date with the queues, the time and the
-// running units (each charged its Need to its Queue), and returns it for
-// the cycle's Snapshot. Units that no longer run give their charge back.
+// running units (each charged its Need to its Queue, held over the quota
+// when the queues shrank below what runs: queue.Book.Hold), and returns
+// it for the cycle's Snapshot. Units that no longer run give their charge back.
 func (l *Ledger) Sync(specs []queue.Spec, running []Running, now time.Time) (*queue.Book, error) {
 	if key := fmt.Sprint(specs); l.book == nil || key != l.built {
 		if err := l.rebuild(specs, now); err != nil {
@@ -54,7 +56,11 @@ func (l *Ledger) Sync(specs []queue.Spec, running []Running, now time.Time) (*qu
 			l.Release(r.Name) // it grew (a pod group's later pods) or moved
 		}
 		if _, ok := l.charged[r.Name]; !ok && r.Queue != "" {
-			if _, err := l.book.Admit(r.Queue, r.Need); err == nil {
+			_, err := l.book.Admit(r.Queue, r.Need)
+			if errors.Is(err, queue.ErrNoQuota) {
+				err = l.book.Hold(r.Queue, r.Need) // it runs: over its quota, not uncounted
+			}
+			if err == nil {
 				l.charged[r.Name] = charge{r.Queue, r.Need}
 			}
 		}
@@ -103,8 +109,9 @@ func (l *Ledger) Release(name string) {
 
 // QueueUse is what one queue holds in the ledger's book now, in GPU
 // thousandths of every GPU flavor: Used (admitted to it or below it),
-// Nominal (its own quota), Borrowed (used beyond its nominal quota, from
-// its cohort) and Lent (of its nominal quota, used by its peers).
+// Nominal (its own quota), Borrowed (used beyond its nominal quota: lent
+// by its cohort, or held beyond it when the quotas shrank under running
+// work) and Lent (of its nominal quota, used by its peers).
 type QueueUse struct {
 	Queue                         string
 	Used, Nominal, Borrowed, Lent int64

@@ -87,3 +87,34 @@ func TestLedgerUse(t *testing.T) {
 		}
 	}
 }
+
+// Work that runs is charged when the queues shrink under it: small runs 4
+// GPUs, 2 of them lent by lender; lender goes away. small then holds 4
+// against its 2 (2 beyond its quota, lent by nobody), and nothing more is
+// admitted to it until it is back within its quota. Before, the job was left
+// uncharged, small looked empty, and 2 more GPUs were admitted to it.
+func TestLedgerChargesRunningWorkWhenTheQueuesShrink(t *testing.T) {
+	var l Ledger
+	small, lender := quota("small", 2), quota("lender", 6)
+	small.Cohort, lender.Cohort = "lab", "lab"
+	running := []Running{{Name: "big", Queue: "small", Need: queue.GPUs(gpu, 4)}}
+	if _, err := l.Sync([]queue.Spec{small, lender}, running, t0); err != nil {
+		t.Fatal(err)
+	}
+	book, err := l.Sync([]queue.Spec{small}, running, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Use(); len(got) != 1 || got[0] != (QueueUse{Queue: "small", Used: 4000, Nominal: 2000, Borrowed: 2000}) {
+		t.Errorf("Use after lender went: %+v, want small using 4 of its 2 GPUs", got)
+	}
+	if err := book.CanAdmit("small", queue.GPUs(gpu, 1)); err == nil {
+		t.Errorf("small, over its quota, may admit 1 GPU more")
+	}
+	if _, err := l.Sync([]queue.Spec{small}, nil, t0.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := book.CanAdmit("small", queue.GPUs(gpu, 2)); err != nil {
+		t.Errorf("small, its job ended, may not admit its 2 GPUs: %v", err)
+	}
+}
