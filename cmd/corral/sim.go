@@ -152,6 +152,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d jobs on %d nodes, %d GPUs, horizon %.0f h\n\n", label, len(w.Arrivals), len(f.Nodes), f.GPUs(), w.Horizon.Hours())
 	results, err := replayPolicies(o, f, w, policies, scaling, stderr)
+	if errors.Is(err, sim.ErrBadQuota) {
+		return &usageError{err: err} // a --quota the workload or fleet cannot take
+	}
 	if err != nil {
 		return err
 	}

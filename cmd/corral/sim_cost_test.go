@@ -200,8 +200,8 @@ func TestSimTakesGivenQuotas(t *testing.T) {
 		"research":     "want TENANT=GPUS",
 	} {
 		_, errOut, code := runCLI(t, "sim", "--nodes", "16", "--days", "2", "--policies", "corral", "--quota", args)
-		if code == 0 || !strings.Contains(errOut, want) {
-			t.Errorf("--quota %s: exit %d, %q; want it refused saying %q", args, code, errOut, want)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("--quota %s: exit %d, %q; want it refused (exit 2) saying %q", args, code, errOut, want)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func openCapped(path string, max int64) (*os.File, *cappedLog, error) {
 }
 
 // TruncatedMarker ends a log cut at Spec.OutputMax.
-const TruncatedMarker = "\n[corral: output truncated: the task wrote more than the server's cap of %d bytes; the rest was dropped]\n"
+const TruncatedMarker = "\n[corral: output truncated: the task wrote more than its output cap (--max-output, or its tenant's --disk) of %d bytes; the rest was dropped]\n"
 
 // copy copies the task's output into the log up to the cap, writes the
 // marker when the task wrote more, and drops the rest until every

@@ -138,8 +138,12 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true,
 		Preemptions: in.kube.stops[v.name].Preemptions}
 	var milli int64
+	need := queue.Amounts{}
 	for _, b := range v.pods {
 		milli += b.milli
+		for f, amount := range b.need {
+			need[f] += amount
+		}
 		if b.pod.DeletionTimestamp != nil {
 			r.StoppingFor = "-"
 		}
@@ -148,7 +152,7 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 		}
 	}
 	if q := v.pods[0].pod.Labels[LabelQueue]; in.kube.queues[q] != nil {
-		r.Queue, r.Need = q, queue.Amounts{anyGPU: milli}
+		r.Queue, r.Need = q, need
 	}
 	r.GPUs = float64(milli) / queue.Milli
 	if limit := deadline(v.podList()); limit > 0 && !v.started.IsZero() {
@@ -284,6 +288,19 @@ func (in *cycleInput) quotaMessage(u *unit, w sched.Wait) string {
 		return "over quota: " + w.Reason
 	}
 	q := u.queue()
+	if qe.Flavor == queue.CPU || qe.Flavor == queue.Memory {
+		spec := in.kube.queues[q]
+		own := spec.CPUMilli
+		if qe.Flavor == queue.Memory {
+			own = spec.MemoryMiB
+		}
+		var of int64
+		if own != nil {
+			of = *own
+		}
+		return fmt.Sprintf("over quota: queue %q has room for %s of its %s (spec.quota.%s); this needs %s", q,
+			sched.Amount(qe.Flavor, qe.Room), sched.Amount(qe.Flavor, of), qe.Flavor.Model, sched.Amount(qe.Flavor, qe.Need))
+	}
 	msg := fmt.Sprintf("over quota: queue %q has room for %s GPUs of its %s; this needs %s",
 		q, gpuString(qe.Room), gpuString(in.kube.queues[q].GPUs*queue.Milli), gpuString(qe.Need))
 	if rw := w.Reclaim; rw != nil {

@@ -5,8 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
+	"github.com/corral-sched/corral/internal/queue"
 )
 
 func queueObject(name string, gpus int64) *unstructured.Unstructured {
@@ -78,5 +83,78 @@ func TestQueueCohortFields(t *testing.T) {
 	q, err := parseQueue(created)
 	if err != nil || q.Cohort != "lab" || q.Borrow != 2 || q.GPUs != 4 {
 		t.Errorf("parsed %+v, %v", q, err)
+	}
+}
+
+// A Queue's CPU and memory quotas cap what its bound pods request, as its
+// GPU quota caps their GPUs: with 8 GPUs, 4 CPUs and 6Gi, a pod of 1 GPU
+// and 3 CPUs binds, a second such pod waits for quota naming the CPU, a
+// pod of 1 CPU binds beside the first, and a pod of 8Gi waits naming the
+// memory. The API server takes quantities ("4", 4, "6Gi") and refuses
+// what is not one.
+func TestQueueCPUAndMemoryQuota(t *testing.T) {
+	e := newEnv(t)
+	e.node("cpuquota-0", 8, nil)
+	ctx := context.Background()
+	name := e.ns + "-cpu"
+	obj := queueObject(name, 8)
+	obj.Object["spec"].(map[string]any)["quota"] = map[string]any{"gpus": int64(8), "cpu": int64(4), "memory": "6Gi"}
+	if _, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Dynamic.Resource(QueueResource).Delete(ctx, name, metav1.DeleteOptions{}) })
+	bad := queueObject(e.ns+"-badcpu", 1)
+	bad.Object["spec"].(map[string]any)["quota"] = map[string]any{"cpu": "lots"}
+	if _, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, bad, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.quota.cpu") {
+		t.Errorf("spec.quota.cpu lots: %v, want the API server to refuse it", err)
+	}
+	e.start(e.config())
+	withRequests := func(podName, cpu, memory string) {
+		p := podWith(podName, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
+			kubetest.ResourceGPU: resource.MustParse("1")})
+		p.Labels[LabelQueue] = name
+		e.create(p)
+	}
+	withRequests("first", "3", "1Gi")
+	e.waitBound("first")
+	withRequests("second", "3", "1Gi")
+	e.waitReason("second", ReasonWaitingForQuota, "has room for 1 CPUs of its 4 CPUs (spec.quota.cpu); this needs 3 CPUs")
+	withRequests("small", "1", "1Gi")
+	e.waitBound("small")
+	withRequests("big-memory", "0", "8Gi")
+	e.waitReason("big-memory", ReasonWaitingForQuota, "has room for 4096 MiB of memory of its 6144 MiB of memory (spec.quota.memory); this needs 8192 MiB of memory")
+}
+
+// spec.quota.cpu and memory read as Kubernetes quantities; a queue
+// without one has no limit and lends none of it to its cohort.
+func TestParseQueueResourceQuotas(t *testing.T) {
+	obj := queueObject("q", 4)
+	obj.Object["spec"].(map[string]any)["quota"] = map[string]any{"gpus": int64(4), "cpu": "1500m", "memory": int64(1 << 30)}
+	q, err := parseQueue(obj)
+	if err != nil || q.CPUMilli == nil || *q.CPUMilli != 1500 || q.MemoryMiB == nil || *q.MemoryMiB != 1024 {
+		t.Fatalf("parsed %+v, %v; want 1500 milli-cores and 1024 MiB", q, err)
+	}
+	free, err := parseQueue(queueObject("free", 4))
+	if err != nil || free.CPUMilli != nil || free.MemoryMiB != nil {
+		t.Fatalf("parsed %+v, %v; want no CPU or memory limit", free, err)
+	}
+	free.Cohort, q.Cohort = "lab", "lab"
+	specs := queueSpecs(map[string]*queueSpec{"q": q, "free": free}, 8)
+	if s := specs[0]; s.Name != "free" || s.Nominal[queue.CPU] != noQuota || s.LendingLimit[queue.CPU] != 0 || s.LendingLimit[queue.Memory] != 0 {
+		t.Errorf("the queue without CPU or memory quota: %+v", s)
+	}
+	if s := specs[1]; s.Nominal[queue.CPU] != 1500 || s.Nominal[queue.Memory] != 1024 || s.LendingLimit != nil {
+		t.Errorf("the queue with them: %+v", s)
+	}
+	if _, err := queue.NewBook(specs, 0); err != nil {
+		t.Errorf("the book refuses the specs: %v", err)
+	}
+	alone := queueSpecs(map[string]*queueSpec{"free": {Name: "free", GPUs: -1, Borrow: -1}}, 8)
+	if _, err := queue.NewBook(alone, 0); err != nil || alone[0].LendingLimit != nil {
+		t.Errorf("a queue of no cohort: %+v, the book says %v", alone[0], err)
+	}
+	obj.Object["spec"].(map[string]any)["quota"] = map[string]any{"cpu": "-1"}
+	if _, err := parseQueue(obj); err == nil || !strings.Contains(err.Error(), "spec.quota.cpu") {
+		t.Errorf("a negative CPU quota: %v", err)
 	}
 }

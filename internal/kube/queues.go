@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -18,20 +19,25 @@ var QueueResource = schema.GroupVersionResource{Group: "corral.sh", Version: "v1
 // LabelQueue names the Queue a pod is charged to.
 const LabelQueue = "corral.sh/queue"
 
-// anyGPU is the one flavor Queue quotas are given in: GPUs of any model.
+// anyGPU is the flavor a Queue's GPU quota is given in: GPUs of any model.
 var anyGPU = queue.Flavor{Model: "any", Capacity: "any"}
 
 // charger is how Queues count pods: the core's one charge, GPUs of any
-// model (a Queue's quota is in GPUs).
-var charger = sched.Charger{GPU: anyGPU}
+// model and the CPU and memory the pods request (spec.quota.gpus, cpu and
+// memory).
+var charger = sched.Charger{GPU: anyGPU, Resources: true}
 
-// unlimited quota, in milli-GPUs, for a Queue without spec.quota.gpus.
+// unlimited quota, in milli-GPUs, milli-cores or MiB, for a Queue without
+// spec.quota.gpus, cpu or memory.
 const noQuota = int64(1) << 50
 
 // queueSpec is what the scheduler reads from a Queue.
 type queueSpec struct {
 	Name, Tenant string
 	GPUs         int64 // whole GPUs; -1: no limit
+	// CPUMilli and MemoryMiB cap the CPU and memory its pods request
+	// (spec.quota.cpu, spec.quota.memory); nil: no limit.
+	CPUMilli, MemoryMiB *int64
 	// Cohort lends and borrows unused quota among its queues; Borrow caps
 	// what this queue borrows (-1: no cap).
 	Cohort string
@@ -50,6 +56,12 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	}
 	if found {
 		q.GPUs = gpus
+	}
+	if q.CPUMilli, err = quotaQuantity(obj, "cpu", func(v resource.Quantity) int64 { return v.MilliValue() }); err != nil {
+		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
+	}
+	if q.MemoryMiB, err = quotaQuantity(obj, "memory", func(v resource.Quantity) int64 { return v.Value() / (1 << 20) }); err != nil {
+		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 	}
 	q.Cohort, _, _ = unstructured.NestedString(obj.Object, "spec", "cohort")
 	q.Borrow = -1
@@ -70,6 +82,21 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	return q, nil
 }
 
+// quotaQuantity reads spec.quota.<name>, a Kubernetes quantity ("32",
+// "500m", "256Gi"), in the unit in gives; nil when absent.
+func quotaQuantity(obj *unstructured.Unstructured, name string, in func(resource.Quantity) int64) (*int64, error) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, "spec", "quota", name)
+	if err != nil || !found {
+		return nil, err
+	}
+	q, err := resource.ParseQuantity(fmt.Sprint(v))
+	if err != nil || q.Sign() < 0 {
+		return nil, fmt.Errorf("spec.quota.%s %v: want a quantity of at least 0, such as 32 or 256Gi", name, v)
+	}
+	n := in(q)
+	return &n, nil
+}
+
 // queueSpecs are the queues as the quota book takes them: a queue without
 // a quota has no limit, and fair share measures its use against the
 // cluster's GPUs; each queue's pods by priority, then age.
@@ -86,10 +113,30 @@ func queueSpecs(queues map[string]*queueSpec, clusterGPUs int) []queue.Spec {
 		if q.GPUs >= 0 {
 			spec.Nominal[anyGPU], spec.ShareGPUs = q.GPUs*queue.Milli, 0
 		}
+		resourceQuota(&spec, queue.CPU, q.CPUMilli)
+		resourceQuota(&spec, queue.Memory, q.MemoryMiB)
 		if q.Borrow >= 0 && spec.Cohort != "" {
 			spec.BorrowingLimit = queue.Amounts{anyGPU: q.Borrow * queue.Milli}
 		}
 		specs = append(specs, spec)
 	}
 	return specs
+}
+
+// resourceQuota sets a queue's CPU or memory quota: limit, or without one
+// no limit, of which it lends nothing to its cohort (so that a capped peer
+// cannot borrow without bound).
+func resourceQuota(spec *queue.Spec, f queue.Flavor, limit *int64) {
+	if limit != nil {
+		spec.Nominal[f] = *limit
+		return
+	}
+	spec.Nominal[f] = noQuota
+	if spec.Cohort == "" {
+		return // it lends nothing anyway
+	}
+	if spec.LendingLimit == nil {
+		spec.LendingLimit = queue.Amounts{}
+	}
+	spec.LendingLimit[f] = 0
 }

@@ -70,8 +70,9 @@ type filterFunc func(onNodes, pending []*corev1.Pod) *filtering
 // boundPod is a pod running on a node, as the core holds it.
 type boundPod struct {
 	pod   *corev1.Pod
-	job   string // its job in the core's state
-	milli int64  // GPU it holds, in milli-GPUs
+	job   string        // its job in the core's state
+	milli int64         // GPU it holds, in milli-GPUs
+	need  queue.Amounts // what it charges its queue: its GPUs, CPU and memory
 }
 
 // takeSnapshot builds the core state from nodes and pods, unless no pod
@@ -135,10 +136,10 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 	snap.bound = pinBound(st, byNode, log)
 	for _, b := range snap.bound {
 		q := b.pod.Labels[LabelQueue]
-		if queues[q] == nil || b.milli == 0 {
+		if queues[q] == nil || b.need.IsZero() {
 			continue
 		}
-		if _, err := book.Admit(q, queue.Amounts{anyGPU: b.milli}); err != nil {
+		if _, err := book.Admit(q, b.need); err != nil {
 			log.Warn("bound pod over its queue's quota", "pod", b.pod.Namespace+"/"+b.pod.Name, "err", err)
 		}
 	}
@@ -167,7 +168,7 @@ func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, log *slog.Logger)
 				log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", name, "err", err)
 				continue
 			}
-			out = append(out, boundPod{pod: p, job: pl.Job, milli: st.PlacedMilli(pl)})
+			out = append(out, boundPod{pod: p, job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl)})
 		}
 	}
 	return out

@@ -77,7 +77,7 @@ func TestSmallDiskFloodLeavesOthersSucceeded(t *testing.T) {
 	if fi, err := os.Stat(log); err != nil || fi.Size() > 1<<20+200 {
 		t.Errorf("the flood's log: %v, %d bytes; want at most the 1 MiB cap and the marker", err, fi.Size())
 	}
-	if out := readFile(t, log); !strings.HasSuffix(out, "\n[corral: output truncated: the task wrote more than the server's cap of 1048576 bytes; the rest was dropped]\n") {
+	if out := readFile(t, log); !strings.HasSuffix(out, "\n[corral: output truncated: the task wrote more than its output cap (--max-output, or its tenant's --disk) of 1048576 bytes; the rest was dropped]\n") {
 		t.Errorf("the flood's log ends %q", out[max(len(out)-120, 0):])
 	}
 	if _, err := flooder.Cancel(ctx, flood.ID); err != nil {

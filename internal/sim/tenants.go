@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -76,6 +77,10 @@ func newBook(w workload.Workload, gpus int, given map[string]float64) (*queue.Bo
 	return book, ceiling, entitled, nil
 }
 
+// ErrBadQuota is a quota Options.Quotas gives that the workload and fleet
+// cannot take: a tenant it lacks, or more GPUs than the fleet has.
+var ErrBadQuota = errors.New("options")
+
 // nominalQuotas are the tenants' quotas in milli-GPUs: those given, and
 // for the others their share of the rest in proportion to their work.
 // The last tenant not given one takes what rounding left, so that the
@@ -85,11 +90,11 @@ func nominalQuotas(names []string, entitled map[string]float64, gpus int, given 
 	left := int64(gpus) * queue.Milli
 	for _, t := range slices.Sorted(maps.Keys(given)) {
 		if _, ok := entitled[t]; !ok {
-			return nil, fmt.Errorf("quota for tenant %q: the workload has no such tenant (it has %s)", t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%w: quota for tenant %q: the workload has no such tenant (it has %s)", ErrBadQuota, t, strings.Join(names, ", "))
 		}
 		m := int64(math.Round(given[t] * queue.Milli))
 		if m < 0 || m > left {
-			return nil, fmt.Errorf("quota %s=%g: the given quotas add up to more than the fleet's %d GPUs", t, given[t], gpus)
+			return nil, fmt.Errorf("%w: quota %s=%g: the given quotas add up to more than the fleet's %d GPUs", ErrBadQuota, t, given[t], gpus)
 		}
 		out[t], left = m, left-m
 	}
