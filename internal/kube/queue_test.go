@@ -125,11 +125,13 @@ func TestQueueCPUAndMemoryQuota(t *testing.T) {
 	e.waitReason("big-memory", ReasonWaitingForQuota, "has room for 4096 MiB of memory of its 6144 MiB of memory (spec.quota.memory); this needs 8192 MiB of memory")
 }
 
-// spec.quota.cpu and memory read as Kubernetes quantities; a queue
-// without one has no limit and lends none of it to its cohort.
+// spec.quota.cpu and memory, and the borrowing limits of each, read as
+// Kubernetes quantities; a queue without a quota has no limit and lends
+// none of it to its cohort.
 func TestParseQueueResourceQuotas(t *testing.T) {
 	obj := queueObject("q", 4)
 	obj.Object["spec"].(map[string]any)["quota"] = map[string]any{"gpus": int64(4), "cpu": "1500m", "memory": int64(1 << 30)}
+	obj.Object["spec"].(map[string]any)["borrowingLimit"] = map[string]any{"gpus": int64(2), "cpu": "2", "memory": "512Mi"}
 	q, err := parseQueue(obj)
 	if err != nil || q.CPUMilli == nil || *q.CPUMilli != 1500 || q.MemoryMiB == nil || *q.MemoryMiB != 1024 {
 		t.Fatalf("parsed %+v, %v; want 1500 milli-cores and 1024 MiB", q, err)
@@ -143,7 +145,8 @@ func TestParseQueueResourceQuotas(t *testing.T) {
 	if s := specs[0]; s.Name != "free" || s.Nominal[queue.CPU] != noQuota || s.LendingLimit[queue.CPU] != 0 || s.LendingLimit[queue.Memory] != 0 {
 		t.Errorf("the queue without CPU or memory quota: %+v", s)
 	}
-	if s := specs[1]; s.Nominal[queue.CPU] != 1500 || s.Nominal[queue.Memory] != 1024 || s.LendingLimit != nil {
+	if s := specs[1]; s.Nominal[queue.CPU] != 1500 || s.Nominal[queue.Memory] != 1024 || s.LendingLimit != nil ||
+		s.BorrowingLimit[anyGPU] != 2000 || s.BorrowingLimit[queue.CPU] != 2000 || s.BorrowingLimit[queue.Memory] != 512 {
 		t.Errorf("the queue with them: %+v", s)
 	}
 	if _, err := queue.NewBook(specs, 0); err != nil {
@@ -157,4 +160,42 @@ func TestParseQueueResourceQuotas(t *testing.T) {
 	if _, err := parseQueue(obj); err == nil || !strings.Contains(err.Error(), "spec.quota.cpu") {
 		t.Errorf("a negative CPU quota: %v", err)
 	}
+}
+
+// CPU is lent and borrowed in a cohort within spec.borrowingLimit.cpu,
+// as GPUs are: borrower (2 CPUs, borrowing at most 2) runs pods of 3 and
+// 1 CPU on lender's unused 8, and a third pod of 1 CPU waits.
+func TestQueueBorrowsCPUWithinItsLimit(t *testing.T) {
+	e := newEnv(t)
+	e.node("cpuborrow-0", 8, nil)
+	ctx := context.Background()
+	create := func(short string, cpu int64, borrow map[string]any) string {
+		name := e.ns + "-" + short
+		obj := queueObject(name, 8)
+		spec := obj.Object["spec"].(map[string]any)
+		spec["quota"], spec["cohort"] = map[string]any{"gpus": int64(4), "cpu": cpu}, e.ns+"-lab"
+		if borrow != nil {
+			spec["borrowingLimit"] = borrow
+		}
+		if _, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("queue %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = e.c.Dynamic.Resource(QueueResource).Delete(ctx, name, metav1.DeleteOptions{}) })
+		return name
+	}
+	create("lender", 8, nil)
+	borrower := create("borrower", 2, map[string]any{"cpu": "2"})
+	e.start(e.config())
+	withCPU := func(podName, cpu string) {
+		p := podWith(podName, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi"),
+			kubetest.ResourceGPU: resource.MustParse("1")})
+		p.Labels[LabelQueue] = borrower
+		e.create(p)
+	}
+	withCPU("three", "3")
+	e.waitBound("three")
+	withCPU("one", "1")
+	e.waitBound("one")
+	withCPU("over", "1")
+	e.waitReason("over", ReasonWaitingForQuota, "spec.quota.cpu")
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,6 +43,9 @@ type queueSpec struct {
 	// what this queue borrows (-1: no cap).
 	Cohort string
 	Borrow int64
+	// BorrowCPUMilli and BorrowMemoryMiB cap the CPU and memory it
+	// borrows (spec.borrowingLimit.cpu, .memory); nil: no cap.
+	BorrowCPUMilli, BorrowMemoryMiB *int64
 	// Budget caps its GPU-hours, or dollars at its nodes' prices
 	// (AnnotationGPUPrice), per period (spec.budget); nil: none.
 	Budget *sched.Budget
@@ -57,11 +61,17 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	if found {
 		q.GPUs = gpus
 	}
-	if q.CPUMilli, err = quotaQuantity(obj, "cpu", func(v resource.Quantity) int64 { return v.MilliValue() }); err != nil {
-		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
-	}
-	if q.MemoryMiB, err = quotaQuantity(obj, "memory", func(v resource.Quantity) int64 { return v.Value() / (1 << 20) }); err != nil {
-		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
+	for _, r := range []struct {
+		field string
+		into  **int64
+		in    func(resource.Quantity) int64
+	}{
+		{"quota.cpu", &q.CPUMilli, milliCores}, {"quota.memory", &q.MemoryMiB, mebibytes},
+		{"borrowingLimit.cpu", &q.BorrowCPUMilli, milliCores}, {"borrowingLimit.memory", &q.BorrowMemoryMiB, mebibytes},
+	} {
+		if *r.into, err = specQuantity(obj, r.field, r.in); err != nil {
+			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
+		}
 	}
 	q.Cohort, _, _ = unstructured.NestedString(obj.Object, "spec", "cohort")
 	q.Borrow = -1
@@ -82,20 +92,24 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 	return q, nil
 }
 
-// quotaQuantity reads spec.quota.<name>, a Kubernetes quantity ("32",
-// "500m", "256Gi"), in the unit in gives; nil when absent.
-func quotaQuantity(obj *unstructured.Unstructured, name string, in func(resource.Quantity) int64) (*int64, error) {
-	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, "spec", "quota", name)
+// specQuantity reads spec.<field> ("quota.cpu"), a Kubernetes quantity
+// ("32", "500m", "256Gi"), in the unit in gives; nil when absent.
+func specQuantity(obj *unstructured.Unstructured, field string, in func(resource.Quantity) int64) (*int64, error) {
+	path := append([]string{"spec"}, strings.Split(field, ".")...)
+	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
 	if err != nil || !found {
 		return nil, err
 	}
 	q, err := resource.ParseQuantity(fmt.Sprint(v))
 	if err != nil || q.Sign() < 0 {
-		return nil, fmt.Errorf("spec.quota.%s %v: want a quantity of at least 0, such as 32 or 256Gi", name, v)
+		return nil, fmt.Errorf("spec.%s %v: want a quantity of at least 0, such as 32 or 256Gi", field, v)
 	}
 	n := in(q)
 	return &n, nil
 }
+
+func milliCores(v resource.Quantity) int64 { return v.MilliValue() }
+func mebibytes(v resource.Quantity) int64  { return v.Value() / (1 << 20) }
 
 // queueSpecs are the queues as the quota book takes them: a queue without
 // a quota has no limit, and fair share measures its use against the
@@ -113,22 +127,29 @@ func queueSpecs(queues map[string]*queueSpec, clusterGPUs int) []queue.Spec {
 		if q.GPUs >= 0 {
 			spec.Nominal[anyGPU], spec.ShareGPUs = q.GPUs*queue.Milli, 0
 		}
-		resourceQuota(&spec, queue.CPU, q.CPUMilli)
-		resourceQuota(&spec, queue.Memory, q.MemoryMiB)
 		if q.Borrow >= 0 && spec.Cohort != "" {
 			spec.BorrowingLimit = queue.Amounts{anyGPU: q.Borrow * queue.Milli}
 		}
+		resourceQuota(&spec, queue.CPU, q.CPUMilli, q.BorrowCPUMilli)
+		resourceQuota(&spec, queue.Memory, q.MemoryMiB, q.BorrowMemoryMiB)
 		specs = append(specs, spec)
 	}
 	return specs
 }
 
-// resourceQuota sets a queue's CPU or memory quota: limit, or without one
-// no limit, of which it lends nothing to its cohort (so that a capped peer
-// cannot borrow without bound).
-func resourceQuota(spec *queue.Spec, f queue.Flavor, limit *int64) {
+// resourceQuota sets a queue's CPU or memory quota: limit, with what it
+// may borrow beyond it in its cohort (borrow; nil: what the cohort lends),
+// or without a limit none, of which it lends nothing to its cohort (so
+// that a capped peer cannot borrow without bound).
+func resourceQuota(spec *queue.Spec, f queue.Flavor, limit, borrow *int64) {
 	if limit != nil {
 		spec.Nominal[f] = *limit
+		if borrow != nil && spec.Cohort != "" {
+			if spec.BorrowingLimit == nil {
+				spec.BorrowingLimit = queue.Amounts{}
+			}
+			spec.BorrowingLimit[f] = *borrow
+		}
 		return
 	}
 	spec.Nominal[f] = noQuota
