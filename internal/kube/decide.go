@@ -113,7 +113,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			Preemption:      preempting,
 			FairShare:       true,
 			ReclaimPatience: sched.Patience(snap.reclaimPatience),
-			Charge:          func(p *gang.Placement) queue.Amounts { return charger.Placed(snap.state, p) },
+			Charge:          func(p *gang.Placement) queue.Amounts { return snap.charger.Placed(snap.state, p) },
 			Budgets:         snap.budgets,
 		},
 		Spent: snap.spent,
@@ -187,7 +187,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	}
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
-		Job: j, Queue: q, Need: charger.Need(in.kube.state, j), Arrival: u.created.UnixNano(), Since: u.created,
+		Job: j, Queue: q, Need: in.kube.charger.Need(in.kube.state, j), Arrival: u.created.UnixNano(), Since: u.created,
 		NoBorrowUntil: in.kube.stops[u.job].NoBorrowUntil, Claimed: in.kube.stops[u.job].Claimed,
 		Blocked: blocked, Freeing: freeing, NeverPreempts: neverPreempts(u.pods),
 	})
@@ -288,6 +288,14 @@ func (in *cycleInput) quotaMessage(u *unit, w sched.Wait) string {
 		return "over quota: " + w.Reason
 	}
 	q := u.queue()
+	if qe.Flavor.IsModelCap() {
+		var of int64
+		if n, ok := in.kube.queues[q].Models[qe.Flavor.Model]; ok {
+			of = n * queue.Milli
+		}
+		return fmt.Sprintf("over quota: queue %q has room for %s GPUs of its %s %s (spec.quota.models); this needs %s",
+			q, gpuString(qe.Room), gpuString(of), qe.Flavor.Model, gpuString(qe.Need))
+	}
 	if qe.Flavor == queue.CPU || qe.Flavor == queue.Memory {
 		spec := in.kube.queues[q]
 		own := spec.CPUMilli

@@ -141,7 +141,7 @@ func TestParseQueueResourceQuotas(t *testing.T) {
 		t.Fatalf("parsed %+v, %v; want no CPU or memory limit", free, err)
 	}
 	free.Cohort, q.Cohort = "lab", "lab"
-	specs := queueSpecs(map[string]*queueSpec{"q": q, "free": free}, 8)
+	specs := queueSpecs(map[string]*queueSpec{"q": q, "free": free}, 8, nil)
 	if s := specs[0]; s.Name != "free" || s.Nominal[queue.CPU] != noQuota || s.LendingLimit[queue.CPU] != 0 || s.LendingLimit[queue.Memory] != 0 {
 		t.Errorf("the queue without CPU or memory quota: %+v", s)
 	}
@@ -152,7 +152,7 @@ func TestParseQueueResourceQuotas(t *testing.T) {
 	if _, err := queue.NewBook(specs, 0); err != nil {
 		t.Errorf("the book refuses the specs: %v", err)
 	}
-	alone := queueSpecs(map[string]*queueSpec{"free": {Name: "free", GPUs: -1, Borrow: -1}}, 8)
+	alone := queueSpecs(map[string]*queueSpec{"free": {Name: "free", GPUs: -1, Borrow: -1}}, 8, nil)
 	if _, err := queue.NewBook(alone, 0); err != nil || alone[0].LendingLimit != nil {
 		t.Errorf("a queue of no cohort: %+v, the book says %v", alone[0], err)
 	}
@@ -198,4 +198,41 @@ func TestQueueBorrowsCPUWithinItsLimit(t *testing.T) {
 	e.waitBound("one")
 	withCPU("over", "1")
 	e.waitReason("over", ReasonWaitingForQuota, "spec.quota.cpu")
+}
+
+// A Queue's spec.quota.models caps each model's GPUs within its quota:
+// with 2 L4s at most, a pod of 4 GPUs of any model lands on the H100 node
+// beside another pod, not on the empty L4 node where placement alone puts
+// it; a pod pinned to L4s (gpu.product) asking 3 waits for quota naming
+// the model's cap.
+func TestQueueCapsGPUsPerModel(t *testing.T) {
+	e := newEnv(t)
+	e.node("mcap-h100", 8, nil)
+	e.nodeSpec(kubetest.Node{Name: "mcap-l4", GPUs: 8, Product: "NVIDIA-L4", GPUMemMiB: 23034})
+	ctx := context.Background()
+	name := e.ns + "-models"
+	obj := queueObject(name, 16)
+	obj.Object["spec"].(map[string]any)["quota"] = map[string]any{"gpus": int64(16), "models": map[string]any{"L4": int64(2)}}
+	if _, err := e.c.Dynamic.Resource(QueueResource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Dynamic.Resource(QueueResource).Delete(ctx, name, metav1.DeleteOptions{}) })
+	e.start(e.config())
+	inQueue := func(podName string, gpus int, product string) {
+		p := pod(podName, gpus)
+		p.Labels[LabelQueue] = name
+		if product != "" {
+			p.Spec.NodeSelector = map[string]string{kubetest.LabelProduct: product}
+		}
+		e.create(p)
+	}
+	inQueue("h100s", 4, "NVIDIA-H100-80GB-HBM3")
+	e.waitBound("h100s")
+	inQueue("anywhere", 4, "")
+	e.waitBound("anywhere")
+	if p, err := e.c.Client.CoreV1().Pods(e.ns).Get(ctx, "anywhere", metav1.GetOptions{}); err != nil || p.Spec.NodeName != "mcap-h100" {
+		t.Errorf("the pod of any model is on %q (%v), want mcap-h100: the L4 cap has room for 2 GPUs only", p.Spec.NodeName, err)
+	}
+	inQueue("l4s", 3, "NVIDIA-L4")
+	e.waitReason("l4s", ReasonWaitingForQuota, `has room for 2 GPUs of its 2 L4 (spec.quota.models); this needs 3`)
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/queue"
 	"github.com/corral-sched/corral/internal/sched"
 )
@@ -23,10 +25,17 @@ const LabelQueue = "corral.sh/queue"
 // anyGPU is the flavor a Queue's GPU quota is given in: GPUs of any model.
 var anyGPU = queue.Flavor{Model: "any", Capacity: "any"}
 
-// charger is how Queues count pods: the core's one charge, GPUs of any
+// chargerFor is how Queues count pods: the core's one charge, GPUs of any
 // model and the CPU and memory the pods request (spec.quota.gpus, cpu and
-// memory).
-var charger = sched.Charger{GPU: anyGPU, Resources: true}
+// memory), and each model's GPUs where a Queue caps models
+// (spec.quota.models).
+func chargerFor(queues map[string]*queueSpec) sched.Charger {
+	c := sched.Charger{GPU: anyGPU, Resources: true}
+	for _, q := range queues {
+		c.ByModel = c.ByModel || len(q.Models) > 0
+	}
+	return c
+}
 
 // unlimited quota, in milli-GPUs, milli-cores or MiB, for a Queue without
 // spec.quota.gpus, cpu or memory.
@@ -43,6 +52,9 @@ type queueSpec struct {
 	// what this queue borrows (-1: no cap).
 	Cohort string
 	Borrow int64
+	// Models caps the GPUs of each model it holds (spec.quota.models), by
+	// catalog name; nil: no cap.
+	Models map[string]int64
 	// BorrowCPUMilli and BorrowMemoryMiB cap the CPU and memory it
 	// borrows (spec.borrowingLimit.cpu, .memory); nil: no cap.
 	BorrowCPUMilli, BorrowMemoryMiB *int64
@@ -72,6 +84,9 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 		if *r.into, err = specQuantity(obj, r.field, r.in); err != nil {
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
+	}
+	if q.Models, err = modelCaps(obj); err != nil {
+		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 	}
 	q.Cohort, _, _ = unstructured.NestedString(obj.Object, "spec", "cohort")
 	q.Borrow = -1
@@ -108,13 +123,39 @@ func specQuantity(obj *unstructured.Unstructured, field string, in func(resource
 	return &n, nil
 }
 
+// modelCaps reads spec.quota.models: whole GPUs by model, the names
+// (catalog names or aliases, such as H100) resolved through the catalog.
+func modelCaps(obj *unstructured.Unstructured) (map[string]int64, error) {
+	raw, found, err := unstructured.NestedMap(obj.Object, "spec", "quota", "models")
+	if err != nil || !found {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for name, v := range raw {
+		n, ok := v.(int64)
+		if !ok || n < 0 {
+			return nil, fmt.Errorf("spec.quota.models.%s %v: want whole GPUs, 0 or more", name, v)
+		}
+		model := name
+		if m, err := gpu.Lookup(name); err == nil {
+			model = m.Name
+		}
+		if _, dup := out[model]; dup {
+			return nil, fmt.Errorf("spec.quota.models: %s named twice", model)
+		}
+		out[model] = n
+	}
+	return out, nil
+}
+
 func milliCores(v resource.Quantity) int64 { return v.MilliValue() }
 func mebibytes(v resource.Quantity) int64  { return v.Value() / (1 << 20) }
 
 // queueSpecs are the queues as the quota book takes them: a queue without
 // a quota has no limit, and fair share measures its use against the
 // cluster's GPUs; each queue's pods by priority, then age.
-func queueSpecs(queues map[string]*queueSpec, clusterGPUs int) []queue.Spec {
+func queueSpecs(queues map[string]*queueSpec, clusterGPUs int, models []string) []queue.Spec {
+	byModel := chargerFor(queues).ByModel
 	names := make([]string, 0, len(queues))
 	for n := range queues {
 		names = append(names, n)
@@ -132,9 +173,31 @@ func queueSpecs(queues map[string]*queueSpec, clusterGPUs int) []queue.Spec {
 		}
 		resourceQuota(&spec, queue.CPU, q.CPUMilli, q.BorrowCPUMilli)
 		resourceQuota(&spec, queue.Memory, q.MemoryMiB, q.BorrowMemoryMiB)
+		if byModel {
+			for _, m := range modelsOf(q, models) {
+				var limit *int64
+				if n, ok := q.Models[m]; ok {
+					milli := n * queue.Milli
+					limit = &milli
+				}
+				resourceQuota(&spec, queue.ModelCap(m), limit, nil)
+			}
+		}
 		specs = append(specs, spec)
 	}
 	return specs
+}
+
+// modelsOf are the fleet's GPU models and those q caps, by name.
+func modelsOf(q *queueSpec, fleetModels []string) []string {
+	out := slices.Clone(fleetModels)
+	for m := range q.Models {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // resourceQuota sets a queue's CPU or memory quota: limit, with what it

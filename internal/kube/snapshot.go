@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -49,9 +50,10 @@ type snapshot struct {
 	nodeCaps map[string]int
 	// stops is what this replica remembers of the units it preempted,
 	// by unit name.
-	stops map[string]sched.Remembered
-	book  *queue.Book // quota in use per queue, learnt afresh
-	specs []queue.Spec
+	stops   map[string]sched.Remembered
+	book    *queue.Book // quota in use per queue, learnt afresh
+	specs   []queue.Spec
+	charger sched.Charger // how the queues count pods (chargerFor)
 	// ledger, when set, is the scheduler's quota book kept across cycles
 	// (fair share remembers past use); book is then not used. now is the
 	// cycle's time.
@@ -127,13 +129,14 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	snap.specs = queueSpecs(queues, fleetGPUs(f))
+	snap.charger = chargerFor(queues)
+	snap.specs = queueSpecs(queues, fleetGPUs(f), fleetModels(f))
 	book, err := queue.NewBook(snap.specs, 0)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: queues: %w", err)
 	}
 	snap.state, snap.nodes, snap.skipped, snap.book = st, len(f.Nodes), skipped, book
-	snap.bound = pinBound(st, byNode, log)
+	snap.bound = pinBound(st, byNode, snap.charger, log)
 	for _, b := range snap.bound {
 		q := b.pod.Labels[LabelQueue]
 		if queues[q] == nil || b.need.IsZero() {
@@ -149,7 +152,7 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 // pinBound records every bound pod on its node in st (gang.State.Adopt:
 // the state learns what runs, nothing is chosen), nodes and pods in name
 // order.
-func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, log *slog.Logger) []boundPod {
+func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, charger sched.Charger, log *slog.Logger) []boundPod {
 	var out []boundPod
 	names := make([]string, 0, len(byNode))
 	for n := range byNode {
@@ -213,6 +216,18 @@ func fleetGPUs(f *fleet.Fleet) int {
 		n += f.Nodes[i].GPUs
 	}
 	return n
+}
+
+// fleetModels are the GPU models of f's nodes, by name.
+func fleetModels(f *fleet.Fleet) []string {
+	var out []string
+	for _, n := range f.Nodes {
+		if n.GPUs > 0 && !slices.Contains(out, n.GPUModel) {
+			out = append(out, n.GPUModel)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // nodePrice is what one GPU of the named node costs an hour (its

@@ -14,6 +14,7 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 func isGone(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsConflict(err) }
@@ -134,7 +135,7 @@ func (s *Scheduler) planMoves(ctx context.Context, w *stricken, nodes []*corev1.
 		}
 	}
 	bound := map[string]*corev1.Pod{}
-	for _, b := range pinBound(st, byNode, s.log) {
+	for _, b := range pinBound(st, byNode, sched.Charger{GPU: anyGPU}, s.log) { // the charge is not used here
 		bound[b.job] = b.pod
 	}
 	if err := lendSpares(st, f, byNode, w); err != nil {

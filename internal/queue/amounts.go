@@ -30,8 +30,21 @@ var (
 	Memory = Flavor{Model: "memory", Capacity: "MiB"}
 )
 
-// IsGPU reports whether f is a kind of GPU, not CPU or Memory.
-func (f Flavor) IsGPU() bool { return f != CPU && f != Memory }
+// ModelCapacity is the capacity type of a model cap's flavor (ModelCap).
+const ModelCapacity = "model-cap"
+
+// ModelCap is the flavor of a cap on one GPU model, in milli-GPUs: the
+// GPUs of that model a queue's work holds, charged beside its GPU flavor
+// (which counts every model), so that a queue may hold, say, at most 16
+// H100s among its 64 GPUs. Fair share does not count it.
+func ModelCap(model string) Flavor { return Flavor{Model: model, Capacity: ModelCapacity} }
+
+// IsModelCap reports whether f caps one GPU model (ModelCap).
+func (f Flavor) IsModelCap() bool { return f.Capacity == ModelCapacity }
+
+// IsGPU reports whether f is a kind of GPU, not CPU, Memory or a model cap
+// (whose GPUs its GPU flavor counts already).
+func (f Flavor) IsGPU() bool { return f != CPU && f != Memory && !f.IsModelCap() }
 
 // compareFlavors orders flavors by model, then capacity type.
 func compareFlavors(a, b Flavor) int {

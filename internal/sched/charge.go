@@ -16,6 +16,11 @@ type Charger struct {
 	// Resources: the CPU and memory tasks ask for count too (queue.CPU
 	// and queue.Memory), for faces whose quotas cap them.
 	Resources bool
+	// ByModel: the GPUs of each model count too (queue.ModelCap), for
+	// faces whose quotas cap models. Before a unit is placed only a job
+	// that allows one model is charged its model; the cycle places the
+	// others on models whose caps have room (modelRoom).
+	ByModel bool
 }
 
 // Need is what j charges its queue, known before it is placed: its GPUs
@@ -31,6 +36,9 @@ func (c Charger) Need(st *gang.State, j *job.Job) queue.Amounts {
 	n := queue.Amounts{}
 	if m := st.LeastMilli(j); m > 0 {
 		n[c.GPU] = m
+		if model := onlyModel(j); c.ByModel && model != "" {
+			n[queue.ModelCap(model)] = m
+		}
 	}
 	if c.Resources {
 		for _, g := range j.Groups {
@@ -61,6 +69,12 @@ func (c Charger) Placed(st *gang.State, p *gang.Placement) queue.Amounts {
 	if m := scale(st.PlacedMilli(p)); m > 0 {
 		n[c.GPU] = m
 	}
+	if c.ByModel {
+		for _, t := range p.Tasks {
+			model := st.Fleet().Nodes[t.Node].GPUModel
+			add(n, queue.ModelCap(model), scale(st.PlacedMilli(&gang.Placement{Tasks: []gang.Task{t}})))
+		}
+	}
 	if c.Resources {
 		var cpu, mem int64
 		for _, t := range p.Tasks {
@@ -70,6 +84,26 @@ func (c Charger) Placed(st *gang.State, p *gang.Placement) queue.Amounts {
 		add(n, queue.Memory, scale(mem))
 	}
 	return n
+}
+
+// onlyModel is the one GPU model (catalog name) every group of j allows,
+// or "" when j allows several or any.
+func onlyModel(j *job.Job) string {
+	model := ""
+	for _, g := range j.Groups {
+		if !hasGPU(g.Task) {
+			continue
+		}
+		if len(g.Task.Models) != 1 {
+			return ""
+		}
+		m := catalogName(g.Task.Models[0])
+		if model != "" && m != model {
+			return ""
+		}
+		model = m
+	}
+	return model
 }
 
 // chargedSize is j at the size it is charged for: an elastic job of one

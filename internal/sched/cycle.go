@@ -44,6 +44,7 @@ type cycle struct {
 	// prices is the highest price per GPU-hour a unit may pay, by the
 	// models it allows (dollar budgets), found once per cycle.
 	prices map[string]unitPrice
+	models []string // the fleet's GPU models (modelcap.go)
 }
 
 // head is a waiting unit with a reservation.
@@ -97,7 +98,7 @@ func (c *cycle) consider(u *Unit) {
 	case u.Blocked != "" && len(u.Freeing) == 0:
 		c.wait(u, CodeBlocked, u.Blocked)
 		return
-	case c.overBudget(u), c.overQuota(u):
+	case c.overBudget(u), c.overQuota(u), c.overModelCaps(u):
 		return
 	case u.Blocked != "":
 		c.free(u)
