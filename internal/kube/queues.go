@@ -55,6 +55,9 @@ type queueSpec struct {
 	// Models caps the GPUs of each model it holds (spec.quota.models), by
 	// catalog name; nil: no cap.
 	Models map[string]int64
+	// BorrowModels caps what it borrows of each model's cap in its cohort
+	// (spec.borrowingLimit.models); nil: what the cohort lends.
+	BorrowModels map[string]int64
 	// BorrowCPUMilli and BorrowMemoryMiB cap the CPU and memory it
 	// borrows (spec.borrowingLimit.cpu, .memory); nil: no cap.
 	BorrowCPUMilli, BorrowMemoryMiB *int64
@@ -85,7 +88,10 @@ func parseQueue(obj *unstructured.Unstructured) (*queueSpec, error) {
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
 	}
-	if q.Models, err = modelCaps(obj); err != nil {
+	if q.Models, err = modelCaps(obj, "quota"); err != nil {
+		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
+	}
+	if q.BorrowModels, err = modelCaps(obj, "borrowingLimit"); err != nil {
 		return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 	}
 	q.Cohort, _, _ = unstructured.NestedString(obj.Object, "spec", "cohort")
@@ -123,10 +129,11 @@ func specQuantity(obj *unstructured.Unstructured, field string, in func(resource
 	return &n, nil
 }
 
-// modelCaps reads spec.quota.models: whole GPUs by model, the names
-// (catalog names or aliases, such as H100) resolved through the catalog.
-func modelCaps(obj *unstructured.Unstructured) (map[string]int64, error) {
-	raw, found, err := unstructured.NestedMap(obj.Object, "spec", "quota", "models")
+// modelCaps reads spec.<field>.models (quota, borrowingLimit): whole GPUs
+// by model, the names (catalog names or aliases, such as H100) resolved
+// through the catalog.
+func modelCaps(obj *unstructured.Unstructured, field string) (map[string]int64, error) {
+	raw, found, err := unstructured.NestedMap(obj.Object, "spec", field, "models")
 	if err != nil || !found {
 		return nil, err
 	}
@@ -134,14 +141,14 @@ func modelCaps(obj *unstructured.Unstructured) (map[string]int64, error) {
 	for name, v := range raw {
 		n, ok := v.(int64)
 		if !ok || n < 0 {
-			return nil, fmt.Errorf("spec.quota.models.%s %v: want whole GPUs, 0 or more", name, v)
+			return nil, fmt.Errorf("spec.%s.models.%s %v: want whole GPUs, 0 or more", field, name, v)
 		}
 		model := name
 		if m, err := gpu.Lookup(name); err == nil {
 			model = m.Name
 		}
 		if _, dup := out[model]; dup {
-			return nil, fmt.Errorf("spec.quota.models: %s named twice", model)
+			return nil, fmt.Errorf("spec.%s.models: %s named twice", field, model)
 		}
 		out[model] = n
 	}
@@ -175,17 +182,22 @@ func queueSpecs(queues map[string]*queueSpec, clusterGPUs int, models []string) 
 		resourceQuota(&spec, queue.Memory, q.MemoryMiB, q.BorrowMemoryMiB)
 		if byModel {
 			for _, m := range modelsOf(q, models) {
-				var limit *int64
-				if n, ok := q.Models[m]; ok {
-					milli := n * queue.Milli
-					limit = &milli
-				}
-				resourceQuota(&spec, queue.ModelCap(m), limit, nil)
+				resourceQuota(&spec, queue.ModelCap(m), modelMilli(q.Models, m), modelMilli(q.BorrowModels, m))
 			}
 		}
 		specs = append(specs, spec)
 	}
 	return specs
+}
+
+// modelMilli is caps[model] in milli-GPUs; nil when caps does not name it.
+func modelMilli(caps map[string]int64, model string) *int64 {
+	n, ok := caps[model]
+	if !ok {
+		return nil
+	}
+	milli := n * queue.Milli
+	return &milli
 }
 
 // modelsOf are the fleet's GPU models and those q caps, by name.
