@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/workload"
 )
 
@@ -31,6 +32,34 @@ func TestUsageFromTheHourlySeries(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("row %d: got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// A reserved pool is paid whether its nodes run or not: scaled down to
+// nothing, or failed, its cards still count as bought every hour, where
+// an on-demand pool's absent nodes cost nothing.
+func TestReservedPoolIsPaidWhenItsNodesAreAway(t *testing.T) {
+	a := arrival("a", 0, 1, 8, time.Hour, time.Hour)
+	for _, capacity := range []string{fleet.CapacityReserved, fleet.CapacityOnDemand} {
+		f := smallFleet(4, 8)
+		for i := range f.Nodes {
+			f.Nodes[i].Pool, f.Nodes[i].Labels = "train", map[string]string{fleet.CapacityTypeLabel: capacity}
+		}
+		opt := Options{Autoscale: []Autoscale{{Pool: "train", Min: 0, Max: 4, ScaleDownAfter: 30 * time.Minute}}}
+		p, _ := NewPolicy("corral")
+		res, err := RunWith(f, workload.Workload{Arrivals: []workload.Arrival{a}, Horizon: 6 * time.Hour}, p, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if capacity == fleet.CapacityReserved {
+			want = 32
+		}
+		for _, h := range res.Hours {
+			if h.Hour >= 2 && h.Groups[0].GPUs != want {
+				t.Errorf("%s pool: %d GPUs paid at %dh with no node up, want %d", capacity, h.Groups[0].GPUs, h.Hour, want)
+			}
 		}
 	}
 }

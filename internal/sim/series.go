@@ -27,7 +27,7 @@ type GroupHour struct {
 	Pool         string  `json:"pool"`
 	CapacityType string  `json:"capacity_type"`
 	GPUModel     string  `json:"gpu_model"`
-	GPUs         int     `json:"gpus"` // cards on nodes that take work
+	GPUs         int     `json:"gpus"` // cards paid for: on nodes that take work, and every reserved card (a commitment is paid whether its node runs or not)
 	Occupied     int     `json:"occupied"`
 	Fragmented   int     `json:"fragmented"`
 	Allocated    float64 `json:"allocated"`
@@ -134,10 +134,13 @@ func (s *series) sample(hour int, st *gang.State) Hour {
 	nodes := st.Fleet().Nodes
 	for i := range nodes {
 		n := &nodes[i]
+		g := &h.Groups[s.groupOf[i]]
 		if !n.Schedulable() {
+			if n.CapacityType() == fleet.CapacityReserved {
+				g.GPUs += n.GPUs // a commitment is paid whether its node runs or not
+			}
 			continue
 		}
-		g := &h.Groups[s.groupOf[i]]
 		free := st.FreeGPUs(i)
 		g.GPUs += n.GPUs
 		g.Occupied += n.GPUs - free
