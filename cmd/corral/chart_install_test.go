@@ -138,8 +138,8 @@ func (c countForbidden) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // runChartScheduler runs corral kube-scheduler with the args of the
-// installed Deployment (its pod name for $(POD_NAME), a free port for the
-// metrics) on rc, and returns a function that stops it.
+// installed Deployment (its pod name for $(POD_NAME), any free port for
+// the metrics) on rc, and returns a function that stops it.
 func runChartScheduler(t *testing.T, c *kubetest.Cluster, rc *rest.Config) func() {
 	t.Helper()
 	d, err := c.Client.AppsV1().Deployments("corral-system").Get(context.Background(), "corral-scheduler", metav1.GetOptions{})
@@ -150,7 +150,7 @@ func runChartScheduler(t *testing.T, c *kubetest.Cluster, rc *rest.Config) func(
 	if f.qps != 150 {
 		t.Errorf("--kube-api-qps %v, want the upgrade's 150", f.qps)
 	}
-	f.httpAddr = freeAddr(t)
+	f.httpAddr = "127.0.0.1:0" // any free port: this test reads no endpoint
 	rc = rest.CopyConfig(rc)
 	rc.QPS, rc.Burst = float32(f.qps), f.burst
 	s, log, closeAll, err := f.schedulerOn(rc, io.Discard)

@@ -213,6 +213,7 @@ func serveHTTP(ctx context.Context, s *kube.Scheduler, addr string, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("--http-address: %w", err)
 	}
+	log.Info("serving health and metrics", "address", ln.Addr().String()) // the port chosen, for --http-address :0
 	go func() {
 		defer close(done)
 		if err := s.ServeOn(ctx, ln); err != nil {

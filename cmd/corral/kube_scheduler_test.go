@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -71,10 +72,10 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	var logs bytes.Buffer
-	addr := freeAddr(t)
+	out := &syncWriter{w: &logs}
 	go func() {
 		done <- kubeSchedulerMain(runCtx, []string{"--kubeconfig", kubeconfig, "--leader-elect-namespace", ns, "--id", "one",
-			"--http-address", addr, "--kube-api-qps", "100", "--kube-api-burst", "150"}, io.Discard, &syncWriter{w: &logs})
+			"--http-address", "127.0.0.1:0", "--kube-api-qps", "100", "--kube-api-burst", "150"}, io.Discard, out)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -88,6 +89,7 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	addr := servingAddress(t, out)
 	checkEndpoints(t, "http://"+addr)
 	cancel()
 	if err := <-done; err != nil {
@@ -98,15 +100,22 @@ func TestKubeSchedulerBindsAPod(t *testing.T) {
 	}
 }
 
-// freeAddr is a loopback address with a port free now.
-func freeAddr(t *testing.T) string {
+// servingAddress is the address the scheduler's log says it serves its
+// endpoints on (--http-address 127.0.0.1:0 takes any free port, where a
+// port picked free beforehand may be taken by a test running beside).
+func servingAddress(t *testing.T, log *syncWriter) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	re := regexp.MustCompile(`msg="serving health and metrics" address=(\S+)`)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		log.mu.Lock()
+		m := re.FindStringSubmatch(fmt.Sprint(log.w))
+		log.mu.Unlock()
+		if m != nil {
+			return m[1]
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("the scheduler's log names no address it serves on")
+	return ""
 }
 
 // checkEndpoints checks the probes and metrics of a scheduler that has
