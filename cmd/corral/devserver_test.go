@@ -18,7 +18,7 @@ import (
 func TestServerDevKeepsItsDatabase(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	first := startServerChild(t, "--dev", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	first := startServerChild(t, "--dev", "--listen", anyLoopbackPort, "--new-admin-token")
 	c := &client.Client{Server: first.url, Token: first.token}
 	j, err := c.Submit(context.Background(), api.JobRequest{GPUs: 1, Command: []string{"true"}})
 	if err != nil {
@@ -29,14 +29,14 @@ func TestServerDevKeepsItsDatabase(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(state, "corral", "dev", "corral.db")); err != nil {
 		t.Fatalf("no database in the state directory: %v", err)
 	}
-	again := startServerChild(t, "--dev", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	again := startServerChild(t, "--dev", "--listen", anyLoopbackPort, "--new-admin-token")
 	c = &client.Client{Server: again.url, Token: again.token}
 	if got, err := c.Job(context.Background(), j.ID); err != nil || got.ID != j.ID {
 		t.Fatalf("after a restart: %+v, %v: want job %s kept", got, err, j.ID)
 	}
 	again.cmd.Process.Kill()
 	again.cmd.Wait()
-	fresh := startServerChild(t, "--dev", "--fresh", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	fresh := startServerChild(t, "--dev", "--fresh", "--listen", anyLoopbackPort, "--new-admin-token")
 	c = &client.Client{Server: fresh.url, Token: fresh.token}
 	var ce *client.Error
 	if _, err := c.Job(context.Background(), j.ID); !errors.As(err, &ce) || ce.Status != 404 {

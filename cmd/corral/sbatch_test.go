@@ -30,7 +30,7 @@ func slurmServer(t *testing.T, n int) *client.Client {
 // the tests run as root.
 func cliServer(t *testing.T, db, gpus string) *client.Client {
 	t.Helper()
-	srv := startServerChild(t, "--db", db, "--gpus", gpus, "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	srv := startServerChild(t, "--db", db, "--gpus", gpus, "--listen", anyLoopbackPort, "--new-admin-token")
 	t.Setenv("CORRAL_SERVER", srv.url)
 	t.Setenv("CORRAL_TOKEN", srv.token)
 	c := &client.Client{Server: srv.url, Token: srv.token}

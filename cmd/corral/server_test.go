@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,14 +87,10 @@ func startServerChild(t *testing.T, args ...string) *serverChild {
 	}
 }
 
-func freeLoopbackAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// anyLoopbackPort is a --listen address on which the server takes any
+// free port and says which (startServerChild reads it), where a port
+// picked free beforehand may be taken by a test running beside.
+const anyLoopbackPort = "127.0.0.1:0"
 
 // TestRestartAdoptsRunningJob kills the server with SIGKILL while a job
 // runs, starts a new server on the same database, and checks that the job
@@ -103,9 +98,9 @@ func freeLoopbackAddr(t *testing.T) string {
 // acknowledged lost.
 func TestRestartAdoptsRunningJob(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeLoopbackAddr(t)
-	args := []string{"--db", filepath.Join(dir, "corral.db"), "--gpus", "4xH100-80GB", "--listen", addr}
-	first := startServerChild(t, append(args, "--new-admin-token")...)
+	args := []string{"--db", filepath.Join(dir, "corral.db"), "--gpus", "4xH100-80GB"}
+	first := startServerChild(t, append(args, "--listen", anyLoopbackPort, "--new-admin-token")...)
+	args = append(args, "--listen", strings.TrimPrefix(first.url, "http://")) // the restart takes the first's port
 	c := &client.Client{Server: first.url, Token: first.token}
 	jobsAsNobody(t, c, dir)
 	ctx := context.Background()
@@ -311,7 +306,7 @@ func TestCLIAgainstServer(t *testing.T) {
 }
 
 func TestServerDevPrintsTokenAndExportLine(t *testing.T) {
-	srv := startServerChild(t, "--dev", "--db", filepath.Join(t.TempDir(), "corral.db"), "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	srv := startServerChild(t, "--dev", "--db", filepath.Join(t.TempDir(), "corral.db"), "--listen", anyLoopbackPort, "--new-admin-token")
 	if !strings.HasPrefix(srv.token, "crl_") {
 		t.Fatalf("token %q", srv.token)
 	}

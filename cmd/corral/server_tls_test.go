@@ -26,7 +26,7 @@ import (
 func TestServerServesTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
-	srv := startServerChild(t, "--dev", "--db", filepath.Join(dir, "corral.db"), "--listen", freeLoopbackAddr(t),
+	srv := startServerChild(t, "--dev", "--db", filepath.Join(dir, "corral.db"), "--listen", anyLoopbackPort,
 		"--tls-cert", certFile, "--tls-key", keyFile, "--new-admin-token")
 	if !strings.HasPrefix(srv.url, "https://") {
 		t.Fatalf("url %q, want https", srv.url)

@@ -230,7 +230,7 @@ func TestServerURLIsUsable(t *testing.T) {
 // server.
 func TestCLISlurmHabitsAgainstServer(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "corral.db")
-	srv := startServerChild(t, "--db", db, "--gpus", "2xA100-80GB", "--listen", freeLoopbackAddr(t), "--new-admin-token")
+	srv := startServerChild(t, "--db", db, "--gpus", "2xA100-80GB", "--listen", anyLoopbackPort, "--new-admin-token")
 	t.Setenv("CORRAL_SERVER", srv.url)
 	t.Setenv("CORRAL_TOKEN", srv.token)
 	t.Setenv("MY_VAR", "hello")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -463,17 +462,13 @@ func written(text, path string) bool {
 	return false
 }
 
-// startServer starts corral server --dev as the quick start says, on a
+// startServer starts corral server --dev as the quick start says, on any
 // free port with a fresh database under the shell's home, and keeps the
 // export line it prints.
 func (s *shell) startServer(t *testing.T, where, text string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	args := append(strings.Fields(text)[1:], "--fresh", "--listen", addr)
+	// Any free port: the export line says which, where a port picked free
+	// beforehand may be taken by a test running beside.
+	args := append(strings.Fields(text)[1:], "--fresh", "--listen", "127.0.0.1:0")
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_STATE_HOME="+filepath.Join(s.home, "state"))
