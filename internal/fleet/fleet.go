@@ -163,6 +163,18 @@ func (f *Fleet) GPUs() int {
 	return total
 }
 
+// GPUModels are the GPU models of f's nodes, by name.
+func (f *Fleet) GPUModels() []string {
+	var out []string
+	for i := range f.Nodes {
+		if n := &f.Nodes[i]; n.GPUs > 0 && !slices.Contains(out, n.GPUModel) {
+			out = append(out, n.GPUModel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Validate reports everything wrong with f, one problem per line.
 func (f *Fleet) Validate() error {
 	var errs []error

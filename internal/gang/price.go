@@ -36,7 +36,7 @@ func (s *State) HighestPrice(j *job.Job) (usdPerGPUHour float64, priced bool) {
 	priced = true
 	for i := range s.fleet.Nodes {
 		n := &s.fleet.Nodes[i]
-		if n.GPUs == 0 || !allowsModel(j, n.GPUModel) {
+		if n.GPUs == 0 || !AllowsModel(j, n.GPUModel) {
 			continue
 		}
 		if n.PricePerGPUHour <= 0 {
@@ -47,12 +47,13 @@ func (s *State) HighestPrice(j *job.Job) (usdPerGPUHour float64, priced bool) {
 	return usdPerGPUHour, priced
 }
 
-// allowsModel reports whether every group of j may run on GPUs of model
-// (names resolved through the catalog, so that H100 allows H100-80GB).
-func allowsModel(j *job.Job, model string) bool {
+// AllowsModel reports whether every GPU group of j may run on GPUs of
+// model (names resolved through the catalog, so that H100 allows
+// H100-80GB).
+func AllowsModel(j *job.Job, model string) bool {
 	m, err := gpu.Lookup(model)
 	for _, g := range j.Groups {
-		if len(g.Task.Models) == 0 {
+		if len(g.Task.Models) == 0 || g.Task.Kind() == job.CPUOnly {
 			continue
 		}
 		allowed, err2 := allowedModels(g.Task.Models)

@@ -3,7 +3,6 @@ package kube
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -130,7 +129,7 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	snap.charger = chargerFor(queues)
-	snap.specs = queueSpecs(queues, fleetGPUs(f), fleetModels(f))
+	snap.specs = queueSpecs(queues, fleetGPUs(f), f.GPUModels())
 	book, err := queue.NewBook(snap.specs, 0)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: queues: %w", err)
@@ -216,18 +215,6 @@ func fleetGPUs(f *fleet.Fleet) int {
 		n += f.Nodes[i].GPUs
 	}
 	return n
-}
-
-// fleetModels are the GPU models of f's nodes, by name.
-func fleetModels(f *fleet.Fleet) []string {
-	var out []string
-	for _, n := range f.Nodes {
-		if n.GPUs > 0 && !slices.Contains(out, n.GPUModel) {
-			out = append(out, n.GPUModel)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // nodePrice is what one GPU of the named node costs an hour (its

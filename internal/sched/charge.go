@@ -91,7 +91,7 @@ func (c Charger) Placed(st *gang.State, p *gang.Placement) queue.Amounts {
 func onlyModel(j *job.Job) string {
 	model := ""
 	for _, g := range j.Groups {
-		if !hasGPU(g.Task) {
+		if g.Task.Kind() == job.CPUOnly {
 			continue
 		}
 		if len(g.Task.Models) != 1 {

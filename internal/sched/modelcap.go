@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/corral-sched/corral/internal/gang"
 	gpucat "github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/queue"
@@ -53,7 +54,7 @@ func (c *cycle) withinModelCaps(u *Unit) (narrowed *job.Job, why string) {
 	}
 	var room, full []string
 	for _, model := range c.fleetModels() {
-		if !allowsModel(u.Job, model) {
+		if !gang.AllowsModel(u.Job, model) {
 			continue
 		}
 		f := queue.ModelCap(model)
@@ -73,7 +74,7 @@ func (c *cycle) withinModelCaps(u *Unit) (narrowed *job.Job, why string) {
 	j := *u.Job
 	j.Groups = slices.Clone(u.Job.Groups)
 	for i := range j.Groups {
-		if hasGPU(j.Groups[i].Task) {
+		if j.Groups[i].Task.Kind() != job.CPUOnly {
 			j.Groups[i].Task.Models = room
 		}
 	}
@@ -90,33 +91,13 @@ func hasModelCaps(nominal queue.Amounts) bool {
 	return false
 }
 
-// fleetModels are the GPU models of the fleet's nodes, by name, found
-// once per cycle.
+// fleetModels are the GPU models of the fleet's nodes, found once per
+// cycle.
 func (c *cycle) fleetModels() []string {
 	if c.models == nil {
-		c.models = []string{}
-		for _, n := range c.snap.State.Fleet().Nodes {
-			if n.GPUs > 0 && !slices.Contains(c.models, n.GPUModel) {
-				c.models = append(c.models, n.GPUModel)
-			}
-		}
-		slices.Sort(c.models)
+		c.models = append([]string{}, c.snap.State.Fleet().GPUModels()...)
 	}
 	return c.models
-}
-
-// allowsModel reports whether every GPU group of j may run on model (a
-// catalog name; the groups' names resolved through the catalog).
-func allowsModel(j *job.Job, model string) bool {
-	for _, g := range j.Groups {
-		if !hasGPU(g.Task) || len(g.Task.Models) == 0 {
-			continue
-		}
-		if !slices.ContainsFunc(g.Task.Models, func(m string) bool { return catalogName(m) == model }) {
-			return false
-		}
-	}
-	return true
 }
 
 // catalogName is a GPU model's catalog name, or the name itself when the
@@ -126,9 +107,4 @@ func catalogName(model string) string {
 		return m.Name
 	}
 	return model
-}
-
-// hasGPU reports whether a task asks for any part of a GPU.
-func hasGPU(d job.Demand) bool {
-	return d.GPUs > 0 || d.GPUMilli > 0 || d.MIG != "" || d.Shares > 0 || d.GPUMemoryMiB > 0
 }

@@ -22,38 +22,13 @@ import (
 // explain; tenant b, without a budget, runs the same job at once.
 func TestBudgetHoldsTheTenantAtItsBudget(t *testing.T) {
 	budget := sched.Budget{Amount: 12, Every: 720 * time.Hour}
-	start, _ := budget.Period(time.Now())
-	shift := start.Add(100 * time.Hour).Sub(time.Now()) // the server's clock: 100h into a period
-	now := func() time.Time { return time.Now().Add(shift) }
-	dir, st := tempStore(t)
-	at := now()
-	if err := st.Update(func(tx *store.Tx) error {
-		return tx.AddRecord(store.Record{JobID: 1000, Tenant: "a", GPUs: 2, Start: at.Add(-10 * time.Hour), End: at.Add(-5 * time.Hour), GPUSeconds: 36000})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Store: st, GPUs: fakeGPUs(4), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := startHarness(t, srv, st)
+	h, a, at, start := budgetedServer(t, budget, 0)
 	ctx := context.Background()
-	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: budget.String()}); err != nil {
-		t.Fatal(err)
-	}
-	a := h.tenant("b", 0) // makes b; a's client next
-	tok, err := h.admin.IssueToken(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := &client.Client{Server: h.url, Token: tok.Token}, a
-	job := func(limit time.Duration) api.JobRequest {
-		return api.JobRequest{GPUs: 1, Time: limit.String(), Command: []string{"sleep", "30"}}
-	}
-	fits := h.submit(a, job(time.Hour))
+	b := h.tenant("b", 0)
+	fits := h.submit(a, limitedJob(time.Hour))
 	h.waitState(a, fits.ID, store.Running, 20*time.Second)
-	over := h.submit(a, job(2*time.Hour))
-	other := h.submit(b, job(2*time.Hour))
+	over := h.submit(a, limitedJob(2*time.Hour))
+	other := h.submit(b, limitedJob(2*time.Hour))
 	h.waitState(b, other.ID, store.Running, 20*time.Second)
 	held := h.wait(a, over.ID, 10*time.Second, "a budget reason", func(j api.Job) bool { return strings.Contains(j.Reason, ReasonBudget) })
 	if held.State != string(store.Pending) {
@@ -78,6 +53,44 @@ func TestBudgetHoldsTheTenantAtItsBudget(t *testing.T) {
 	if !strings.Contains(e.Summary, "12.0 GPU-hours") || !strings.Contains(e.Summary, "runs out at "+forecast[:13]) {
 		t.Errorf("explain says %q", e.Summary)
 	}
+}
+
+// budgetedServer starts a server of 4 GPUs at gpuPrice per GPU-hour whose
+// clock is 100h into one of budget's periods (start), with tenant a
+// under budget and a's client: a's ended runs used 10 GPU-hours this
+// period (an accounting record in the store, as a restarted server finds
+// it), ending 5h before at, the server's time at the start.
+func budgetedServer(t *testing.T, budget sched.Budget, gpuPrice float64) (h *harness, a *client.Client, at, start time.Time) {
+	t.Helper()
+	start, _ = budget.Period(time.Now())
+	shift := start.Add(100 * time.Hour).Sub(time.Now())
+	now := func() time.Time { return time.Now().Add(shift) }
+	dir, st := tempStore(t)
+	at = now()
+	if err := st.Update(func(tx *store.Tx) error {
+		return tx.AddRecord(store.Record{JobID: 1000, Tenant: "a", GPUs: 2, Start: at.Add(-10 * time.Hour), End: at.Add(-5 * time.Hour), GPUSeconds: 36000})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(4), GPUPrice: gpuPrice, StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = startHarness(t, srv, st)
+	ctx := context.Background()
+	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: budget.String()}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := h.admin.IssueToken(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, &client.Client{Server: h.url, Token: tok.Token}, at, start
+}
+
+// limitedJob is a 1-GPU job with a time limit.
+func limitedJob(limit time.Duration) api.JobRequest {
+	return api.JobRequest{GPUs: 1, Time: limit.String(), Command: []string{"sleep", "30"}}
 }
 
 func TestBudgetRefusedWhenMalformed(t *testing.T) {
@@ -120,37 +133,11 @@ func TestTenantCannotLiftItsOwnBudget(t *testing.T) {
 // a 1h limit ($3) starts; one with a 2h limit ($6) waits, in dollars. A
 // server whose GPUs have no price refuses a dollar budget.
 func TestDollarBudgetOnTheServer(t *testing.T) {
-	budget := sched.Budget{Amount: 36, USD: true, Every: 720 * time.Hour}
-	start, _ := budget.Period(time.Now())
-	shift := start.Add(100 * time.Hour).Sub(time.Now())
-	now := func() time.Time { return time.Now().Add(shift) }
-	dir, st := tempStore(t)
-	at := now()
-	if err := st.Update(func(tx *store.Tx) error {
-		return tx.AddRecord(store.Record{JobID: 1000, Tenant: "a", GPUs: 2, Start: at.Add(-10 * time.Hour), End: at.Add(-5 * time.Hour), GPUSeconds: 36000})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Store: st, GPUs: fakeGPUs(4), GPUPrice: 3, StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := startHarness(t, srv, st)
+	h, a, _, _ := budgetedServer(t, sched.Budget{Amount: 36, USD: true, Every: 720 * time.Hour}, 3)
 	ctx := context.Background()
-	if _, err := h.admin.CreateTenant(ctx, api.TenantRequest{Name: "a", Budget: budget.String()}); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := h.admin.IssueToken(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &client.Client{Server: h.url, Token: tok.Token}
-	job := func(limit time.Duration) api.JobRequest {
-		return api.JobRequest{GPUs: 1, Time: limit.String(), Command: []string{"sleep", "30"}}
-	}
-	fits := h.submit(a, job(time.Hour))
+	fits := h.submit(a, limitedJob(time.Hour))
 	h.waitState(a, fits.ID, store.Running, 20*time.Second)
-	over := h.submit(a, job(2*time.Hour))
+	over := h.submit(a, limitedJob(2*time.Hour))
 	held := h.wait(a, over.ID, 10*time.Second, "a budget reason", func(j api.Job) bool { return strings.Contains(j.Reason, ReasonBudget) })
 	for _, want := range []string{"of $36.00 used this period", "1 GPU x its time limit at up to $3.00 per GPU-hour = $6.00"} {
 		if !strings.Contains(held.Reason, want) {
