@@ -67,7 +67,7 @@ func defineSubmitFlags(fs *flag.FlagSet, r *api.JobRequest, sf *submitFlags) {
 func defineBatchFlags(fs *flag.FlagSet, r *api.JobRequest, sf *submitFlags) {
 	fs.StringVar(&r.Array, "array", "", "a job array: `indices` 0-99, 1,3,5-7 or 0-15:4, %N runs at most N at once")
 	alias(fs, "array", "a")
-	fs.StringVar(&r.Dependency, "dependency", "", "start after other jobs: `afterok:ID[:ID]`, afterany, afternotok, after, singleton; ',' all, '?' any")
+	fs.StringVar(&r.Dependency, "dependency", "", "start after other jobs: `afterok:ID[:ID]`, afterany, afternotok, after (after:ID+MIN: MIN minutes after ID started), singleton; ',' all, '?' any")
 	alias(fs, "dependency", "d")
 	fs.Var(yesNoValue{&r.KillOnInvalidDep}, "kill-on-invalid-dep", "`yes`: cancel the job when its dependency can never be met (no: it waits, saying so)")
 	fs.BoolVar(&r.Hold, "hold", false, "submit the job held: it waits until 'corral release'")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind is a type of dependency, as sbatch's --dependency names it.
@@ -20,20 +21,45 @@ const (
 )
 
 // Ref is a job named in a dependency: Job, or task Task of the array
-// whose job ID is Job when HasTask.
+// whose job ID is Job when HasTask. Delay is sbatch's after:JOB+MINUTES:
+// how long after the job started (or was cancelled before it did) the
+// dependency is met.
 type Ref struct {
 	Job     uint64
 	Task    int
 	HasTask bool
+	Delay   time.Duration
 }
 
 // Term is one dependency: a kind and the jobs it names (none for
 // singleton). Refs are as written; Jobs are the job IDs they resolve to
-// (an array's ID names every task of it), set by the caller.
+// (an array's ID names every task of it), set by the caller with Add.
+// Delays, when any job has one, is the delay of each of Jobs.
 type Term struct {
-	Kind Kind     `json:"kind"`
-	Refs []Ref    `json:"-"`
-	Jobs []uint64 `json:"jobs,omitempty"`
+	Kind   Kind            `json:"kind"`
+	Refs   []Ref           `json:"-"`
+	Jobs   []uint64        `json:"jobs,omitempty"`
+	Delays []time.Duration `json:"delays,omitempty"`
+}
+
+// Add adds a job the term names, with the delay of the reference that
+// named it.
+func (t *Term) Add(id uint64, delay time.Duration) {
+	if delay != 0 && t.Delays == nil {
+		t.Delays = make([]time.Duration, len(t.Jobs))
+	}
+	t.Jobs = append(t.Jobs, id)
+	if t.Delays != nil {
+		t.Delays = append(t.Delays, delay)
+	}
+}
+
+// delay is the delay of the term's i-th job.
+func (t Term) delay(i int) time.Duration {
+	if i < len(t.Delays) {
+		return t.Delays[i]
+	}
+	return 0
 }
 
 // Dependency is a job's dependencies: all of its terms must be met, or,
@@ -47,7 +73,7 @@ type Dependency struct {
 func (d Dependency) None() bool { return len(d.Terms) == 0 }
 
 // Forms lists what ParseDependency takes.
-const Forms = "TYPE:JOB[:JOB...] joined by ',' (all) or '?' (any), TYPE one of after, afterany, afterok, afternotok, or singleton; JOB is j000017, 17 or an array task 17_3"
+const Forms = "TYPE:JOB[:JOB...] joined by ',' (all) or '?' (any), TYPE one of after, afterany, afterok, afternotok, or singleton; JOB is j000017, 17 or an array task 17_3; after takes a delay in minutes, after:17+10"
 
 // ParseDependency reads sbatch's --dependency value, such as
 // afterok:17:18,afterany:j000019 or singleton. "" is no dependency.
@@ -93,16 +119,39 @@ func parseTerm(item string) (Term, error) {
 		return t, fmt.Errorf("%q: names no job; want %s", item, Forms)
 	}
 	for _, p := range parts[1:] {
-		if strings.Contains(p, "+") {
-			return t, fmt.Errorf("%q: a delay (+time) is not supported", item)
-		}
+		p, minutes, hasDelay := strings.Cut(p, "+")
 		r, err := ParseRef(p)
 		if err != nil {
 			return t, fmt.Errorf("%q: %w", item, err)
 		}
+		if hasDelay {
+			if r.Delay, err = parseDelay(t.Kind, minutes); err != nil {
+				return t, fmt.Errorf("%q: %w", item, err)
+			}
+		}
 		t.Refs = append(t.Refs, r)
 	}
 	return t, nil
+}
+
+// maxDelay bounds a dependency's delay: a year of minutes.
+const maxDelay = 365 * 24 * time.Hour
+
+// parseDelay reads the minutes of after:JOB+MINUTES; as sbatch, only
+// after takes one.
+func parseDelay(k Kind, minutes string) (time.Duration, error) {
+	if k != After {
+		return 0, fmt.Errorf("a delay (+minutes) is taken by after only, as sbatch takes it, not by %s", k)
+	}
+	n, err := strconv.Atoi(minutes)
+	if err != nil || n < 0 || strings.Trim(minutes, "0123456789") != "" {
+		return 0, fmt.Errorf("delay %q: want whole minutes, as after:17+10", minutes)
+	}
+	d := time.Duration(n) * time.Minute
+	if d > maxDelay {
+		return 0, fmt.Errorf("delay %q: at most %d minutes (a year)", minutes, int(maxDelay/time.Minute))
+	}
+	return d, nil
 }
 
 // ParseRef reads a job reference: j000017 or 17, or task 3 of array 17
@@ -132,8 +181,12 @@ func (d Dependency) String(name func(uint64) string) string {
 	var items []string
 	for _, t := range d.Terms {
 		parts := []string{string(t.Kind)}
-		for _, id := range t.Jobs {
-			parts = append(parts, name(id))
+		for i, id := range t.Jobs {
+			ref := name(id)
+			if d := t.delay(i); d > 0 {
+				ref += fmt.Sprintf("+%d", int(d/time.Minute))
+			}
+			parts = append(parts, ref)
 		}
 		items = append(items, strings.Join(parts, ":"))
 	}

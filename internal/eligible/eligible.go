@@ -36,6 +36,9 @@ func (s Status) final() bool { return s == Succeeded || s == Failed || s == Canc
 type Dep struct {
 	Status  Status
 	Started bool // it has run at least once
+	// Since is when it last started, or ended if it never started: what
+	// an after dependency's delay counts from.
+	Since time.Time
 }
 
 // Job is a waiting job as the rules see it.
@@ -190,15 +193,19 @@ func (w World) term(j Job, t Term) (termState, string) {
 	}
 	var states []termState
 	var why []string
-	for _, id := range t.Jobs {
+	for i, id := range t.Jobs {
 		d, ok := w.Deps[id]
 		if !ok {
 			d = Dep{Status: Unknown}
 		}
 		st := meets(t.Kind, d)
+		detail := describe(d, st)
+		if delay := t.delay(i); st == met && w.Now.Before(d.Since.Add(delay)) {
+			st, detail = pendingState, delayed(d, delay)
+		}
 		states = append(states, st)
 		if st != met {
-			why = append(why, fmt.Sprintf("%s:%s %s", t.Kind, w.Name(id), describe(d, st)))
+			why = append(why, fmt.Sprintf("%s:%s %s", t.Kind, w.Name(id), detail))
 		}
 	}
 	return combine(states, false), strings.Join(why, ", ")
@@ -246,6 +253,17 @@ func describe(d Dep, st termState) string {
 		return names[d.Status] + ", so this never runs"
 	}
 	return names[d.Status]
+}
+
+// delayed says why an after dependency met by d still waits for its
+// delay.
+func delayed(d Dep, delay time.Duration) string {
+	what := "started"
+	if !d.Started {
+		what = describe(d, met)
+	}
+	return fmt.Sprintf("%s at %s; its %d-minute delay ends at %s", what, d.Since.UTC().Format(time.RFC3339),
+		int(delay/time.Minute), d.Since.Add(delay).UTC().Format(time.RFC3339))
 }
 
 // throttle applies step 5: it turns the verdicts of an array's tasks

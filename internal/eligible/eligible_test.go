@@ -1,6 +1,7 @@
 package eligible
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +17,12 @@ func deps(t *testing.T, s string, resolve map[uint64][]uint64) Dependency {
 	}
 	for i, term := range d.Terms {
 		for _, r := range term.Refs {
-			if ids, ok := resolve[r.Job]; ok {
-				d.Terms[i].Jobs = append(d.Terms[i].Jobs, ids...)
-			} else {
-				d.Terms[i].Jobs = append(d.Terms[i].Jobs, r.Job)
+			ids, ok := resolve[r.Job]
+			if !ok {
+				ids = []uint64{r.Job}
+			}
+			for _, id := range ids {
+				d.Terms[i].Add(id, r.Delay)
 			}
 		}
 	}
@@ -137,7 +140,10 @@ func TestParseDependencyRefuses(t *testing.T) {
 		{"afterok:x", `job "x"`},
 		{"afterok:0", `job "0"`},
 		{"afterok:1_y", `array task "y"`},
-		{"afterok:1+5", "delay"},
+		{"afterok:1+5", "taken by after only"},
+		{"after:1+x", `delay "x"`},
+		{"after:1+-5", `delay "-5"`},
+		{"after:1+999999", "at most 525600 minutes"},
 		{"singleton:3", "names no jobs"},
 		{"aftercorr:3", "not supported"},
 		{"before:3", "unknown type"},
@@ -150,5 +156,45 @@ func TestParseDependencyRefuses(t *testing.T) {
 	d, err := ParseDependency("afterok:j000017:17_3?singleton")
 	if err != nil || !d.Any || len(d.Terms) != 2 || d.Terms[0].Refs[0] != (Ref{Job: 17}) || d.Terms[0].Refs[1] != (Ref{Job: 17, Task: 3, HasTask: true}) {
 		t.Errorf("ParseDependency: %+v, %v", d, err)
+	}
+}
+
+func TestAfterWithADelay(t *testing.T) {
+	started := now.Add(-10 * time.Minute)
+	world := World{Now: now, Deps: map[uint64]Dep{
+		1: {Status: Running, Started: true, Since: started},
+		2: {Status: Queued},
+		3: {Status: Cancelled, Since: now.Add(-time.Minute)},
+		4: {Status: Running, Started: true, Since: now.Add(-time.Hour)},
+	}}
+	for _, tc := range []struct {
+		dep, reason, detail string
+	}{
+		{"after:1+5", "", ""},
+		{"after:1+10", "", ""}, // the delay ends now
+		{"after:1+11", Waiting, "after:1 started at 2026-03-10T11:50:00Z; its 11-minute delay ends at 2026-03-10T12:01:00Z"},
+		{"after:2+1", Waiting, "has not run yet"},
+		{"after:3+2", Waiting, "was cancelled at 2026-03-10T11:59:00Z; its 2-minute delay ends at 2026-03-10T12:01:00Z"},
+		{"after:4+30:1+20", Waiting, "after:1 started"}, // one job of two still in its delay
+		{"after:4+30", "", ""},
+		{"after:1+20?afterok:4", Waiting, "delay ends"},
+	} {
+		j := Job{ID: 10, Deps: deps(t, tc.dep, nil)}
+		v := Evaluate(world, []Job{j})[0]
+		if v.Reason != tc.reason || !strings.Contains(v.Detail, tc.detail) {
+			t.Errorf("%s: verdict %q; want %q with %q", tc.dep, v.String(), tc.reason, tc.detail)
+		}
+	}
+}
+
+func TestDelaysFollowTheirJobs(t *testing.T) {
+	d := deps(t, "after:5:7+15", map[uint64][]uint64{7: {7, 8, 9}})
+	got := d.String(func(id uint64) string { return fmt.Sprint(id) })
+	if want := "after:5:7+15:8+15:9+15"; got != want {
+		t.Errorf("String() = %q; want %q", got, want)
+	}
+	back, err := ParseDependency(got)
+	if err != nil || len(back.Terms[0].Refs) != 4 || back.Terms[0].Refs[3].Delay != 15*time.Minute || back.Terms[0].Refs[0].Delay != 0 {
+		t.Errorf("ParseDependency(%q) = %+v, %v; want the delays back", got, back, err)
 	}
 }

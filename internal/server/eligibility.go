@@ -93,10 +93,10 @@ func (s *Server) world(waiting []uint64) eligible.World {
 // liveDep is the state of a job the server holds in memory.
 func (s *Server) liveDep(id uint64) (eligible.Dep, bool) {
 	if j, ok := s.waiting[id]; ok {
-		return eligible.Dep{Status: eligible.Queued, Started: j.Attempts > 0}, true
+		return eligible.Dep{Status: eligible.Queued, Started: j.Attempts > 0, Since: j.Started}, true
 	}
-	if _, ok := s.runs[id]; ok {
-		return eligible.Dep{Status: eligible.Running, Started: true}, true
+	if r, ok := s.runs[id]; ok {
+		return eligible.Dep{Status: eligible.Running, Started: true, Since: r.job.Started}, true
 	}
 	return eligible.Dep{}, false
 }
@@ -122,7 +122,10 @@ func (s *Server) storedDeps(deps map[uint64]eligible.Dep, ids []uint64) {
 
 // depOf is the state of a job as read from the store.
 func depOf(j *store.Job) eligible.Dep {
-	d := eligible.Dep{Started: j.Attempts > 0}
+	d := eligible.Dep{Started: j.Attempts > 0, Since: j.Started}
+	if !d.Started {
+		d.Since = j.Ended // cancelled before it ran
+	}
 	switch j.State {
 	case store.Succeeded:
 		d.Status = eligible.Succeeded

@@ -80,7 +80,7 @@ func (s *Server) resolveDeps(text string, who store.Tenant) (eligible.Dependency
 					return fmt.Errorf("dependency %s: %w", t.Kind, err)
 				}
 				for _, j := range jobs {
-					d.Terms[i].Jobs = append(d.Terms[i].Jobs, j.ID)
+					d.Terms[i].Add(j.ID, r.Delay)
 				}
 			}
 		}

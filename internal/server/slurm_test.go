@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -349,5 +350,42 @@ func TestArraySizeIsTheAdminsLimit(t *testing.T) {
 	j := big.submit(big.tenant("bob", 0), api.JobRequest{Array: "0-9999%10", Hold: true, Command: []string{"true"}})
 	if j.ArrayTasks != 10_000 {
 		t.Errorf("10,000 tasks under --max-array-size 10000: %d made", j.ArrayTasks)
+	}
+}
+
+// TestAfterWithADelayWaitsItsMinutes: after:A+2 waits while A runs its
+// first two minutes (the server's clock is moved, not slept), saying
+// when the delay ends, and starts once they have passed, with A still
+// running.
+func TestAfterWithADelayWaitsItsMinutes(t *testing.T) {
+	var shift atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }
+	dir, st := tempStore(t)
+	srv, err := New(Config{Store: st, GPUs: fakeGPUs(2), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, srv, st)
+	c := h.tenant("alice", 0)
+	a := h.submit(c, api.JobRequest{Command: []string{"sleep", "60"}})
+	b := h.submit(c, api.JobRequest{Dependency: "after:" + a.ID + "+2", Command: []string{"true"}})
+	if b.Request.Dependency != "after:"+a.ID+"+2" {
+		t.Errorf("b's dependency reads %q; want after:%s+2", b.Request.Dependency, a.ID)
+	}
+	h.waitState(c, a.ID, store.Running, 20*time.Second)
+	j := h.wait(c, b.ID, 5*time.Second, "its delay", func(j api.Job) bool {
+		return j.PendingReason == eligible.Waiting && strings.Contains(j.Reason, "2-minute delay ends at")
+	})
+	h.waitCycle()
+	if j, _ = c.Job(context.Background(), b.ID); j.State != "pending" {
+		t.Fatalf("b is %s before its delay ended; want pending", j.State)
+	}
+	shift.Store(int64(2*time.Minute + time.Second))
+	h.waitState(c, b.ID, store.Succeeded, 20*time.Second)
+	if j, _ := c.Job(context.Background(), a.ID); j.State != "running" {
+		t.Errorf("a is %s; want it still running: after waits for a's start, not its end", j.State)
+	}
+	if _, err := c.Submit(context.Background(), api.JobRequest{Dependency: "afterok:" + a.ID + "+2", Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "after only") {
+		t.Errorf("afterok with a delay: %v; want it refused, as sbatch refuses it", err)
 	}
 }
