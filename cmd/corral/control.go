@@ -42,9 +42,12 @@ const updateUsage = `Usage: corral update JOB [flags]
 
 Changes a waiting job, like scontrol update: its time limit, priority,
 name, begin time, dependency, or its array's throttle. A job array's ID
-changes every waiting task.
+changes every waiting task. A running job takes a new time limit and
+name: its tenant may lower the limit (a limit already passed ends it as
+TIMEOUT), only an admin may raise it.
 
   corral update j000017 --time 4:00:00 --priority 5
+  corral update j000018 --time 0:30:00          # running: lower its limit
   corral update j000017 --begin now+2hours
   corral update j000017 --array-limit 4
 ` + clientHelp + `

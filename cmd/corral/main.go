@@ -38,7 +38,7 @@ func commands() []command {
 		{"hold", "hold waiting jobs (like scontrol hold)", runHold, nil},
 		{"release", "release held jobs (like scontrol release)", runRelease, nil},
 		{"requeue", "put running or ended jobs back in the queue (like scontrol requeue)", runRequeue, nil},
-		{"update", "change a waiting job: time limit, priority, name, begin, dependency (like scontrol update)", runUpdate, nil},
+		{"update", "change a waiting job (time limit, priority, name, begin, dependency) or a running one's time limit (like scontrol update)", runUpdate, nil},
 		{"logs", "print a job's output; -f follows it", runLogs, nil},
 		{"acct", "GPU use per job and per tenant (like sacct)", runAcct, nil},
 		{"explain", "say why a job waits and when it could start", runExplain, nil},

@@ -18,8 +18,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stopSignal tells a supervisor to read its task's stop request.
-const stopSignal = syscall.SIGUSR1
+// stopSignal tells a supervisor to read its task's stop request;
+// limitSignal, its new time limit.
+const (
+	stopSignal  = syscall.SIGUSR1
+	limitSignal = syscall.SIGUSR2
+)
 
 // startSupervisor starts the running binary again as the task's
 // supervisor, hands it the launch payload, and returns once the
@@ -61,9 +65,9 @@ func startSupervisor(spec Spec, payload []byte) (supervisorProc, report, error) 
 // os/exec signals and reaps safely.
 type childProc struct{ cmd *exec.Cmd }
 
-func (p childProc) requestStop() error { return p.cmd.Process.Signal(stopSignal) }
-func (p childProc) wait()              { p.cmd.Wait() }
-func (p childProc) release()           {}
+func (p childProc) send(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
+func (p childProc) wait()                         { p.cmd.Wait() }
+func (p childProc) release()                      {}
 
 // findSupervisor returns a handle on the supervisor recorded in st, or an
 // error when it no longer runs.
@@ -94,13 +98,13 @@ type pidfdProc struct {
 	closed bool
 }
 
-func (p *pidfdProc) requestStop() error {
+func (p *pidfdProc) send(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return errors.New("supervisor has exited")
 	}
-	return unix.PidfdSendSignal(p.fd, stopSignal, nil, 0)
+	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
 }
 
 func (p *pidfdProc) wait() {
@@ -126,11 +130,11 @@ func (p *pidfdProc) release() {
 // descriptors: it is checked by pid and start time.
 type pollProc struct{ st state }
 
-func (p *pollProc) requestStop() error {
+func (p *pollProc) send(sig syscall.Signal) error {
 	if !p.st.alive() {
 		return errors.New("supervisor has exited")
 	}
-	return syscall.Kill(p.st.Supervisor, stopSignal)
+	return syscall.Kill(p.st.Supervisor, sig)
 }
 
 func (p *pollProc) wait() {

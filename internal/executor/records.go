@@ -21,6 +21,10 @@ type state struct {
 	// Cgroup is the task's cgroup, a directory in each hierarchy: what
 	// is killed when the supervisor is lost.
 	Cgroup []string `json:",omitempty"`
+	// TakesLimit: the supervisor changes the time limit on limitSignal.
+	// A supervisor of an older corral did not record it, and limitSignal
+	// would kill it.
+	TakesLimit bool `json:",omitempty"`
 }
 
 // superviseEnv, set to "1", turns the process into a task's supervisor.
@@ -49,6 +53,12 @@ type report struct {
 // SIGKILL after Grace.
 type stopRequest struct {
 	Grace time.Duration
+}
+
+// limitRequest is a new time limit for the running task, counted from
+// its start (0: none).
+type limitRequest struct {
+	TimeLimit time.Duration
 }
 
 // writeJSON writes v to path atomically: a temporary file in the same

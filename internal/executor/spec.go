@@ -185,6 +185,7 @@ func (s Spec) StderrPath() string { return s.path(".err") }
 
 func (s Spec) statePath() string { return s.path(".state") }
 func (s Spec) stopPath() string  { return s.path(".stop") }
+func (s Spec) limitPath() string { return s.path(".limit") }
 func (s Spec) exitPath() string  { return s.path(".exit") }
 
 // taskEnv is the task's environment: a default PATH, then Spec.Env, then

@@ -50,9 +50,10 @@ type supervisor struct {
 // supervise is the supervisor's main: start the task, watch it, record how
 // it ended. It returns the supervisor's exit code.
 func supervise(in io.Reader, out *os.File) int {
-	// Installed first: until then SIGUSR1 (a stop request) would kill us.
+	// Installed first: until then SIGUSR1 and SIGUSR2 (a stop request, a
+	// new time limit) would kill us.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, stopSignal, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	signal.Notify(sigs, stopSignal, limitSignal, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 
 	var l launch
 	if err := json.NewDecoder(in).Decode(&l); err != nil {
@@ -71,6 +72,7 @@ func supervise(in io.Reader, out *os.File) int {
 		return 1
 	}
 	os.Remove(s.spec.stopPath())
+	os.Remove(s.spec.limitPath())
 	return 0
 }
 
@@ -114,7 +116,7 @@ func startTask(l launch) (*supervisor, error) {
 	self, err := procStart(os.Getpid())
 	if err == nil {
 		err = writeJSON(spec.statePath(), state{Supervisor: os.Getpid(), SupervisorStart: self,
-			PID: s.pgid, Started: s.result.Started, Cgroup: l.Cgroup})
+			PID: s.pgid, Started: s.result.Started, Cgroup: l.Cgroup, TakesLimit: true})
 	}
 	if err != nil {
 		s.stop(false, 0)
@@ -257,34 +259,62 @@ func (s *supervisor) watch(sigs <-chan os.Signal) {
 		}
 		close(exited)
 	}()
-	var limit, warn <-chan time.Time
-	if s.spec.TimeLimit > 0 {
-		t := time.NewTimer(s.spec.TimeLimit - time.Since(s.result.Started))
-		defer t.Stop()
-		limit = t.C
-		if s.spec.WarnSignal != "" {
-			w := time.NewTimer(s.spec.TimeLimit - s.spec.WarnBefore - time.Since(s.result.Started))
-			defer w.Stop()
-			warn = w.C
-		}
-	}
-	s.kill = time.NewTimer(time.Hour)
-	s.kill.Stop()
+	limit, warn := stoppedTimer(), stoppedTimer()
+	defer limit.Stop()
+	defer warn.Stop()
+	s.armLimit(limit, warn)
+	s.kill = stoppedTimer()
 	for {
 		select {
 		case <-exited:
 			s.result.Ended = time.Now()
 			return
-		case <-limit:
+		case <-limit.C:
 			s.stop(true, s.spec.grace())
-		case <-warn:
+		case <-warn.C:
 			s.warn()
 		case <-s.kill.C:
 			s.killAll()
 		case sig := <-sigs:
+			if sig == limitSignal {
+				s.newLimit(limit, warn)
+				continue
+			}
 			s.onSignal(sig)
 		}
 	}
+}
+
+// stoppedTimer is a timer that has not been set.
+func stoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+// armLimit sets the time-limit timer, and the warning's before it, from
+// the task's start and its time limit (none: both stay unset).
+func (s *supervisor) armLimit(limit, warn *time.Timer) {
+	limit.Stop()
+	warn.Stop()
+	if s.spec.TimeLimit <= 0 {
+		return
+	}
+	limit.Reset(s.spec.TimeLimit - time.Since(s.result.Started))
+	if s.spec.WarnSignal != "" {
+		warn.Reset(s.spec.TimeLimit - s.spec.WarnBefore - time.Since(s.result.Started))
+	}
+}
+
+// newLimit takes the time limit SetTimeLimit wrote and sets the timers
+// anew; a task being stopped keeps its stop.
+func (s *supervisor) newLimit(limit, warn *time.Timer) {
+	var req limitRequest
+	if err := readJSON(s.spec.limitPath(), &req); err != nil || s.stopping {
+		return
+	}
+	s.spec.TimeLimit = req.TimeLimit
+	s.armLimit(limit, warn)
 }
 
 // onSignal serves a signal sent to the supervisor: SIGUSR1 carries a stop

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -17,6 +18,9 @@ type Task struct {
 	cgroup []string // the task's cgroup, when it has one
 	sup    supervisorProc
 	done   chan struct{}
+	// takesLimit: its supervisor takes SetTimeLimit (one this corral
+	// started, or an adopted one that recorded so).
+	takesLimit bool
 
 	mu     sync.Mutex
 	result Result
@@ -45,7 +49,7 @@ func Start(spec Spec) (*Task, error) {
 		return nil, err
 	}
 	t := newTask(spec, rep.PID, sup)
-	t.cgroup = cgroup
+	t.cgroup, t.takesLimit = cgroup, true
 	go t.follow()
 	return t, nil
 }
@@ -79,7 +83,7 @@ func prepareDir(spec Spec) error {
 	if err := os.MkdirAll(spec.Dir, 0o700); err != nil {
 		return fmt.Errorf("executor: task %s: %w", spec.ID, err)
 	}
-	for _, p := range []string{spec.exitPath(), spec.stopPath(), spec.statePath()} {
+	for _, p := range []string{spec.exitPath(), spec.stopPath(), spec.limitPath(), spec.statePath()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("executor: task %s: removing an old record: %w", spec.ID, err)
 		}
@@ -124,7 +128,7 @@ func Adopt(spec Spec, pid int) (*Task, error) {
 		return nil, errors.Join(fmt.Errorf("%w: task %s: supervisor %d is gone and left no exit record", ErrLost, spec.ID, st.Supervisor), err)
 	}
 	t := newTask(spec, st.PID, sup)
-	t.cgroup = st.Cgroup
+	t.cgroup, t.takesLimit = st.Cgroup, st.TakesLimit
 	go t.follow()
 	return t, nil
 }
@@ -150,9 +154,9 @@ func adoptEnded(spec Spec, pid int) (*Task, error) {
 // supervisorProc is a handle on a task's supervisor that never signals an
 // unrelated process which reused the supervisor's pid.
 type supervisorProc interface {
-	requestStop() error // tells the supervisor a stop request awaits it
-	wait()              // returns once the supervisor has exited
-	release()           // after wait: frees the handle
+	send(syscall.Signal) error // tells the supervisor a request awaits it (stopSignal, limitSignal)
+	wait()                     // returns once the supervisor has exited
+	release()                  // after wait: frees the handle
 }
 
 func newTask(spec Spec, pid int, sup supervisorProc) *Task {
@@ -224,5 +228,38 @@ func (t *Task) Stop(grace time.Duration) {
 	}
 	// Without the request file the supervisor falls back to Spec.Grace.
 	writeJSON(t.spec.stopPath(), stopRequest{Grace: max(grace, 0)})
-	t.sup.requestStop()
+	t.sup.send(stopSignal)
+}
+
+// ErrNoLimitChange: the task's supervisor was started by a corral that
+// could not change a running task's time limit.
+var ErrNoLimitChange = errors.New("its supervisor predates time-limit changes")
+
+// TakesTimeLimit reports whether SetTimeLimit can change the task's
+// limit: false for a task adopted from a supervisor of an older corral.
+func (t *Task) TakesTimeLimit() bool { return t.takesLimit }
+
+// SetTimeLimit changes the running task's time limit, counted from its
+// start as Spec.TimeLimit is (0: none). A limit already passed stops it
+// at once, with its grace period, as a time-out. It returns once the
+// request is handed over; an ended task is left as it is.
+func (t *Task) SetTimeLimit(limit time.Duration) error {
+	select {
+	case <-t.done:
+		return nil
+	default:
+	}
+	if limit < 0 {
+		return fmt.Errorf("executor: task %s: time limit %v is negative", t.spec.ID, limit)
+	}
+	if !t.takesLimit {
+		return fmt.Errorf("executor: task %s: %w", t.spec.ID, ErrNoLimitChange)
+	}
+	if err := writeJSON(t.spec.limitPath(), limitRequest{TimeLimit: limit}); err != nil {
+		return fmt.Errorf("executor: task %s: %w", t.spec.ID, err)
+	}
+	if err := t.sup.send(limitSignal); err != nil {
+		return fmt.Errorf("executor: task %s: telling its supervisor: %w", t.spec.ID, err)
+	}
+	return nil
 }

@@ -483,3 +483,78 @@ func TestParseStatStart(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeLimitChangedWhileRunning: a running task's limit is lowered
+// (it is stopped as timed out at the new limit), raised (it outlives the
+// old one), and changed on a task adopted from another server.
+func TestTimeLimitChangedWhileRunning(t *testing.T) {
+	t.Run("lowered", func(t *testing.T) {
+		spec := shSpec(t, "sleep 30")
+		spec.TimeLimit, spec.Grace = time.Hour, 5*time.Second
+		task := start(t, spec)
+		if err := task.SetTimeLimit(500 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		res := waitDone(t, task)
+		if !res.TimedOut || res.Stopped {
+			t.Errorf("got %+v; want timed out at the lowered limit", res)
+		}
+		if ran := res.Ended.Sub(res.Started); ran < 500*time.Millisecond || ran > 10*time.Second {
+			t.Errorf("ran %v with a limit lowered to 500ms", ran)
+		}
+	})
+	t.Run("raised", func(t *testing.T) {
+		spec := shSpec(t, "sleep 30")
+		spec.TimeLimit, spec.Grace = 2*time.Second, 5*time.Second
+		task := start(t, spec)
+		if err := task.SetTimeLimit(time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-task.Done():
+			t.Fatalf("ended %+v; want it past its old limit of 2s", task.Result())
+		case <-time.After(3 * time.Second):
+		}
+		task.Stop(0)
+		if res := waitDone(t, task); res.TimedOut || !res.Stopped {
+			t.Errorf("got %+v; want stopped, not timed out", res)
+		}
+	})
+	t.Run("adopted", func(t *testing.T) {
+		spec := shSpec(t, "sleep 30")
+		spec.Grace = 5 * time.Second
+		task, err := Adopt(spec, startInOtherServer(t, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.SetTimeLimit(time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if res := waitDone(t, task); !res.TimedOut {
+			t.Errorf("got %+v; want timed out: a limit already passed stops it at once", res)
+		}
+	})
+	t.Run("older supervisor", func(t *testing.T) {
+		spec := shSpec(t, "sleep 30")
+		pid := startInOtherServer(t, spec)
+		var st state
+		if err := readJSON(spec.statePath(), &st); err != nil {
+			t.Fatal(err)
+		}
+		st.TakesLimit = false // as a supervisor of before this change wrote it
+		if err := writeJSON(spec.statePath(), st); err != nil {
+			t.Fatal(err)
+		}
+		task, err := Adopt(spec, pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.SetTimeLimit(time.Millisecond); !errors.Is(err, ErrNoLimitChange) {
+			t.Errorf("SetTimeLimit: %v; want ErrNoLimitChange, and no signal that would kill it", err)
+		}
+		task.Stop(0)
+		if res := waitDone(t, task); !res.Stopped {
+			t.Errorf("got %+v; want stopped by Stop, its supervisor alive until then", res)
+		}
+	})
+}

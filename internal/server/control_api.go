@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,7 +18,7 @@ import (
 // scontrol makes them: hold, release, requeue and update. A path's job
 // may name an array by its ID (every task) or one task (j000017_3).
 
-var errNotWaiting = errors.New("only a waiting job can be changed so")
+var errNotWaiting = errors.New("only a waiting job can be changed so (a running one takes a new time limit and name)")
 
 func (s *Server) handleHold(w http.ResponseWriter, r *http.Request, who store.Tenant) {
 	s.control(w, r, who, func(jobs []store.Job) ([]store.Job, error) { return s.Hold(jobs, true) })
@@ -131,8 +132,28 @@ func (s *Server) changeOf(u api.JobUpdate, who store.Tenant) (change, error) {
 	return ch, nil
 }
 
-// Update applies ch to the waiting ones of jobs.
+// Update applies ch to the waiting ones of jobs, and, when it changes
+// only the time limit and the name, to the running ones too
+// (updateRunning).
 func (s *Server) Update(jobs []store.Job, ch change) ([]store.Job, error) {
+	waiting, werr := s.updateWaiting(jobs, ch)
+	if !ch.runningMayTake() || (werr != nil && !errors.Is(werr, errNotWaiting)) {
+		return waiting, werr
+	}
+	running, rerr := s.updateRunning(jobs, ch)
+	switch {
+	case errors.Is(rerr, errNotWaiting) && werr == nil:
+		return waiting, nil
+	case rerr != nil:
+		return nil, rerr
+	}
+	out := append(waiting, running...)
+	slices.SortFunc(out, func(a, b store.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// updateWaiting applies ch to the waiting ones of jobs.
+func (s *Server) updateWaiting(jobs []store.Job, ch change) ([]store.Job, error) {
 	var deps *eligible.Dependency
 	if ch.dependency != nil {
 		d, err := s.resolveDeps(*ch.dependency, ch.who)

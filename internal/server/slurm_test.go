@@ -288,8 +288,9 @@ func TestRequeueAndUpdate(t *testing.T) {
 	if err != nil || len(upd) != 1 || upd[0].Request.Name != "renamed" || upd[0].Request.Time != "1h0m0s" {
 		t.Fatalf("update: %+v, %v", upd, err)
 	}
-	if _, err := c.Update(ctx, j.ID, api.JobUpdate{Name: &name}); err == nil || !strings.Contains(err.Error(), "409") {
-		t.Errorf("updating a running job: %v; want 409", err)
+	later := "now+1hour"
+	if _, err := c.Update(ctx, j.ID, api.JobUpdate{Begin: &later}); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Errorf("a begin time on a running job: %v; want 409", err)
 	}
 	if _, err := c.Hold(ctx, waiting.ID); err != nil {
 		t.Fatal(err)
@@ -387,5 +388,47 @@ func TestAfterWithADelayWaitsItsMinutes(t *testing.T) {
 	}
 	if _, err := c.Submit(context.Background(), api.JobRequest{Dependency: "afterok:" + a.ID + "+2", Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "after only") {
 		t.Errorf("afterok with a delay: %v; want it refused, as sbatch refuses it", err)
+	}
+}
+
+// TestUpdateRunningJobsTimeLimit: as scontrol update, a tenant lowers a
+// running job's time limit (it times out at the new one) but may not
+// raise it; an admin raises one (it outlives its old limit); a running
+// job takes a new name, not a new begin time or priority.
+func TestUpdateRunningJobsTimeLimit(t *testing.T) {
+	h := newHarness(t, 2)
+	c := h.tenant("alice", 0)
+	ctx := context.Background()
+	lowered := h.submit(c, api.JobRequest{Time: "1:00:00", Command: []string{"sleep", "60"}})
+	raised := h.submit(c, api.JobRequest{Time: "0:00:03", Command: []string{"sleep", "60"}})
+	h.waitState(c, lowered.ID, store.Running, 20*time.Second)
+	h.waitState(c, raised.ID, store.Running, 20*time.Second)
+
+	hour, twoSeconds := "2:00:00", "0:00:02"
+	if _, err := c.Update(ctx, lowered.ID, api.JobUpdate{Time: &hour}); err == nil || !strings.Contains(err.Error(), "may only lower") {
+		t.Errorf("a tenant raising its running job's limit: %v; want 403 saying it may only lower it", err)
+	}
+	name := "shorter"
+	upd, err := c.Update(ctx, lowered.ID, api.JobUpdate{Time: &twoSeconds, Name: &name})
+	if err != nil || len(upd) != 1 || upd[0].Request.Time != "2s" || upd[0].Request.Name != name || upd[0].State != "running" {
+		t.Fatalf("lowering a running job's limit: %+v, %v", upd, err)
+	}
+	if _, err := h.admin.Update(ctx, raised.ID, api.JobUpdate{Time: &hour}); err != nil {
+		t.Fatalf("an admin raising a running job's limit: %v", err)
+	}
+	j := h.waitState(c, lowered.ID, store.Failed, 20*time.Second)
+	if j.SlurmState != "TIMEOUT" || !strings.Contains(j.Reason, "time limit 2s") {
+		t.Errorf("lowered: %s %q; want TIMEOUT at its new limit of 2s", j.SlurmState, j.Reason)
+	}
+	if j.Started != nil && j.Ended != nil && j.Ended.Sub(*j.Started) > 30*time.Second {
+		t.Errorf("lowered ran %v; want about 2s", j.Ended.Sub(*j.Started))
+	}
+	time.Sleep(3 * time.Second) // past raised's old limit of 3s
+	if j, _ := c.Job(ctx, raised.ID); j.State != "running" || j.Request.Time != "2h0m0s" {
+		t.Errorf("raised: %s with limit %s; want running past its old limit, with 2h", j.State, j.Request.Time)
+	}
+	later := "now+1hour"
+	if _, err := c.Update(ctx, raised.ID, api.JobUpdate{Begin: &later}); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Errorf("a begin time on a running job: %v; want 409", err)
 	}
 }
