@@ -288,7 +288,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.backfill, "backfill", sim.EasyBackfill, "easy: a backfilled job may not delay the first waiting job; conservative: nor any of the first --reservations")
 	fs.IntVar(&o.reservations, "reservations", 8, "with --backfill conservative: waiting jobs that hold a reservation")
 	fs.StringVar(&o.pricesPath, "prices", "", "prices file (YAML) adding to or overriding the built-in catalog, for the cost of each policy")
-	fs.StringVar(&o.reservedTerm, "reserved-term", "block", "the commitment reserved nodes (capacityType: reserved) stand for: block (EC2 Capacity Blocks and the like), 1y or 3y")
+	fs.StringVar(&o.reservedTerm, "reserved-term", "block", "the commitment reserved nodes (capacityType: reserved) stand for: block (EC2 Capacity Blocks and the like: nodes paid every hour), 1y or 3y (a discount, as Savings Plans and CUDs: also pays for on-demand cards of the model while reserved nodes take no work)")
 	fs.StringVar(&o.floorTerms, "floor-terms", "1y,block", "with --moves: the commitments the floor move is priced with, one row each, each billed as the catalog's kind of it (1y and 3y: a discount on the usage; block: capacity nodes to fill)")
 	fs.StringVar(&o.htmlPath, "html", "", "write a self-contained HTML report (GPUs over time, cost, waits, fragmentation) to this file")
 	fs.BoolVar(&o.tco, "tco", false, "compare the monthly total cost of platforms (managed service, Kubernetes default, Kubernetes with its packing profile, Kubernetes with corral, HPC) on this workload; a platform whose policy --policies leaves out is left out")

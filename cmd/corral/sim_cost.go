@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/cost"
+	"github.com/corral-sched/corral/internal/cost/commit"
 	"github.com/corral-sched/corral/internal/cost/price"
 	"github.com/corral-sched/corral/internal/sim"
 )
@@ -37,7 +38,7 @@ func costResults(results []*sim.Result, cat *price.Catalog, term string, now tim
 		c := &simCost{}
 		var priced []cost.Usage
 		missing := map[string]bool{}
-		for _, u := range r.Usage(term) {
+		for _, u := range r.Usage(term, discountTerm(cat, term)) {
 			if why := unpriced(cat, u); why != "" {
 				c.UnpricedGPUH += u.BoughtGPUH
 				missing[why] = true
@@ -58,6 +59,26 @@ func costResults(results []*sim.Result, cat *price.Catalog, term string, now tim
 		out[r.Policy] = c
 	}
 	return out, nil
+}
+
+// discountTerm reports, per GPU model, whether the catalog's commitment
+// of term (reserved-1y, ...) for it is a priced discount, billed on
+// matching usage in any node, rather than capacity. Reserved cards of a
+// model without the price are left out of the bill as unpriced, and
+// cover nothing.
+func discountTerm(cat *price.Catalog, term string) func(string) bool {
+	c := price.Capacity("reserved-" + term)
+	return func(model string) bool {
+		offer, err := cat.Find(model, "")
+		if err != nil {
+			return false
+		}
+		if _, err := offer.PerGPUHour(c); err != nil {
+			return false
+		}
+		kind, err := offer.CommitmentKind(c)
+		return err == nil && kind == commit.Discount
+	}
 }
 
 // unpriced says why a usage row has no price, or "" when it has one.
@@ -108,6 +129,7 @@ func writeSimCosts(w io.Writer, results []*sim.Result, costs map[string]*simCost
 			fmt.Fprintln(w, "   ", n)
 		}
 	}
+	writeDiscountCover(w, results, costs)
 	fmt.Fprintln(w, "  USD/useful: per useful GPU-hour (work done and kept); undone: GPU-hours of work accepted and not done (totals")
 	fmt.Fprintln(w, "  compare equal work only where undone is equal). used: GPU-hours of work over the hours billed; wasted: bought")
 	fmt.Fprintln(w, "  but not used (1 - utilisation over the hours billed); idle: free cards on empty nodes and cards held while")
@@ -135,4 +157,23 @@ func costWarnings(results []*sim.Result, costs map[string]*simCost) []string {
 		}
 	}
 	return out
+}
+
+// writeDiscountCover says, where a discount commitment paid for on-demand
+// cards while reserved nodes were away, how many GPU-hours and for whom.
+func writeDiscountCover(w io.Writer, results []*sim.Result, costs map[string]*simCost) {
+	var lines []string
+	for _, r := range results {
+		if covered := costs[r.Policy].Bill.Total.CoveredGPUH; covered > 0 {
+			lines = append(lines, fmt.Sprintf("%s: %.0f on-demand GPU-h", r.Policy, covered))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  the reserved commitment is a discount (Savings Plans, reserved instances, CUDs: billed on matching usage in")
+	fmt.Fprintln(w, "  any node): while reserved nodes were away it paid, at its rate, for on-demand cards of their model:")
+	for _, l := range lines {
+		fmt.Fprintln(w, "   ", l)
+	}
 }

@@ -22,10 +22,18 @@ import (
 // a job was preempted or a spot node was taken back, back to its last
 // checkpoint. The parts need not add up to Bought; what they leave out is
 // reported as unaccounted.
+//
+// Covered, of Bought, was paid at the rate of a discount commitment,
+// CoveredBy (a capacity type such as reserved-1y: a Savings Plan,
+// reserved instance or CUD covering this usage while capacity of its own
+// stood unused); the rest at the row's own price.
 type Usage struct {
 	Pool, CapacityType, GPUModel, Tenant, Class string
 
 	BoughtGPUH, UsedGPUH, IdleGPUH, FragmentedGPUH, PreemptedLostGPUH, InterruptedLostGPUH float64
+
+	CoveredGPUH float64
+	CoveredBy   string
 }
 
 // Line is the cost of a group of usage rows.
@@ -39,9 +47,10 @@ type Line struct {
 	FragmentedGPUH      float64  `json:"fragmented_gpu_hours"`
 	PreemptedLostGPUH   float64  `json:"preempted_lost_gpu_hours"`
 	InterruptedLostGPUH float64  `json:"interrupted_lost_gpu_hours"`
-	UnaccountedGPUH     float64  `json:"unaccounted_gpu_hours"`   // wasted - idle - fragmented - lost
-	USDPerUsefulGPUH    *float64 `json:"usd_per_useful_gpu_hour"` // nil when nothing was used
-	WastedUSD           float64  `json:"wasted_usd"`              // cost of the wasted GPU-hours
+	UnaccountedGPUH     float64  `json:"unaccounted_gpu_hours"`       // wasted - idle - fragmented - lost
+	CoveredGPUH         float64  `json:"covered_gpu_hours,omitempty"` // of bought, paid at a discount commitment's rate
+	USDPerUsefulGPUH    *float64 `json:"usd_per_useful_gpu_hour"`     // nil when nothing was used
+	WastedUSD           float64  `json:"wasted_usd"`                  // cost of the wasted GPU-hours
 }
 
 // Bill is the cost of a set of usage rows, grouped four ways, with the
@@ -87,7 +96,15 @@ func Price(usage []Usage, cat *price.Catalog, families map[string]string) (*Bill
 			seen[k] = true
 			b.Prices = append(b.Prices, p)
 		}
-		cost := u.BoughtGPUH * p.USDPerGPUHour
+		cost := (u.BoughtGPUH - u.CoveredGPUH) * p.USDPerGPUHour
+		if u.CoveredGPUH > 0 {
+			q, err := rowPrice(Usage{CapacityType: u.CoveredBy, GPUModel: u.GPUModel}, cat, families)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("usage %d (%s %s): covered by %s: %w", i, u.Pool, u.GPUModel, u.CoveredBy, err))
+				continue
+			}
+			cost += u.CoveredGPUH * q.USDPerGPUHour
+		}
 		b.Rows = append(b.Rows, RowCost{Pool: u.Pool, CapacityType: u.CapacityType, GPUModel: p.GPU, Tenant: u.Tenant, Class: u.Class, CostUSD: cost})
 		b.Total.add(u, cost)
 		b.ByPool = addTo(b.ByPool, u.Pool, u, cost)
@@ -112,8 +129,11 @@ func rowPrice(u Usage, cat *price.Catalog, families map[string]string) (price.Pr
 	if !slices.Contains(price.Capacities, c) {
 		return price.Price{}, fmt.Errorf("unknown capacity type %q (known: on-demand, spot, reserved-1y, reserved-3y, reserved-block)", u.CapacityType)
 	}
-	if u.BoughtGPUH < 0 || u.UsedGPUH < 0 {
+	if u.BoughtGPUH < 0 || u.UsedGPUH < 0 || u.CoveredGPUH < 0 {
 		return price.Price{}, errors.New("negative GPU-hours")
+	}
+	if u.CoveredGPUH > u.BoughtGPUH {
+		return price.Price{}, fmt.Errorf("%g GPU-hours covered of %g bought", u.CoveredGPUH, u.BoughtGPUH)
 	}
 	fam, ok := families[u.GPUModel]
 	if m, err := gpu.Lookup(u.GPUModel); err == nil && !ok {
@@ -147,6 +167,7 @@ func (l *Line) add(u Usage, cost float64) {
 	l.FragmentedGPUH += u.FragmentedGPUH
 	l.PreemptedLostGPUH += u.PreemptedLostGPUH
 	l.InterruptedLostGPUH += u.InterruptedLostGPUH
+	l.CoveredGPUH += u.CoveredGPUH
 }
 
 // finish derives waste and the cost of a useful GPU-hour.

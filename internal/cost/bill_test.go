@@ -122,3 +122,26 @@ func TestBillErrors(t *testing.T) {
 		t.Errorf("family that does not exist: %v", err)
 	}
 }
+
+// Covered GPU-hours of a row are billed at the covering commitment's
+// rate, the rest at the row's own; a cover with no price, or larger than
+// the row, is refused.
+func TestBillCoveredHours(t *testing.T) {
+	cat := testCatalog(t)
+	b, err := Price([]Usage{{Pool: "od", CapacityType: "on-demand", GPUModel: "H100", BoughtGPUH: 30, UsedGPUH: 30,
+		CoveredGPUH: 10, CoveredBy: "reserved-1y"}}, cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 20*8.0 + 10*5.0; !approx(b.Total.CostUSD, want) || b.Total.CoveredGPUH != 10 {
+		t.Errorf("cost %g, covered %g; want %g (20 h on demand, 10 h at the 1y rate) and 10", b.Total.CostUSD, b.Total.CoveredGPUH, want)
+	}
+	for _, u := range []Usage{
+		{Pool: "od", CapacityType: "on-demand", GPUModel: "L4", BoughtGPUH: 3, CoveredGPUH: 1, CoveredBy: "reserved-1y"},
+		{Pool: "od", CapacityType: "on-demand", GPUModel: "H100", BoughtGPUH: 3, CoveredGPUH: 4, CoveredBy: "reserved-1y"},
+	} {
+		if _, err := Price([]Usage{u}, cat, nil); err == nil {
+			t.Errorf("%+v: priced; want refused", u)
+		}
+	}
+}

@@ -263,7 +263,9 @@ func (r *runner) replay(name, what string, s setup) (Move, error) {
 	if term == "" {
 		term = price.ReservedBlock
 	}
-	bill, err := cost.Price(window.Usage(strings.TrimPrefix(string(term), "reserved-")), r.o.Catalog,
+	// Reserved nodes here are a capacity floor: a discount floor is billed
+	// on the replay it is planned on (discount), never as nodes.
+	bill, err := cost.Price(window.Usage(strings.TrimPrefix(string(term), "reserved-"), nil), r.o.Catalog,
 		map[string]string{r.o.GPUModel: r.o.Family})
 	if err != nil {
 		return Move{}, fmt.Errorf("move %s: %w", name, err)

@@ -18,8 +18,17 @@ import (
 // nodes and cards held but not used (gangs waiting for siblings, whole
 // nodes); used is what ran, less the work lost to preemption and to
 // interruptions, which are reported apart. reservedTerm names the
-// commitment reserved nodes stand for ("1y" or "3y").
-func (r *Result) Usage(reservedTerm string) []cost.Usage {
+// commitment reserved nodes stand for ("block", "1y" or "3y").
+//
+// When discount reports that this commitment is, for a GPU model, a
+// discount (Savings Plans, reserved instances, CUDs: billed on matching
+// usage in any node, not on nodes of its own), the reserved cards of the
+// model whose node takes no work in an hour cover the on-demand cards of
+// the model bought that hour: those are billed at the commitment's rate
+// (cost.Usage.CoveredGPUH), and the reserved row buys that much less, so
+// nothing is paid or counted idle twice. discount nil: every commitment
+// is capacity (nodes that must be filled).
+func (r *Result) Usage(reservedTerm string, discount func(gpuModel string) bool) []cost.Usage {
 	type totals struct{ bought, used, alloc, occupied, frag float64 }
 	keys := map[[3]string]*totals{}
 	var order [][3]string
@@ -37,6 +46,12 @@ func (r *Result) Usage(reservedTerm string) []cost.Usage {
 			t.alloc += g.Allocated
 			t.occupied += float64(g.Occupied)
 			t.frag += float64(g.Fragmented)
+		}
+	}
+	moved := r.discountCover(discount)
+	for k, t := range keys {
+		if k[1] == fleet.CapacityReserved {
+			t.bought -= moved[k] // lent: paid once, as the on-demand row's covered hours
 		}
 	}
 	shares := r.workShares()
@@ -59,9 +74,13 @@ func (r *Result) Usage(reservedTerm string) []cost.Usage {
 		}
 		for _, s := range shares {
 			pre, intr := s.preempted*part, s.interrupted*part
-			out = append(out, cost.Usage{Pool: k[0], CapacityType: capacity, GPUModel: k[2], Tenant: s.tenant, Class: s.class,
+			u := cost.Usage{Pool: k[0], CapacityType: capacity, GPUModel: k[2], Tenant: s.tenant, Class: s.class,
 				BoughtGPUH: t.bought * s.share, UsedGPUH: max(t.used*s.share-pre-intr, 0), IdleGPUH: idle * s.share,
-				FragmentedGPUH: frag * s.share, PreemptedLostGPUH: pre, InterruptedLostGPUH: intr})
+				FragmentedGPUH: frag * s.share, PreemptedLostGPUH: pre, InterruptedLostGPUH: intr}
+			if k[1] == fleet.CapacityOnDemand && moved[k] > 0 {
+				u.CoveredGPUH, u.CoveredBy = moved[k]*s.share, "reserved-"+reservedTerm
+			}
+			out = append(out, u)
 		}
 	}
 	return out
@@ -109,5 +128,42 @@ func (r *Result) workShares() []workShare {
 		}
 		return out[i].class < out[j].class
 	})
+	return out
+}
+
+// discountCover is, per group, the GPU-hours a discount commitment
+// moved, hour by hour: for an on-demand group, its cards covered by the
+// reserved cards of its model whose node took no work that hour; for a
+// reserved group, its away cards that covered them. Groups are served
+// in the series' order.
+func (r *Result) discountCover(discount func(string) bool) map[[3]string]float64 {
+	out := map[[3]string]float64{}
+	if discount == nil {
+		return out
+	}
+	for _, h := range r.Hours {
+		away := map[string]int{}
+		for _, g := range h.Groups {
+			if g.CapacityType == fleet.CapacityReserved && discount(g.GPUModel) {
+				away[g.GPUModel] += g.Away
+			}
+		}
+		lent := map[string]int{}
+		for _, g := range h.Groups {
+			if g.CapacityType != fleet.CapacityOnDemand {
+				continue
+			}
+			c := min(g.GPUs, away[g.GPUModel]-lent[g.GPUModel])
+			lent[g.GPUModel] += c
+			out[[3]string{g.Pool, g.CapacityType, g.GPUModel}] += float64(c)
+		}
+		for _, g := range h.Groups {
+			if g.CapacityType == fleet.CapacityReserved && discount(g.GPUModel) {
+				c := min(g.Away, lent[g.GPUModel])
+				lent[g.GPUModel] -= c
+				out[[3]string{g.Pool, g.CapacityType, g.GPUModel}] += float64(c)
+			}
+		}
+	}
 	return out
 }

@@ -27,7 +27,8 @@ type GroupHour struct {
 	Pool         string  `json:"pool"`
 	CapacityType string  `json:"capacity_type"`
 	GPUModel     string  `json:"gpu_model"`
-	GPUs         int     `json:"gpus"` // cards paid for: on nodes that take work, and every reserved card (a commitment is paid whether its node runs or not)
+	GPUs         int     `json:"gpus"`           // cards paid for: on nodes that take work, and every reserved card (a commitment is paid whether its node runs or not)
+	Away         int     `json:"away,omitempty"` // of GPUs, reserved cards paid for whose node takes no work
 	Occupied     int     `json:"occupied"`
 	Fragmented   int     `json:"fragmented"`
 	Allocated    float64 `json:"allocated"`
@@ -138,6 +139,7 @@ func (s *series) sample(hour int, st *gang.State) Hour {
 		if !n.Schedulable() {
 			if n.CapacityType() == fleet.CapacityReserved {
 				g.GPUs += n.GPUs // a commitment is paid whether its node runs or not
+				g.Away += n.GPUs
 			}
 			continue
 		}
