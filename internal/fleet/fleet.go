@@ -117,6 +117,10 @@ type Node struct {
 	// the fleet's currency; 0 when unknown. A job that asks by GPU
 	// memory goes to the cheapest model among equally good ones.
 	PricePerGPUHour float64
+	// Images are the container images the node holds, by reference
+	// (registry/repository:tag or @digest), with their sizes in bytes: a
+	// job running them starts there without pulling (job.Job.Images).
+	Images map[string]int64
 }
 
 // Path is the node's domain path joined with "/", for messages.

@@ -115,6 +115,7 @@ func (s *State) packSingle(r *request) ([]Task, bool) {
 		feasible = slices.DeleteFunc(feasible, func(n int) bool { return r.milli[s.nodes[n].class] != int(pod.GPUMilli) })
 	}
 	ch := s.packer.policy.Place(s.packer.cluster, &pod, feasible)
+	ch.Node = s.withImages(ch.Node, feasible)
 	share := -1
 	if r.kind == job.Shared {
 		share = ch.GPUs[0]

@@ -47,6 +47,8 @@ func (s *State) Place(asked *job.Job) (*Placement, *Unfit) {
 		return nil, &Unfit{Job: j.Name, Refused: err.Error()}
 	}
 	s.observe(j)
+	s.noteImages(j)
+	defer func() { s.img.on = false }()
 	s.savepoint()
 	tasks, unfit := s.placePlan(pl)
 	for unfit != nil && pl.spread != nil && !pl.spread.Required && pl.lim.spreadMax < j.Tasks() {
@@ -141,7 +143,7 @@ func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
 		}
 		return nil, s.explain(pl, r, lo)
 	}
-	if hi == 1 && pl.lim.spreadDepth < 0 && !r.spares {
+	if hi == 1 && pl.lim.spreadDepth < 0 && !r.spares && !s.img.on { // the index knows no images
 		switch n, res := s.fastNode(r); res {
 		case fastFound:
 			return s.assign(n, r, 1), nil

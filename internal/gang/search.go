@@ -16,7 +16,8 @@ func (s *State) capOf(r ref) int {
 }
 
 // key orders candidates of one depth: the tightest fit first, then the one
-// inside the most used domains, outermost level first, then tree order.
+// inside the most used domains, outermost level first, then the one
+// holding more of the job's images, then tree order.
 func (s *State) less(a, b ref) bool {
 	sc := &s.scratch
 	fa, fb := sc.fitV, sc.fitV
@@ -31,6 +32,11 @@ func (s *State) less(a, b ref) bool {
 		va, vb := s.tree.path[pa][l], s.tree.path[pb][l]
 		if sc.freeV[va] != sc.freeV[vb] {
 			return sc.freeV[va] < sc.freeV[vb]
+		}
+	}
+	if s.img.on {
+		if ia, ib := s.imageBytes(a), s.imageBytes(b); ia != ib {
+			return ia > ib // the job's images are there: no pull
 		}
 	}
 	return s.tree.pos[pa] < s.tree.pos[pb]

@@ -46,6 +46,10 @@ type Job struct {
 	// Shape is what the core chose for ByGPUMemory; nil before it
 	// resolved the job, and for jobs that ask for GPUs.
 	Shape *MemoryShape
+	// Images are the container images its tasks run. Among nodes the
+	// placement rates alike, those holding more of their bytes
+	// (fleet.Node.Images) come first: the tasks start without pulling.
+	Images []string
 }
 
 // Asks reports whether j asks by GPU memory and is not yet resolved.

@@ -379,7 +379,7 @@ func gpuString(milli int64) string {
 // demand, in the order of the pods; byGroup lists each group's pods.
 func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 	tolerations := append(tolerated(u.pods, snap.taints), selectorTolerations(u.pods, snap.selectors)...)
-	j := &job.Job{Name: u.job, Priority: int(u.priority), Tolerations: tolerations}
+	j := &job.Job{Name: u.job, Priority: int(u.priority), Tolerations: tolerations, Images: podImages(u.pods)}
 	j.Preemptible, j.Runtime = lendable(u.pods)
 	if j.Runtime == 0 {
 		j.Runtime = deadline(u.pods) // a limit the kubelet enforces

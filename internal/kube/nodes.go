@@ -121,6 +121,7 @@ func describeNode(n *corev1.Node, cfg *Config, nvlink string) (fn fleet.Node, no
 		Health:    cfg.Health.fleetHealth(n),
 		Spare:     cfg.Health.spare(n),
 		Taints:    nodeTaints(n),
+		Images:    nodeImages(n),
 	}
 	if n.Labels[labelDRAOnly] == "true" {
 		fn.Taints = append(fn.Taints, draOnly)

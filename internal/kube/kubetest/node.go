@@ -40,6 +40,9 @@ type Node struct {
 	// {"nvidia.com/mig-1g.10gb": "7"}.
 	Resources map[string]string
 	Taints    []corev1.Taint
+	// Images are what its status says the container runtime holds, as a
+	// kubelet reports them.
+	Images []corev1.ContainerImage
 }
 
 // CreateNode creates a Ready node with n's capacity and labels, as a kubelet
@@ -109,6 +112,7 @@ func nodeStatus(n Node) corev1.NodeStatus {
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			LastHeartbeatTime: now, LastTransitionTime: now,
 		}},
+		Images: n.Images,
 	}
 }
 
