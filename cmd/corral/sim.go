@@ -14,6 +14,7 @@ import (
 	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/quantity"
 	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/moves"
 	"github.com/corral-sched/corral/internal/sched"
@@ -107,6 +108,8 @@ type simOptions struct {
 	spotOutage                                                       time.Duration
 	budgets                                                          budgetFlag
 	quotas                                                           quotaFlag
+	imagePull                                                        string
+	pullRate                                                         float64 // bytes a second, from imagePull
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -189,6 +192,7 @@ type simOutputs struct {
 // replayPolicies replays the workload under each policy in turn.
 func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies []sim.Policy, scaling []sim.Autoscale, stderr io.Writer) ([]*sim.Result, error) {
 	var results []*sim.Result
+	pull := imagePull(o, &w)
 	for _, p := range policies {
 		start := time.Now()
 		bar := newProgress(stderr, false, p.Name())
@@ -196,7 +200,7 @@ func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies 
 			ReclaimPatience:    patienceSetting(o.reclaimPatience),
 			PriorityPreemption: o.priorityPreempt, Progress: bar.update,
 			Autoscale: scaling, Defrag: sim.Defrag{Enabled: o.defrag, MaxMovesPerHour: o.defragMoves},
-			Backfill: o.backfill, Reservations: o.reservations, Budgets: o.budgets, Quotas: o.quotas})
+			Backfill: o.backfill, Reservations: o.reservations, Budgets: o.budgets, Quotas: o.quotas, ImagePull: pull})
 		bar.finish()
 		if err != nil {
 			return nil, err
@@ -222,6 +226,9 @@ func writeSimText(stdout io.Writer, o simOptions, f *fleet.Fleet, out *simOutput
 	}
 	if o.defrag {
 		writeDefrag(stdout, out.results)
+	}
+	if o.imagePull != "" {
+		writeImagePulls(stdout, o.imagePull, out.results)
 	}
 	writeBudgets(stdout, out.results)
 	writeStories(stdout, o.explain, out.results)
@@ -303,6 +310,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.DurationVar(&o.spotOutage, "spot-outage", 6*time.Hour, "with --moves: mean time an interrupted spot node's capacity stays missing (an assumption)")
 	fs.Var(o.quotas, "quota", "TENANT=GPUS: the tenant's nominal GPU quota (repeatable); tenants not given one share what is left in proportion to their work, all in one cohort that lends what is unused")
 	fs.Var(o.budgets, "budget", "corral: "+budgetFlagHelp+"; a duration counts from the replay's start, a month from 2000-01-01, the simulator's time zero")
+	fs.StringVar(&o.imagePull, "image-pull", "", "RATE such as 100MB/s: every job runs a container image (its tenant's for its class: "+imageSizesHelp()+") that a node pulls at RATE before the job's tasks start there; nodes keep what they pulled, and jobs go where their images are among nodes placement rates alike")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {
@@ -324,6 +332,12 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	}
 	if o.reclaimPatience < 0 {
 		return o, fmt.Errorf("--reclaim-patience %v: want 0 (at once) or more", o.reclaimPatience)
+	}
+	if o.imagePull != "" {
+		var err error
+		if o.pullRate, err = quantity.ByteRate(o.imagePull); err != nil {
+			return o, usageErrorf("--image-pull %w", err)
+		}
 	}
 	if o.preemptGrace < 0 || o.maxPreemptPerHour < 0 || o.defragMoves < 1 {
 		if o.defragMoves < 1 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 var (
@@ -85,4 +86,24 @@ func GPUMemory(s string) (int64, error) {
 		return mib, nil
 	}
 	return Memory(m[1] + m[2] + "i")
+}
+
+var byteRate = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([KMG]i?)?B/s$`)
+
+// rateUnits are the units of ByteRate, in bytes.
+var rateUnits = map[string]float64{"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+
+// ByteRate reads a transfer rate such as 100MB/s or 1.5GiB/s (decimal
+// units K, M, G or binary Ki, Mi, Gi) as bytes a second.
+func ByteRate(s string) (float64, error) {
+	const want = "want a rate such as 100MB/s, 250MiB/s or 1.5GB/s"
+	m := byteRate.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q: %s", s, want)
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || n <= 0 || n > 1e6 {
+		return 0, fmt.Errorf("%q: %s, above zero", s, want)
+	}
+	return n * rateUnits[m[2]], nil
 }

@@ -91,3 +91,16 @@ func TestGPUMemory(t *testing.T) {
 		}
 	}
 }
+
+func TestByteRate(t *testing.T) {
+	for in, want := range map[string]float64{"100MB/s": 100e6, "250MiB/s": 250 << 20, "1.5GB/s": 1.5e9, "512KiB/s": 512 << 10, "800B/s": 800} {
+		if got, err := ByteRate(in); err != nil || got != want {
+			t.Errorf("ByteRate(%q) = %g, %v; want %g", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "100", "100MB", "0MB/s", "-5MB/s", "fast", "100Mb/s", "9999999GB/s"} {
+		if _, err := ByteRate(bad); err == nil {
+			t.Errorf("ByteRate(%q): no error", bad)
+		}
+	}
+}

@@ -64,6 +64,9 @@ type Options struct {
 	// it does not name share what is left by their share of the workload's
 	// GPU-hours, as all do without it (newBook).
 	Quotas map[string]float64
+	// ImagePull, when set, makes nodes pull the images of the jobs placed
+	// on them before their tasks start (images.go).
+	ImagePull *ImagePull
 }
 
 // Backfill modes.

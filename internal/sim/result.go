@@ -77,6 +77,8 @@ type Summary struct {
 	EstimateEarly  float64 `json:"estimate_kept_share"`
 	Moves          int     `json:"moves,omitempty"`
 	DefragGainGPUH float64 `json:"defrag_gain_gpu_hours,omitempty"`
+	// ImagePulls is what pulling images cost (Options.ImagePull).
+	ImagePulls *PullSummary `json:"image_pulls,omitempty"`
 	// Tenants: waits and GPU-hours received per tenant; Jain is Jain's
 	// fairness index over received / entitled GPU-hours (1 is fair).
 	Tenants []TenantSummary `json:"tenants"`
@@ -160,6 +162,7 @@ func (s *Sim) result(policy string, horizon time.Duration) *Result {
 	}
 	sum.Tenants, sum.Jain = s.tenantSummaries(end)
 	sum.Classes = s.classSummaries(end)
+	sum.ImagePulls = s.pullSummary()
 	return &Result{Policy: policy, Summary: sum, Jobs: s.records, Refused: s.refused, Faults: s.handledFaults, Budgets: s.budgets.list()}
 }
 

@@ -27,6 +27,7 @@ type Sim struct {
 	events        eventQueue
 	seq           int
 	acct          accounting
+	pulls         *pulls // images nodes hold and what pulls cost; nil without Options.ImagePull
 	faults        []workload.Fault
 	owner         map[string]string // placement name -> job name, for running jobs
 	story         []string          // the story of opt.Explain's job
@@ -194,6 +195,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 	}
 	s.acct.capacity, s.acct.horizon = float64(fc.GPUs()), w.Horizon
 	s.series = newSeries(fc)
+	s.setUpImages()
 	if err := s.setUpAutoscaling(); err != nil {
 		return nil, err
 	}
@@ -267,7 +269,8 @@ func (s *Sim) arrive(a *workload.Arrival) {
 func (s *Sim) start(p *pendingJob, parts []string) {
 	gpus := s.usedGPUs(p, parts) // what the job uses, whatever it holds
 	s.runs++
-	begin := s.now + p.startDelay
+	pull := s.pull(p.a.Job.Images, parts, gpus)
+	begin := s.now + max(p.startDelay, pull) // pulled while the jobs it preempted checkpoint
 	p.startDelay = 0
 	r := &runningJob{a: p.a, parts: parts, gpus: gpus, start: begin, admitted: p.admitted, done: p.done, run: s.runs, pending: p}
 	for _, part := range parts {
@@ -284,9 +287,12 @@ func (s *Sim) start(p *pendingJob, parts []string) {
 	s.acct.used += gpus
 	s.series.use(s.placements(parts), gpus, 1)
 	s.schedule(event{at: begin + p.a.Duration - p.done, arrival: -1, job: p.a.Job.Name, run: r.run})
-	if begin > s.now {
+	switch {
+	case pull > 0:
+		s.note(p.a.Job.Name, "placed: %d placements, %.2f GPUs, held for it while its nodes pull its images (%.1f min); starts at %.2fh", len(parts), gpus, pull.Minutes(), begin.Hours())
+	case begin > s.now:
 		s.note(p.a.Job.Name, "placed: %d placements, %.2f GPUs, held for it while the jobs it preempted checkpoint; starts at %.2fh", len(parts), gpus, begin.Hours())
-	} else {
+	default:
 		s.note(p.a.Job.Name, "starts: %d placements, %.2f GPUs used", len(parts), gpus)
 	}
 	rec := &s.records[s.byName[p.a.Job.Name]]
