@@ -15,7 +15,10 @@
 // face applies the same decisions the cycle saw.
 //
 // Memory (memory.go) is what the scheduler keeps of units from one cycle
-// to the next: preemption counts, reborrow back-offs and claims. A face
+// to the next: preemption counts, reborrow back-offs and claims, and the
+// reservations the last cycle ended with (reservememo.go: heads, hints and
+// the room kept while the face's state is unchanged; never persisted, as
+// they change no decision). A face
 // tells it what it carried out and persists what Changes hands back. What
 // each face keeps today, and where:
 //
@@ -24,7 +27,7 @@
 //	                                            store's jobs at start)
 //	preemptions, back-offs    Memory (volatile) Memory, in the job's      Memory, in a ConfigMap
 //	claims                    Memory (volatile) record (bbolt)            Memory, in a ConfigMap
-//	kept reservations, hints  sim fields        -                         -
+//	kept reservations, hints  Memory            Memory (hints only)       -
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
 //	budgets' ended use        the replay        accounting records        the accounting log's
 //	                                            (bbolt)                   ConfigMaps

@@ -32,6 +32,7 @@ type Memory struct {
 	units  map[string]Remembered
 	dirty  map[string]bool // nil: changes are not tracked
 	claims int             // units with Claimed set
+	resv   reservationMemo // the last cycle's reservations (reservememo.go)
 }
 
 // NewMemory returns a memory that knows nothing and tracks its changes
@@ -50,7 +51,7 @@ func NewVolatileMemory() *Memory {
 // Restore replaces what the memory knows with what was persisted; nothing
 // is left to persist.
 func (m *Memory) Restore(saved map[string]Remembered) {
-	m.units, m.claims = map[string]Remembered{}, 0
+	m.units, m.claims, m.resv = map[string]Remembered{}, 0, reservationMemo{}
 	for name, r := range saved {
 		if !r.empty() {
 			m.units[name] = r

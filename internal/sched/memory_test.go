@@ -82,3 +82,42 @@ func TestMemoryClaimsBackOffAndVolatile(t *testing.T) {
 		t.Errorf("after a started and b went: claims %d, %v remembered, changes %v", m.Claims(), m.Snapshot(), m.Changes())
 	}
 }
+
+// The reservations a cycle ends with are remembered for the next: heads,
+// hints and the room kept while the face's state is as it settled; a
+// Restore and Changes know nothing of them.
+func TestMemoryKeepsTheLastReservations(t *testing.T) {
+	m := NewMemory()
+	room := Reservation{Unit: "big", Releasing: []string{"a", "b"}}
+	quota := Reservation{Unit: "borrower", Releasing: []string{"c"}, Quota: true}
+	m.Reserved(Decisions{Reservations: []Reservation{room, quota}})
+	m.Settle(Settled{Version: 7, HealthChanges: 1})
+	if !m.Head("big") || !m.Head("borrower") || m.Head("small") {
+		t.Errorf("heads: big %v, borrower %v, small %v; want the two reserved", m.Head("big"), m.Head("borrower"), m.Head("small"))
+	}
+	if m.ReserveHint("big") != 2 || m.ReserveHint("borrower") != 1 {
+		t.Errorf("hints %d and %d; want 2 and 1", m.ReserveHint("big"), m.ReserveHint("borrower"))
+	}
+	if k := m.Kept("big", Settled{Version: 7, HealthChanges: 1}); k == nil || k.Unit != "big" {
+		t.Errorf("kept %+v; want big's room while nothing changed", k)
+	}
+	if m.Kept("borrower", Settled{Version: 7, HealthChanges: 1}) != nil {
+		t.Error("a reservation that waits for quota is kept; want only reservations of room")
+	}
+	for _, changed := range []Settled{{Version: 8, HealthChanges: 1}, {Version: 7, HealthChanges: 2}} {
+		if m.Kept("big", changed) != nil {
+			t.Errorf("kept with the state at %+v; want nil once anything was placed or a node's health changed", changed)
+		}
+	}
+	if len(m.Changes()) != 0 {
+		t.Error("reservations are in Changes; they are never persisted")
+	}
+	m.Reserved(Decisions{})
+	if m.Head("big") || m.ReserveHint("big") != 2 {
+		t.Errorf("after a cycle without reservations: head %v, hint %d; want no head, the hint kept", m.Head("big"), m.ReserveHint("big"))
+	}
+	m.Restore(nil)
+	if m.ReserveHint("big") != 0 || m.Kept("big", Settled{}) != nil {
+		t.Error("a restored memory remembers reservations; want it afresh")
+	}
+}

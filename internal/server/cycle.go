@@ -47,6 +47,7 @@ func (s *Server) cycle() {
 	begin := time.Now()
 	snap := s.snapshot()
 	d := sched.Cycle(snap)
+	s.mem.Reserved(d)
 	s.applyStarts(d.Starts, snap.Now, begin)
 	s.applyPreempts(d.Preempts)
 	s.persistMemory()
@@ -133,7 +134,7 @@ func (s *Server) snapshot() *sched.Snapshot {
 		mem := s.mem.Of(j.Name())
 		snap.Pending = append(snap.Pending, sched.Unit{
 			Job: gangJob(&j), Queue: j.Tenant, Need: s.need(&j), Arrival: int64(j.ID), Claimed: mem.Claimed,
-			Since: j.Submitted, NoBorrowUntil: mem.NoBorrowUntil,
+			Since: j.Submitted, NoBorrowUntil: mem.NoBorrowUntil, ReserveHint: s.mem.ReserveHint(j.Name()),
 		})
 	}
 	slices.SortFunc(snap.Pending, func(a, b sched.Unit) int { return cmp.Compare(a.Arrival, b.Arrival) })

@@ -53,7 +53,13 @@ func (corralPolicy) Cycle(s *Sim) {
 	if len(d.Waiting) == 0 {
 		s.growElastic()
 	}
-	s.keptVersion, s.keptHealth = s.state.Version(), s.healthChanges
+	s.units.Settle(s.settled())
+}
+
+// settled is the core state as the reservations kept from one cycle to
+// the next depend on it: what is placed, and node health.
+func (s *Sim) settled() sched.Settled {
+	return sched.Settled{Version: s.state.Version(), HealthChanges: s.healthChanges}
 }
 
 // coreSnapshot is what the cycle reads: the placements and quota book the
@@ -66,22 +72,18 @@ func (corralPolicy) Cycle(s *Sim) {
 func (s *Sim) coreSnapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig(), Spent: s.spent()}
 	onlyNew := !s.freed && s.units.Claims() == 0
-	// Nothing placed, released or resized, and no node's health changed,
-	// since the last cycle ended: its reservations of room still hold.
-	unchanged := s.state.Version() == s.keptVersion && s.healthChanges == s.keptHealth
+	now := s.settled() // the last cycle's reservations of room hold if nothing changed since
 	s.freed = false
 	for i, p := range s.pending {
 		fresh := p.fresh
 		p.fresh = false
-		if onlyNew && !fresh && !s.heads[p.a.Job.Name] {
+		if onlyNew && !fresh && !s.units.Head(p.a.Job.Name) {
 			continue // it did not fit before, and nothing has ended since
 		}
 		mem := s.units.Of(p.a.Job.Name)
 		u := sched.Unit{Job: p.a.Job, Queue: tenantOf(p.a), Account: tenantOf(p.a), Need: s.need(p.a), Arrival: int64(i),
-			Claimed: mem.Claimed, NoBorrowUntil: mem.NoBorrowUntil, Since: epoch.Add(p.a.At), ReserveHint: s.hints[p.a.Job.Name]}
-		if unchanged {
-			u.Kept = s.kept[p.a.Job.Name]
-		}
+			Claimed: mem.Claimed, NoBorrowUntil: mem.NoBorrowUntil, Since: epoch.Add(p.a.At),
+			ReserveHint: s.units.ReserveHint(p.a.Job.Name), Kept: s.units.Kept(p.a.Job.Name, now)}
 		snap.Pending = append(snap.Pending, u)
 	}
 	snap.Running = s.coreRun
@@ -147,18 +149,7 @@ func (s *Sim) apply(d sched.Decisions) bool {
 		s.wakeLater(p)
 	}
 	s.wakeForBudget(len(d.Waiting) > 0)
-	clear(s.heads)
-	clear(s.kept)
-	for _, r := range d.Reservations {
-		s.heads[r.Unit] = true
-		s.hints[r.Unit] = len(r.Releasing)
-		if !r.Quota {
-			s.kept[r.Unit] = &r
-		}
-	}
-	if len(s.hints) > 4*len(s.heads)+64 {
-		clear(s.hints) // heads that started or left the front
-	}
+	s.units.Reserved(d)
 	return len(d.Preempts) > 0
 }
 

@@ -17,9 +17,9 @@ type ImagePull struct {
 
 // PullSummary is what image pulls cost a replay.
 type PullSummary struct {
-	Starts       int     `json:"starts"`        // jobs started, restarts included
-	Pulled       int     `json:"pulled"`        // of them, started after pulling on some node
-	NodePulls    int     `json:"node_pulls"`    // images pulled, one per node and image
+	Starts       int     `json:"starts"`         // jobs started, restarts included
+	Pulled       int     `json:"pulled"`         // of them, started after pulling on some node
+	NodePulls    int     `json:"node_pulls"`     // images pulled, one per node and image
 	MeanDelayMin float64 `json:"mean_delay_min"` // start delay of the jobs that pulled, mean
 	MaxDelayMin  float64 `json:"max_delay_min"`
 	// GangPulled and GangMeanDelayMin count the jobs of tasks on several

@@ -65,19 +65,12 @@ type Sim struct {
 	moved          hourWindow
 	defragGainGPUH float64
 	// units is the core's memory of jobs between cycles: how often each
-	// was stopped, until when it may not borrow, the room claimed for it.
+	// was stopped, until when it may not borrow, the room claimed for it,
+	// and the reservations the last cycle ended with.
 	// budgetWake: the latest wake-up scheduled for the preemption bound.
-	units      *sched.Memory
-	budgetWake time.Duration
-	budgets    *budgets        // tenants' GPU-hour budgets (Options.Budgets)
-	heads      map[string]bool // jobs holding reservations after the last cycle
-	hints      map[string]int  // how many running jobs their reservations released
-	// kept are the reservations of room after the last cycle, valid while
-	// the state's version (keptVersion) and node health (healthChanges)
-	// stay as they were then (sched.Unit.Kept).
-	kept          map[string]*sched.Reservation
-	keptVersion   uint64
-	keptHealth    int
+	units         *sched.Memory
+	budgetWake    time.Duration
+	budgets       *budgets // tenants' GPU-hour budgets (Options.Budgets)
 	healthChanges int
 	coreRun       []sched.Running // the running jobs as the cycle reads them, in byEnd's order
 }
@@ -186,7 +179,7 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 		opt: opt, gone: map[string]*gang.Placement{},
 		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
 		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		budgets: spend, units: sched.NewVolatileMemory(), heads: map[string]bool{}, hints: map[string]int{}, kept: map[string]*sched.Reservation{},
+		budgets: spend, units: sched.NewVolatileMemory(),
 		unmet: unmet}
 	for _, n := range fc.Nodes {
 		if n.Spare {
