@@ -2,6 +2,7 @@ package gang
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/corral-sched/corral/internal/job"
 )
@@ -14,11 +15,19 @@ import (
 
 // images holds, while one job is placed, how many bytes of its images
 // each node (byNode) and each domain (byVertex: the sum over its nodes)
-// holds; on is false for a job without images or when no node holds any.
+// holds; on is false for a job without images, or when every node holds
+// as many of them (there is no tie to break). They are kept for the next
+// job running the same images (key) while no node's images change (gen).
 type images struct {
-	on               bool
+	on, differ       bool
 	byNode, byVertex []int64
+	key              string
+	gen              uint64
 }
+
+// ImagesChanged tells the state that some node's images
+// (fleet.Node.Images) changed since it last read them.
+func (s *State) ImagesChanged() { s.imagesGen++ }
 
 // noteImages fills s.img for j.
 func (s *State) noteImages(j *job.Job) {
@@ -27,21 +36,40 @@ func (s *State) noteImages(j *job.Job) {
 	if len(j.Images) == 0 {
 		return
 	}
+	key := strings.Join(j.Images, "\x00")
+	if img.byNode != nil && key == img.key && img.gen == s.imagesGen {
+		img.on = img.differ
+		return
+	}
 	if img.byNode == nil {
 		img.byNode, img.byVertex = make([]int64, len(s.nodes)), make([]int64, len(s.tree.level))
 	}
+	img.key, img.gen, img.differ = key, s.imagesGen, false
+	s.countImages(j.Images)
+	for n := range img.byNode {
+		if img.byNode[n] != img.byNode[0] {
+			img.differ = true
+			break
+		}
+	}
+	img.on = img.differ
+}
+
+// countImages fills byNode and byVertex with the bytes of images each
+// holds.
+func (s *State) countImages(images []string) {
+	img := &s.img
 	clear(img.byVertex)
 	for n := range s.fleet.Nodes {
 		held := s.fleet.Nodes[n].Images
 		var b int64
-		for _, name := range j.Images {
+		for _, name := range images {
 			b += held[name]
 		}
 		img.byNode[n] = b
 		if b == 0 {
 			continue
 		}
-		img.on = true
 		img.byVertex[0] += b
 		for _, v := range s.tree.path[n] {
 			img.byVertex[v] += b

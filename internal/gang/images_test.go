@@ -29,6 +29,7 @@ func TestImagesBreakTies(t *testing.T) {
 	}{
 		{"a single task goes to the one empty node with its image", []int{6}, nil, withImage(gpuJob("a", 1, 1)), []string{"n006"}},
 		{"without images the first node in tree order", []int{6}, nil, gpuJob("a", 1, 1), []string{"n000"}},
+		{"where every node holds it, as without", []int{0, 1, 2, 3, 4, 5, 6, 7}, nil, withImage(gpuJob("a", 1, 1)), []string{"n000"}},
 		{"a tighter node beats the image", []int{6}, [][2]int{{2, 7}}, withImage(gpuJob("a", 1, 1)), []string{"n002"}},
 		{"of two nodes used alike, the one with the image", []int{5}, [][2]int{{1, 7}, {5, 7}}, withImage(gpuJob("a", 1, 1)), []string{"n005"}},
 		{"without images the first of them", []int{5}, [][2]int{{1, 7}, {5, 7}}, gpuJob("a", 1, 1), []string{"n001"}},
@@ -60,5 +61,30 @@ func TestImagesBreakTies(t *testing.T) {
 				t.Errorf("placed on %v; want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The state reads nodes' images again once told they changed, and only
+// then: what it computed for one job serves the next with the same images.
+func TestImagesChangedIsRead(t *testing.T) {
+	f := grid(t, []string{"rack"}, []int{1}, 4, 8, "H100-80GB")
+	s := newState(t, f)
+	place := func(name string) string {
+		p, u := s.Place(withImage(gpuJob(name, 1, 8)))
+		if u != nil {
+			t.Fatalf("%s not placed: %v", name, u)
+		}
+		return p.Tasks[0].NodeName
+	}
+	if got := place("first"); got != "n000" {
+		t.Fatalf("first on %s; want n000, no node holding its image", got)
+	}
+	f.Nodes[3].Images = map[string]int64{trainImage: 1 << 30}
+	if got := place("second"); got != "n001" {
+		t.Errorf("second on %s; want n001: the state was not told the images changed", got)
+	}
+	s.ImagesChanged()
+	if got := place("third"); got != "n003" {
+		t.Errorf("third on %s; want n003, which now holds its image", got)
 	}
 }

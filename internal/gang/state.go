@@ -39,6 +39,7 @@ type State struct {
 	shareBestFit bool
 	scratch      scratch
 	img          images // the bytes of the job being placed's images per node and domain
+	imagesGen    uint64 // bumped by ImagesChanged
 	// asks caches the shapes chosen for jobs that ask by GPU memory, per
 	// ask (memask.go); the fleet a State allocates does not change.
 	asks map[string]memoryChoice

@@ -79,6 +79,7 @@ func (s *Sim) pull(images []string, parts []string, gpus float64) time.Duration 
 			held[im] = size
 			bytes += size
 			ps.sum.NodePulls++
+			s.state.ImagesChanged()
 		}
 		slowest = max(slowest, time.Duration(float64(bytes)/ps.opt.BytesPerSecond*float64(time.Second)))
 	}
