@@ -58,6 +58,19 @@ driver() {
   else
     git archive "$CURRENT" internal/scalebench cmd/corral/bench_scale.go | tar -x -C "$1"
   fi
+  # The driver calls a helper an older tree may lack: give it one.
+  if ! grep -q '^func unexpected(' "$1"/cmd/corral/*.go; then
+    cat > "$1/cmd/corral/driver_shim.go" <<'GO'
+package main
+
+import (
+	"flag"
+	"fmt"
+)
+
+func unexpected(fs *flag.FlagSet) error { return fmt.Errorf("unexpected argument %q", fs.Arg(0)) }
+GO
+  fi
 }
 
 # build REV BIN [driver]: builds cmd/corral at git revision REV (the working
