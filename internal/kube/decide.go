@@ -49,6 +49,9 @@ type decisions struct {
 	// refusals are where the filter plugins refused pods the core placed
 	// (by pod uid), for the next cycle.
 	refusals map[string]podRefusal
+	// reserved are the core's reservations, for its memory (hints for
+	// the next cycle's search: sched.Memory.Reserved).
+	reserved []sched.Reservation
 }
 
 // decide runs the shared scheduling cycle (internal/sched) on the
@@ -72,7 +75,7 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 		}
 	}
 	in.prs = in.preemptions(out.Preempts)
-	d := decisions{binds: in.binds(out.Starts), preempts: in.prs}
+	d := decisions{binds: in.binds(out.Starts), preempts: in.prs, reserved: out.Reservations}
 	if snap.filter != nil {
 		d.refusals = snap.filter.refusals
 	}
@@ -188,7 +191,7 @@ func (in *cycleInput) add(u *unit) *rejection {
 	in.units[j.Name], in.byGroup[j.Name] = u, byGroup
 	in.snap.Pending = append(in.snap.Pending, sched.Unit{
 		Job: j, Queue: q, Need: in.kube.charger.Need(in.kube.state, j), Arrival: u.created.UnixNano(), Since: u.created,
-		NoBorrowUntil: in.kube.stops[u.job].NoBorrowUntil, Claimed: in.kube.stops[u.job].Claimed,
+		NoBorrowUntil: in.kube.stops[u.job].NoBorrowUntil, Claimed: in.kube.stops[u.job].Claimed, ReserveHint: in.kube.hints[u.job],
 		Blocked: blocked, Freeing: freeing, NeverPreempts: neverPreempts(u.pods),
 	})
 	return nil

@@ -328,3 +328,37 @@ func TestDecideReclaimsLentQuota(t *testing.T) {
 		t.Errorf("a queue asking beyond its quota: preemptions %+v, rejects %+v", d.preempts, d.rejects)
 	}
 }
+
+// A waiting gang's reservation comes back from decide for the core's
+// memory, and the hint it leaves (how many running units it released)
+// changes nothing when handed to the next cycle.
+func TestDecideReportsReservationsAndTakesHints(t *testing.T) {
+	nodes := h100Nodes(2)
+	pods := []*corev1.Pod{}
+	for i, n := range nodes {
+		p := fakePod(fmt.Sprintf("small-%d", i), 1, 0)
+		p.Spec.NodeName = n.Name
+		pods = append(pods, p)
+	}
+	groups := map[string]*podGroup{"ns/g": {Namespace: "ns", Name: "g", MinMember: 2}}
+	for i := range 2 {
+		pods = append(pods, inGroup(fakePod(fmt.Sprintf("g-%d", i), 8, 1), "g"))
+	}
+	cfg := (&Config{}).withDefaults()
+	run := func(hints map[string]int) decisions {
+		snap, err := takeSnapshot(&cfg, nodes, pods, nil, nil, quietLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.hints = hints
+		return decide(snap, buildUnits(snap.pending, groups, snap.members), false)
+	}
+	first := run(nil)
+	if len(first.reserved) != 1 || first.reserved[0].Unit != "group ns/g" || len(first.reserved[0].Releasing) != 2 {
+		t.Fatalf("reserved %+v; want the gang's reservation, releasing both small pods", first.reserved)
+	}
+	again := run(map[string]int{"group ns/g": len(first.reserved[0].Releasing)})
+	if fmt.Sprint(again.reserved) != fmt.Sprint(first.reserved) || fmt.Sprint(again.rejects) != fmt.Sprint(first.rejects) {
+		t.Errorf("with the hint: reserved %+v, rejects %+v; want what the first cycle said: %+v, %+v", again.reserved, again.rejects, first.reserved, first.rejects)
+	}
+}

@@ -271,6 +271,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	snap.spent = s.spent.spent(snap.budgets, snap.now, snap.nodePrice)
 	d := decide(snap, units, !s.cfg.NoPreemption)
 	s.rememberRefusals(d.refusals)
+	s.reserved(d.reserved)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
 	s.log.Debug("cycle", "nodes", snap.nodes, "pending", len(snap.pending), "gated", len(snap.gated), "units", len(units),
 		"binds", len(d.binds), "unplaced", len(d.rejects), "preemptions", len(d.preempts), "decided_in", time.Since(start))
@@ -309,7 +310,7 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	}
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, s.log)
 	if snap != nil {
-		snap.boundAt, snap.stops, snap.nodeCaps = mem.boundAt, mem.stops, mem.refused.caps
+		snap.boundAt, snap.stops, snap.nodeCaps, snap.hints = mem.boundAt, mem.stops, mem.refused.caps, mem.hints
 	}
 	return snap, err
 }
@@ -468,6 +469,7 @@ type memory struct {
 	assumed map[string]string           // pod uid -> node: bound here, not yet seen bound
 	boundAt map[types.UID]time.Time     // when this replica bound them
 	stops   map[string]sched.Remembered // by unit name
+	hints   map[string]int              // by unit name: sched.Memory.ReserveHint
 	refused refusedNodes
 }
 
@@ -479,7 +481,7 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := memory{assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]sched.Remembered{},
-		refused: refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}}
+		hints: map[string]int{}, refused: refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}}
 	present := map[string]bool{}
 	for _, p := range pods {
 		if node, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
@@ -498,6 +500,11 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 		if r, ok := s.refusals[p.UID]; ok && p.Spec.NodeName == "" {
 			m.refused.add(p.UID, r)
 		}
+		if p.Spec.NodeName == "" {
+			if name := unitName(p); s.units.ReserveHint(name) > 0 {
+				m.hints[name] = s.units.ReserveHint(name)
+			}
+		}
 	}
 	s.assumed, s.boundAt = maps.Clone(m.assumed), maps.Clone(m.boundAt)
 	if s.units.Len() > 0 {
@@ -511,6 +518,14 @@ func (s *Scheduler) stopped(p *preemption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.units.Preempted(p.forJob, p.victims)
+}
+
+// reserved remembers the reservations a cycle ended with, whose hints
+// speed the next cycle's search (they change no decision).
+func (s *Scheduler) reserved(r []sched.Reservation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.units.Reserved(sched.Decisions{Reservations: r})
 }
 
 // started forgets the claims of the units a cycle started.

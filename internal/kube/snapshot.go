@@ -49,7 +49,10 @@ type snapshot struct {
 	nodeCaps map[string]int
 	// stops is what this replica remembers of the units it preempted,
 	// by unit name.
-	stops   map[string]sched.Remembered
+	stops map[string]sched.Remembered
+	// hints are how many running units each unit's reservation released
+	// in the last cycle that gave it one (sched.Unit.ReserveHint).
+	hints   map[string]int
 	book    *queue.Book // quota in use per queue, learnt afresh
 	specs   []queue.Spec
 	charger sched.Charger // how the queues count pods (chargerFor)

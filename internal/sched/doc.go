@@ -27,7 +27,7 @@
 //	                                            store's jobs at start)
 //	preemptions, back-offs    Memory (volatile) Memory, in the job's      Memory, in a ConfigMap
 //	claims                    Memory (volatile) record (bbolt)            Memory, in a ConfigMap
-//	kept reservations, hints  Memory            Memory (hints only)       -
+//	kept reservations, hints  Memory            Memory (hints only)       Memory (hints only)
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
 //	budgets' ended use        the replay        accounting records        the accounting log's
 //	                                            (bbolt)                   ConfigMaps
