@@ -68,17 +68,29 @@ func costResults(results []*sim.Result, cat *price.Catalog, term string, now tim
 // cover nothing.
 func discountTerm(cat *price.Catalog, term string) func(string) bool {
 	c := price.Capacity("reserved-" + term)
+	known := map[string]bool{} // by model: asked once, read every group and hour
 	return func(model string) bool {
-		offer, err := cat.Find(model, "")
-		if err != nil {
-			return false
+		is, ok := known[model]
+		if !ok {
+			is = discountOffer(cat, model, c)
+			known[model] = is
 		}
-		if _, err := offer.PerGPUHour(c); err != nil {
-			return false
-		}
-		kind, err := offer.CommitmentKind(c)
-		return err == nil && kind == commit.Discount
+		return is
 	}
+}
+
+// discountOffer reports whether the catalog's offer for model prices c
+// and bills it as a discount.
+func discountOffer(cat *price.Catalog, model string, c price.Capacity) bool {
+	offer, err := cat.Find(model, "")
+	if err != nil {
+		return false
+	}
+	if _, err := offer.PerGPUHour(c); err != nil {
+		return false
+	}
+	kind, err := offer.CommitmentKind(c)
+	return err == nil && kind == commit.Discount
 }
 
 // unpriced says why a usage row has no price, or "" when it has one.

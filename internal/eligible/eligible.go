@@ -200,7 +200,7 @@ func (w World) term(j Job, t Term) (termState, string) {
 		}
 		st := meets(t.Kind, d)
 		detail := describe(d, st)
-		if delay := t.delay(i); st == met && w.Now.Before(d.Since.Add(delay)) {
+		if delay := t.delay(i); delay > 0 && st == met && w.Now.Before(d.Since.Add(delay)) {
 			st, detail = pendingState, delayed(d, delay)
 		}
 		states = append(states, st)

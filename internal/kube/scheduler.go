@@ -500,10 +500,8 @@ func (s *Scheduler) recall(pods []*corev1.Pod) memory {
 		if r, ok := s.refusals[p.UID]; ok && p.Spec.NodeName == "" {
 			m.refused.add(p.UID, r)
 		}
-		if p.Spec.NodeName == "" {
-			if name := unitName(p); s.units.ReserveHint(name) > 0 {
-				m.hints[name] = s.units.ReserveHint(name)
-			}
+		if h := s.units.ReserveHint(unitName(p)); h > 0 && p.Spec.NodeName == "" {
+			m.hints[unitName(p)] = h
 		}
 	}
 	s.assumed, s.boundAt = maps.Clone(m.assumed), maps.Clone(m.boundAt)

@@ -68,6 +68,7 @@ func (s *Sim) pull(images []string, parts []string, gpus float64) time.Duration 
 		}
 	}
 	var slowest time.Duration
+	pulledAny := false
 	for n := range nodes {
 		held := s.fleet.Nodes[n].Images
 		var bytes int64
@@ -79,9 +80,12 @@ func (s *Sim) pull(images []string, parts []string, gpus float64) time.Duration 
 			held[im] = size
 			bytes += size
 			ps.sum.NodePulls++
-			s.state.ImagesChanged()
+			pulledAny = true
 		}
 		slowest = max(slowest, time.Duration(float64(bytes)/ps.opt.BytesPerSecond*float64(time.Second)))
+	}
+	if pulledAny {
+		s.state.ImagesChanged()
 	}
 	if slowest == 0 {
 		return 0
