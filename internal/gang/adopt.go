@@ -59,8 +59,10 @@ func (s *State) adopt(j *job.Job, node string, shareGPU int) (*Placement, error)
 	}
 	s.commit()
 	s.observe(j)
+	s.noteObserved(j.Name)
 	delete(s.packer.observed, j.Name)
 	p := &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}
+	s.noteJob(j.Name)
 	s.jobs[j.Name] = p
 	s.countShares(p, 1)
 	return p, nil

@@ -27,6 +27,7 @@ func (s *State) SetHealth(name string, h fleet.Health) error {
 	default:
 		return fmt.Errorf("node %s: unknown health %q", name, h)
 	}
+	s.noteHealth(n)
 	s.fleet.Nodes[n].Health = h
 	s.reindex(n)
 	return nil

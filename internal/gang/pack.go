@@ -68,12 +68,14 @@ func (s *State) observe(j *job.Job) {
 	if s.packer.observed[j.Name] || s.jobs[j.Name] != nil {
 		return
 	}
+	s.noteObserved(j.Name)
 	s.packer.observed[j.Name] = true
 	for _, g := range j.Groups {
 		pod, ok := s.podOf(g.Task, -1)
 		if !ok {
 			continue
 		}
+		s.noteLearner()
 		for range g.Count {
 			s.packer.learner.Observe(&pod)
 		}
@@ -82,7 +84,10 @@ func (s *State) observe(j *job.Job) {
 
 // Forget drops what the state remembers of a job that will not be offered
 // again without running (cancelled or deleted while it waited).
-func (s *State) Forget(name string) { delete(s.packer.observed, name) }
+func (s *State) Forget(name string) {
+	s.noteObserved(name)
+	delete(s.packer.observed, name)
+}
 
 // packs reports whether r's single task is placed by the packing policy:
 // whole GPUs, a share or CPU only. MIG slices keep their own rule

@@ -60,8 +60,10 @@ func (s *State) Place(asked *job.Job) (*Placement, *Unfit) {
 		return nil, withShapeReason(unfit, j)
 	}
 	s.commit()
+	s.noteObserved(j.Name)
 	delete(s.packer.observed, j.Name)
 	p := &Placement{Job: j.Name, Tasks: tasks, Span: s.span(tasks), job: j}
+	s.noteJob(j.Name)
 	s.jobs[j.Name] = p
 	s.countShares(p, 1)
 	return p, nil
@@ -85,6 +87,7 @@ func (s *State) Release(name string) error {
 	for i := len(p.Tasks) - 1; i >= 0; i-- {
 		s.untake(p.Tasks[i])
 	}
+	s.noteJob(name)
 	s.countShares(p, -1)
 	delete(s.jobs, name)
 	return nil

@@ -40,6 +40,7 @@ func (s *State) Replace(jobName, failed string) (*Replacement, error) {
 	if len(moving) == 0 {
 		return nil, fmt.Errorf("replace %s on %s: the job has no task there", jobName, failed)
 	}
+	s.noteHealth(from)
 	s.fleet.Nodes[from].Health = fleet.Unhealthy
 	s.savepoint()
 	for _, t := range moving {
@@ -52,6 +53,7 @@ func (s *State) Replace(jobName, failed string) (*Replacement, error) {
 			jobName, failed, s.fleet.Levels[0], len(moving))
 	}
 	s.commit()
+	s.noteJob(jobName)
 	p.Tasks = append(staying, moved...)
 	p.Span = s.span(p.Tasks)
 	rep.Job, rep.From = jobName, failed
@@ -77,6 +79,7 @@ func (s *State) replaceIn(p *Placement, from int, moving []Task) (*Replacement, 
 				if moved, ok := s.hostAll(n, p, moving); ok {
 					s.commit()
 					for _, j := range evicted {
+						s.noteJob(j)
 						s.countShares(s.jobs[j], -1)
 						delete(s.jobs, j)
 					}

@@ -29,6 +29,7 @@ type State struct {
 	nodes   []nodeState
 	index   index
 	journal journal
+	trial   trial // what Undo restores (trial.go)
 	jobs    map[string]*Placement
 	opt     Options
 	quiet   bool     // TryPlace: no explanations

@@ -24,6 +24,9 @@ func (s *State) touch(n int) {
 		s.version++ // a change outside any savepoint is kept at once
 		return
 	}
+	if top == 0 && s.trial.open {
+		s.version++ // kept until the trial is undone
+	}
 	if j.seen[top][n] {
 		return
 	}
@@ -58,11 +61,12 @@ func (s *State) rollback() {
 func (s *State) commit() {
 	j := &s.journal
 	top := len(j.marks) - 1
+	changed := len(j.entries) > j.marks[top]
 	j.marks, j.seen = j.marks[:top], j.seen[:top]
+	if changed && (top == 0 || top == 1 && s.trial.open) {
+		s.version++
+	}
 	if top == 0 {
-		if len(j.entries) > 0 {
-			s.version++
-		}
 		j.entries = j.entries[:0]
 	}
 }

@@ -1,7 +1,9 @@
 package placement
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/corral-sched/corral/internal/model"
@@ -108,4 +110,32 @@ func (l *mixLearner) all() Mix {
 		all[i].Weight = g.weight
 	}
 	return all
+}
+
+// Saved is a copy of what a learner has learned, for Restore.
+type Saved struct{ l Learner }
+
+// Save copies what the learner has learned so far.
+func (l *Learner) Save() Saved {
+	est := *l.est
+	est.index = maps.Clone(l.est.index)
+	est.groups = slices.Clone(l.est.groups)
+	c := *l
+	c.est = &est
+	return Saved{l: c}
+}
+
+// Restore makes the learner what it was when saved was taken. A policy
+// that followed a renewal made since sees a new renewal, so it never keeps
+// a mix the learner no longer holds.
+func (l *Learner) Restore(saved Saved) {
+	version := l.version
+	*l = saved.l
+	est := *saved.l.est
+	est.index = maps.Clone(saved.l.est.index)
+	est.groups = slices.Clone(saved.l.est.groups)
+	l.est = &est
+	if version != saved.l.version {
+		l.version = version + 1
+	}
 }
