@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,7 +54,16 @@ func main() {
 	flag.IntVar(&o.replicas, "replicas", 0, "keep the trace's fractional pods fractional: they ask for time-sliced replicas (this many a GPU, rounded up) of nodes that offer them, in proportion to the GPU they ask for (0: they ask for a whole GPU)")
 	flag.BoolVar(&o.dra, "dra", false, "keep the trace's fractional pods fractional by DRA consumable capacity: each claims its share of one GPU's memory (a ResourceClaim for one device asking part of its \"memory\" capacity) on nodes whose GPUs a DRA driver publishes for several allocations, in proportion to the GPU they ask for (instead of -replicas)")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (corral's scheduler runs in it) to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := profileCPU(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kube-bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	o.schedulers = strings.Split(schedulers, ",")
 	if o.dra && o.replicas > 0 {
 		fmt.Fprintln(os.Stderr, "kube-bench: -dra and -replicas are two ways to keep fractional pods fractional: choose one")
@@ -61,8 +71,21 @@ func main() {
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "kube-bench:", err)
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // the profile of a failed run is not wanted
 	}
+}
+
+// profileCPU starts a CPU profile written to path; stop ends it.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func run(o options) error {

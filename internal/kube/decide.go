@@ -121,7 +121,10 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 		},
 		Spent: snap.spent,
 	}
-	for _, v := range runningUnits(snap) {
+	sets := runningUnits(snap)
+	in.running = make(map[string]victimSet, len(sets))
+	in.snap.Running = make([]sched.Running, 0, len(sets))
+	for _, v := range sets {
 		in.running[v.name] = v
 		in.snap.Running = append(in.snap.Running, in.runningOf(v))
 	}
@@ -141,11 +144,15 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true,
 		Preemptions: in.kube.stops[v.name].Preemptions}
 	var milli int64
+	q := v.pods[0].pod.Labels[LabelQueue]
+	queued := in.kube.queues[q] != nil
 	need := queue.Amounts{}
 	for _, b := range v.pods {
 		milli += b.milli
-		for f, amount := range b.need {
-			need[f] += amount
+		if queued {
+			for f, amount := range b.need {
+				need[f] += amount
+			}
 		}
 		if b.pod.DeletionTimestamp != nil {
 			r.StoppingFor = "-"
@@ -154,7 +161,7 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 			r.Preemptible = false
 		}
 	}
-	if q := v.pods[0].pod.Labels[LabelQueue]; in.kube.queues[q] != nil {
+	if queued {
 		r.Queue, r.Need = q, need
 	}
 	r.GPUs = float64(milli) / queue.Milli

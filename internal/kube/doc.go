@@ -9,10 +9,13 @@
 // and every few seconds after, so that a CRD installed or removed later is
 // read or let go without a restart (discover.go); groups.go says which
 // group a pod is in, grouplisters.go reads them. Each cycle (Scheduler.Cycle in
-// scheduler.go) rebuilds a snapshot from that cache (snapshot.go): a
+// scheduler.go) takes a snapshot from that cache (snapshot.go): a
 // fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
 // a gang.State holding every bound pod where it runs, and a queue.Book of
-// the quota in use (queues.go). Kubernetes' own filter plugins
+// the quota in use (queues.go). The fleet and state are kept from cycle
+// to cycle (kept.go): only the nodes and pods whose objects the informers
+// replaced are described and adopted again, and a cycle decides in a
+// trial (gang.State.Begin) that the next undoes. Kubernetes' own filter plugins
 // (internal/kube/upstream, run by filters.go) say on which nodes each
 // pending pod may run, dynamic resources included; their verdicts reach
 // the core as taints, and every pod the core places is checked again with

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -54,14 +55,15 @@ type filtering struct {
 // nodes are nodes. Pods of equal namespace, labels and spec share one run.
 // A pod the plugins refused in an earlier cycle where the core had placed
 // it (refused: nodes by pod uid) is allowed the rest.
-func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, onNodes, pending []*corev1.Pod, refused refusedNodes, scheduler string) *filtering {
+func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, onNodes, pending []*corev1.Pod, refused refusedNodes, sigs *signatures, scheduler string) *filtering {
+	defer sigs.next()
 	f := &filtering{view: view, nodes: len(nodes), byNodes: map[string]int{}, set: map[string]int{}, why: map[string]string{},
 		outside: map[string][]string{}, refusals: map[string]podRefusal{}, freeing: map[string][]sched.Freeing{}}
 	bySig := map[string]upstream.Verdict{}
 	freeing := map[string][]sched.Freeing{}
 	var byNode map[string][]*corev1.Pod
 	for _, p := range pending {
-		sig := podSignature(view, p)
+		sig := sigs.of(view, p)
 		v, ok := bySig[sig]
 		if !ok || sig == "" {
 			v = view.Allowed(ctx, p)
@@ -120,8 +122,10 @@ func (f *filtering) markOutside(nodes []*corev1.Node, allowed []string, taint st
 }
 
 // podSignature is what the filters' verdict on a pod depends on besides
-// the cluster: its namespace, labels and spec. Pods that claim resources
-// or volumes get none ("") and are filtered one by one.
+// the cluster: its namespace, labels and spec as the plugins are shown
+// them (without the CPU, memory and GPUs the core counts, so that pods
+// that differ only there share one run), hashed. Pods that claim
+// resources or volumes get none ("") and are filtered one by one.
 func podSignature(view *upstream.View, p *corev1.Pod) string {
 	if view.NeedsPreBind(p) {
 		return ""
@@ -130,11 +134,67 @@ func podSignature(view *upstream.View, p *corev1.Pod) string {
 		NS     string
 		Labels map[string]string
 		Spec   *corev1.PodSpec
-	}{p.Namespace, p.Labels, &p.Spec})
+	}{p.Namespace, p.Labels, filteredSpec(view.Shown(p).Spec)})
 	if err != nil {
 		return ""
 	}
-	return string(b)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
+}
+
+// filteredSpec is spec as far as any filter reads it: without the
+// volumes that hold nothing on a node (the service account token, config
+// maps, secrets, the downward API, empty dirs), which differ by name from
+// pod to pod, nor the containers' mounts. spec itself is not changed.
+func filteredSpec(spec corev1.PodSpec) *corev1.PodSpec {
+	spec.Volumes = slices.DeleteFunc(slices.Clone(spec.Volumes), func(v corev1.Volume) bool {
+		s := v.VolumeSource
+		return s.Projected != nil || s.ConfigMap != nil || s.Secret != nil || s.DownwardAPI != nil || s.EmptyDir != nil
+	})
+	unmounted := func(cs []corev1.Container) []corev1.Container {
+		cs = slices.Clone(cs)
+		for i := range cs {
+			cs[i].VolumeMounts = nil
+		}
+		return cs
+	}
+	spec.Containers, spec.InitContainers = unmounted(spec.Containers), unmounted(spec.InitContainers)
+	return &spec
+}
+
+// signatures keeps the pending pods' signatures from cycle to cycle: a
+// pod's object stays the same until the informer replaces it, and so
+// does its signature while the resources DeviceClasses stand for do.
+type signatures struct {
+	last, now map[*corev1.Pod]signature
+}
+
+type signature struct{ mapped, sig string }
+
+// of is p's signature, computed when p is new or a DeviceClass changed
+// what the plugins are shown of it.
+func (s *signatures) of(view *upstream.View, p *corev1.Pod) string {
+	if s == nil {
+		return podSignature(view, p)
+	}
+	if s.now == nil {
+		s.now = map[*corev1.Pod]signature{}
+	}
+	mapped := view.Mapped(p)
+	if old, ok := s.last[p]; ok && old.mapped == mapped {
+		s.now[p] = old
+		return old.sig
+	}
+	sig := podSignature(view, p)
+	s.now[p] = signature{mapped: mapped, sig: sig}
+	return sig
+}
+
+// next forgets the pods not asked about since the last call.
+func (s *signatures) next() {
+	if s != nil {
+		s.last, s.now = s.now, nil
+	}
 }
 
 // addTaints adds the filters' core taints to the nodes' extra taints.

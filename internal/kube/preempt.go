@@ -43,7 +43,7 @@ func runningUnits(snap *snapshot) []victimSet {
 	var names []string
 	for _, b := range snap.bound {
 		p := b.pod
-		name := unitName(p)
+		name := b.unit
 		v := byName[name]
 		if v == nil {
 			v = &victimSet{name: name, priority: podPriority(p), created: p.CreationTimestamp}

@@ -56,7 +56,9 @@ type Scheduler struct {
 	// upstream is Kubernetes' scheduler framework whose filter plugins say
 	// where each pod may run; built by Start.
 	upstream *upstream.Framework
-	dra      draListers // NVIDIA's DRA GPUs, read as GPUs; set by Start
+	dra      draListers  // NVIDIA's DRA GPUs, read as GPUs; set by Start
+	kept     keptCluster // the fleet and bound pods from the last cycle (only the cycle's goroutine uses it)
+	sigs     signatures  // the pending pods' filter signatures from the last cycle (the cycle's goroutine too)
 	n        counters
 	ledger   *ledger
 	spent    budgetLog // the ended pods' GPU use, for the queues' budgets
@@ -306,9 +308,9 @@ func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
 	s.status.submit(s.statusPatches(pods, mem.assumed, queues))
 	pods = s.markStopping(pods)
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
-		return filterPending(ctx, s.upstream.NewView(asTheyAre, onNodes), nodes, onNodes, pending, mem.refused, s.cfg.SchedulerName)
+		return filterPending(ctx, s.upstream.NewView(asTheyAre, onNodes), nodes, onNodes, pending, mem.refused, &s.sigs, s.cfg.SchedulerName)
 	}
-	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, s.log)
+	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, &s.kept, s.log)
 	if snap != nil {
 		snap.boundAt, snap.stops, snap.nodeCaps, snap.hints = mem.boundAt, mem.stops, mem.refused.caps, mem.hints
 	}

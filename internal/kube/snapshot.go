@@ -74,6 +74,7 @@ type filterFunc func(onNodes, pending []*corev1.Pod) *filtering
 // boundPod is a pod running on a node, as the core holds it.
 type boundPod struct {
 	pod   *corev1.Pod
+	unit  string        // the unit it was placed as (unitName)
 	job   string        // its job in the core's state
 	milli int64         // GPU it holds, in milli-GPUs
 	need  queue.Amounts // what it charges its queue: its GPUs, CPU and memory
@@ -83,12 +84,14 @@ type boundPod struct {
 // waits. Pods in assumed (uid -> node) were bound by this scheduler and
 // count as bound even if the cache does not show it yet.
 func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, log *slog.Logger) (*snapshot, error) {
-	return takeFilteredSnapshot(cfg, nodes, pods, queues, assumed, nil, log)
+	return takeFilteredSnapshot(cfg, nodes, pods, queues, assumed, nil, nil, log)
 }
 
 // takeFilteredSnapshot is takeSnapshot with the filter plugins run, when
-// filter is not nil, on the pending pods.
-func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, filter filterFunc, log *slog.Logger) (*snapshot, error) {
+// filter is not nil, on the pending pods, and the fleet and bound pods
+// kept from the last cycle when kept is not nil.
+func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string,
+	filter filterFunc, kept *keptCluster, log *slog.Logger) (*snapshot, error) {
 	var onNodes []*corev1.Pod
 	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName,
 		reclaimPatience: cfg.ReclaimPatience}
@@ -125,20 +128,18 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 		snap.filter = filter(onNodes, snap.pending)
 		snap.filter.addTaints(extra)
 	}
-	f, skipped, described := buildFleet(nodes, cfg, extra)
-	snap.described = described
-	st, err := gang.New(f)
+	snap.charger = chargerFor(queues)
+	st, skipped, described, bound, err := kept.fleetOf(nodes, cfg, extra, byNode, snap.charger, log)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	snap.charger = chargerFor(queues)
+	f := st.Fleet()
 	snap.specs = queueSpecs(queues, fleetGPUs(f), f.GPUModels())
 	book, err := queue.NewBook(snap.specs, 0)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: queues: %w", err)
 	}
-	snap.state, snap.nodes, snap.skipped, snap.book = st, len(f.Nodes), skipped, book
-	snap.bound = pinBound(st, byNode, snap.charger, log)
+	snap.state, snap.nodes, snap.skipped, snap.described, snap.book, snap.bound = st, len(f.Nodes), skipped, described, book, bound
 	for _, b := range snap.bound {
 		q := b.pod.Labels[LabelQueue]
 		if queues[q] == nil || b.need.IsZero() {
@@ -173,7 +174,7 @@ func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, charger sched.Cha
 				log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", name, "err", err)
 				continue
 			}
-			out = append(out, boundPod{pod: p, job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl)})
+			out = append(out, boundPod{pod: p, unit: unitName(p), job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl)})
 		}
 	}
 	return out

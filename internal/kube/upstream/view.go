@@ -345,3 +345,34 @@ func ClaimNames(pod *corev1.Pod) []string {
 	}
 	return out
 }
+
+// Shown is pod as the plugins are shown it: without the resources corral's
+// core counts itself (withoutCoreResources). Pods shown alike get the same
+// verdicts.
+func (v *View) Shown(pod *corev1.Pod) *corev1.Pod { return v.f.checked(pod) }
+
+// Mapped lists, joined, the resources of pod that a DeviceClass stands
+// for: what besides pod itself decides what Shown keeps of it.
+func (v *View) Mapped(pod *corev1.Pod) string {
+	var out []string
+	each := func(l corev1.ResourceList) {
+		for name := range l {
+			if coreResource(name) && v.f.mapped(name) {
+				out = append(out, string(name))
+			}
+		}
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			each(cs[i].Resources.Requests)
+			each(cs[i].Resources.Limits)
+		}
+	}
+	if r := pod.Spec.Resources; r != nil {
+		each(r.Requests)
+		each(r.Limits)
+	}
+	each(pod.Spec.Overhead)
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}

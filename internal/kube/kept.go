@@ -1,0 +1,297 @@
+package kube
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/sched"
+)
+
+// keptCluster is the cluster as the core holds it, kept from one cycle to
+// the next the way kube-scheduler keeps its cache: the fleet built from
+// the nodes, and every bound pod adopted on its node. Each cycle it is
+// told the node and pod objects the informers hold; it changes only what
+// changed (an object the informer replaced), and the cycle decides in a
+// trial (gang.State.Begin) that the next cycle undoes first. A node that
+// changes more than its health or images, a new selector taint or a node
+// added or gone builds the fleet again.
+type keptCluster struct {
+	nodes     map[string]*corev1.Node // the objects the fleet was built from
+	extra     string                  // the selector taints in the fleet, as a key
+	nvlink    string                  // the NVLink level the domains were read with
+	state     *gang.State
+	skipped   map[string]error
+	described map[string]string
+	charger   sched.Charger
+	pods      map[types.UID]*keptPod
+	order     []*keptPod // the kept pods in node, then pod order
+	dirty     bool       // a pod released or its object replaced since order was made
+	bound     []boundPod // order's pods as the cycle sees them; nil until asked
+	builds    int        // fleets built, for tests
+}
+
+// keptPod is a bound pod as the state holds it.
+type keptPod struct {
+	obj    *corev1.Pod // the object it was last seen as
+	node   string
+	order  string // node and pod key: where it comes in the bound pods
+	demand job.Demand
+	gpu    string // its annotationDRAGPU
+	b      boundPod
+	gone   bool // released
+}
+
+// fleetOf is the cycle's fleet, state and bound pods: kept, or built
+// afresh when k is nil.
+func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[string][]string, byNode map[string][]*corev1.Pod,
+	charger sched.Charger, log *slog.Logger) (*gang.State, map[string]error, map[string]string, []boundPod, error) {
+	if k == nil {
+		f, skipped, described := buildFleet(nodes, cfg, extra)
+		st, err := gang.New(f)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return st, skipped, described, pinBound(st, byNode, charger, log), nil
+	}
+	if k.state != nil && k.state.InTrial() {
+		if err := k.state.Undo(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	}
+	if err := k.syncNodes(nodes, cfg, extra); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	k.syncPods(byNode, charger, log)
+	if err := k.state.Begin(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return k.state, k.skipped, k.described, k.boundList(), nil
+}
+
+// syncNodes keeps the fleet, changing a node's health and images in
+// place, or builds it again.
+func (k *keptCluster) syncNodes(nodes []*corev1.Node, cfg *Config, extra map[string][]string) error {
+	key := extraKey(extra)
+	nvlink := nvlinkLevel(nodes, cfg)
+	if k.state == nil || key != k.extra || nvlink != k.nvlink || len(nodes) != len(k.nodes) || !k.onlyHealthOrImages(nodes, cfg, extra) {
+		return k.build(nodes, cfg, extra, key, nvlink)
+	}
+	return nil
+}
+
+// onlyHealthOrImages applies the changes of nodes the informer replaced
+// when they change only a node's health or images, and reports whether
+// they did (false: build the fleet again).
+func (k *keptCluster) onlyHealthOrImages(nodes []*corev1.Node, cfg *Config, extra map[string][]string) bool {
+	f := k.state.Fleet()
+	type change struct {
+		at int
+		fn fleet.Node
+	}
+	var changes []change
+	for _, n := range nodes {
+		old, ok := k.nodes[n.Name]
+		if !ok {
+			return false
+		}
+		if old == n {
+			continue
+		}
+		if _, left := k.skipped[n.Name]; left {
+			return false
+		}
+		i, err := k.state.NodeIndex(n.Name)
+		if err != nil {
+			return false
+		}
+		fn, _, err := describeNode(n, cfg, k.nvlink)
+		if err != nil {
+			return false
+		}
+		if len(extra[n.Name]) > 0 {
+			fn.Taints = append(fn.Taints, extra[n.Name]...)
+			sort.Strings(fn.Taints)
+		}
+		was := f.Nodes[i]
+		same, now := was, fn
+		same.Health, same.Images, now.Health, now.Images = "", nil, "", nil
+		if !reflect.DeepEqual(same, now) {
+			return false
+		}
+		changes = append(changes, change{i, fn})
+	}
+	images := false
+	for _, c := range changes {
+		if f.Nodes[c.at].Health != c.fn.Health {
+			if err := k.state.SetHealth(c.fn.Name, c.fn.Health); err != nil {
+				return false
+			}
+		}
+		if !maps.Equal(f.Nodes[c.at].Images, c.fn.Images) {
+			f.Nodes[c.at].Images, images = c.fn.Images, true
+		}
+		f.Nodes[c.at].Labels = c.fn.Labels
+	}
+	for _, n := range nodes {
+		k.nodes[n.Name] = n
+	}
+	if images {
+		k.state.ImagesChanged()
+	}
+	return true
+}
+
+// build builds the fleet and state afresh; every bound pod is adopted
+// again.
+func (k *keptCluster) build(nodes []*corev1.Node, cfg *Config, extra map[string][]string, key, nvlink string) error {
+	f, skipped, described := buildFleet(nodes, cfg, extra)
+	st, err := gang.New(f)
+	if err != nil {
+		return err
+	}
+	k.state, k.skipped, k.described, k.extra, k.nvlink = st, skipped, described, key, nvlink
+	k.nodes = make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		k.nodes[n.Name] = n
+	}
+	k.pods, k.order, k.bound = map[types.UID]*keptPod{}, nil, nil
+	k.builds++
+	return nil
+}
+
+// syncPods releases the pods gone or moved, adopts the new ones in node
+// then pod order, and takes up a replaced object whose demand is the
+// same.
+func (k *keptCluster) syncPods(byNode map[string][]*corev1.Pod, charger sched.Charger, log *slog.Logger) {
+	seen := make(map[types.UID]bool, len(k.pods))
+	var adopt []*keptPod
+	for node, pods := range byNode {
+		if _, err := k.state.NodeIndex(node); err != nil {
+			continue // a node outside the fleet: its pods hold nothing corral places on
+		}
+		for _, p := range pods {
+			seen[p.UID] = true
+			if !k.keep(p, node) {
+				adopt = append(adopt, &keptPod{obj: p, node: node, order: node + "\x00" + podKey(p)})
+			}
+		}
+	}
+	for uid, kp := range k.pods {
+		if !seen[uid] {
+			k.release(uid, kp)
+		}
+	}
+	if charger != k.charger {
+		k.charger, k.dirty = charger, true
+		for _, kp := range k.pods {
+			kp.b.need = charger.Placed(k.state, k.state.Job(kp.b.job))
+		}
+	}
+	sort.Slice(adopt, func(a, b int) bool { return adopt[a].order < adopt[b].order })
+	adopted := adopt[:0]
+	for _, kp := range adopt {
+		if k.adopt(kp, log) {
+			adopted = append(adopted, kp)
+		}
+	}
+	k.merge(adopted)
+}
+
+// keep reports whether p, bound to node, is held as it is: the same
+// object, or one with the same node and demand (its object taken up).
+func (k *keptCluster) keep(p *corev1.Pod, node string) bool {
+	kp := k.pods[p.UID]
+	if kp == nil {
+		return false
+	}
+	if kp.obj == p && kp.node == node {
+		return true
+	}
+	d, err := demand(p)
+	if err == nil && kp.node == node && kp.gpu == p.Annotations[annotationDRAGPU] && reflect.DeepEqual(d, kp.demand) {
+		kp.obj, kp.b.pod, kp.b.unit, k.dirty = p, p, unitName(p), true
+		return true
+	}
+	k.release(p.UID, kp)
+	return false
+}
+
+func (k *keptCluster) release(uid types.UID, kp *keptPod) {
+	if err := k.state.Release(kp.b.job); err != nil {
+		panic(fmt.Sprintf("kube: kept pod %s: %v", podKey(kp.obj), err)) // every kept pod is placed
+	}
+	delete(k.pods, uid)
+	kp.gone, k.dirty = true, true
+}
+
+// adopt records kp's pod on its node, as pinBound does; false when it
+// does not fit there in corral's view.
+func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
+	p := kp.obj
+	pl, err := pinPod(k.state, kp.node, p)
+	if err != nil {
+		log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", kp.node, "err", err)
+		return false
+	}
+	kp.demand, _ = demand(p) // pinPod read it
+	kp.gpu = p.Annotations[annotationDRAGPU]
+	kp.b = boundPod{pod: p, unit: unitName(p), job: pl.Job, milli: k.state.PlacedMilli(pl), need: k.charger.Placed(k.state, pl)}
+	k.pods[p.UID] = kp
+	return true
+}
+
+// merge drops the released pods from the order and merges in the
+// adopted ones, in order themselves.
+func (k *keptCluster) merge(adopted []*keptPod) {
+	if len(adopted) == 0 && !k.dirty {
+		return
+	}
+	out := make([]*keptPod, 0, len(k.pods))
+	i := 0
+	for _, kp := range k.order {
+		if kp.gone {
+			continue
+		}
+		for i < len(adopted) && adopted[i].order < kp.order {
+			out = append(out, adopted[i])
+			i++
+		}
+		out = append(out, kp)
+	}
+	k.order, k.dirty, k.bound = append(out, adopted[i:]...), false, nil
+}
+
+// boundList is the bound pods in node, then pod order, as pinBound gives
+// them.
+func (k *keptCluster) boundList() []boundPod {
+	if k.bound == nil && len(k.order) > 0 {
+		k.bound = make([]boundPod, len(k.order))
+		for i, kp := range k.order {
+			k.bound[i] = kp.b
+		}
+	}
+	return k.bound
+}
+
+// extraKey is the selector taints as one string.
+func extraKey(extra map[string][]string) string {
+	if len(extra) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, node := range slices.Sorted(maps.Keys(extra)) {
+		fmt.Fprintf(&b, "%s=%s;", node, strings.Join(extra[node], ","))
+	}
+	return b.String()
+}
