@@ -33,6 +33,8 @@ type options struct {
 	drain                     bool
 	replicas                  int
 	dra                       bool
+	corralLog                 string
+	plain                     bool
 }
 
 func main() {
@@ -54,6 +56,8 @@ func main() {
 	flag.IntVar(&o.replicas, "replicas", 0, "keep the trace's fractional pods fractional: they ask for time-sliced replicas (this many a GPU, rounded up) of nodes that offer them, in proportion to the GPU they ask for (0: they ask for a whole GPU)")
 	flag.BoolVar(&o.dra, "dra", false, "keep the trace's fractional pods fractional by DRA consumable capacity: each claims its share of one GPU's memory (a ResourceClaim for one device asking part of its \"memory\" capacity) on nodes whose GPUs a DRA driver publishes for several allocations, in proportion to the GPU they ask for (instead of -replicas)")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "a run ends when no pod is bound for this long")
+	flag.BoolVar(&o.plain, "plain", false, "instead of the trace's pods: -pods plain pods of one GPU, one CPU and 4 GiB each")
+	flag.StringVar(&o.corralLog, "corral-log", "", "append corral's log, at debug level (a line per cycle), to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (corral's scheduler runs in it) to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -112,8 +116,12 @@ func run(o options) error {
 	if err := addNodes(ctx, c, o, work.sharedNodes); err != nil {
 		return err
 	}
+	from := o.trace
+	if o.plain {
+		from = "plain pods of 1 GPU"
+	}
 	fmt.Printf("# %d nodes x %d GPUs; %d pods (%d GPUs) from %s and %d pod groups (%d pods, %d GPUs)\n",
-		o.nodes, o.gpusPerNode, work.singles, work.podGPUs, o.trace, len(work.groups), work.groupPods, work.groupGPUs)
+		o.nodes, o.gpusPerNode, work.singles, work.podGPUs, from, len(work.groups), work.groupPods, work.groupGPUs)
 	switch {
 	case o.replicas > 0:
 		fmt.Printf("# %d fractional pods ask for %.1f GPUs as replicas (%d a GPU) of %d nodes' time-sliced GPUs\n",
@@ -167,3 +175,17 @@ func printTable(w io.Writer, rs []result) {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// corralLogger is where corral's log goes: nowhere, or with -corral-log
+// to that file at debug level (a line per cycle: its pods, binds and
+// time).
+func corralLogger(path string) (*slog.Logger, error) {
+	if path == "" {
+		return quietLogger(), nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("corral's log: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), nil
+}

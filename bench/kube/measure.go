@@ -6,12 +6,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
@@ -137,7 +141,11 @@ func startScheduler(ctx context.Context, c *kubetest.Cluster, dir, name, ns stri
 		}
 		cfg := kube.Config{NodeSelector: labels.SelectorFromSet(labels.Set{"bench": "gpu"}),
 			Levels: []kube.Level{{Name: "rack", Labels: []string{"corral.sh/rack"}}}, Interval: time.Second, Events: cl.Events}
-		s := kube.New(cl.Client, cl.Dynamic, cfg, quietLogger())
+		log, err := corralLogger(o.corralLog)
+		if err != nil {
+			return nil, err
+		}
+		s := kube.New(cl.Client, cl.Dynamic, cfg, log)
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = s.Run(runCtx) }()
@@ -203,21 +211,37 @@ profiles:
 	}, nil
 }
 
-// waitSettled polls until every pod is bound, or none was bound for
-// settle, and returns the times of the first and last bindings seen.
+// waitSettled watches the pods until every pod is bound, or none was
+// bound for settle, and returns the times of the first and last bindings
+// seen (to the 100 ms it looks at its count). It watches rather than
+// lists, so that counting thousands of pods takes as little as possible
+// of the CPUs the API server and the scheduler share.
 func waitSettled(ctx context.Context, c *kubetest.Cluster, ns string, total int, settle time.Duration) (first, last time.Time, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	boundUIDs := map[types.UID]bool{}
+	note := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			mu.Lock()
+			boundUIDs[p.UID] = true
+			mu.Unlock()
+		}
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))
+	pods := factory.Core().V1().Pods().Informer()
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: note, UpdateFunc: func(_, obj any) { note(obj) }}); err != nil {
+		return first, last, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+		return first, last, fmt.Errorf("watching the pods of %s: %w", ns, ctx.Err())
+	}
 	last, bound := time.Now(), 0
 	for {
-		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return first, last, err
-		}
-		n := 0
-		for i := range pods.Items {
-			if pods.Items[i].Spec.NodeName != "" {
-				n++
-			}
-		}
+		mu.Lock()
+		n := len(boundUIDs)
+		mu.Unlock()
 		if n > bound {
 			bound, last = n, time.Now()
 			if first.IsZero() {
@@ -227,7 +251,11 @@ func waitSettled(ctx context.Context, c *kubetest.Cluster, ns string, total int,
 		if bound == total || time.Since(last) > settle {
 			return first, last, nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return first, last, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 

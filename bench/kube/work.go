@@ -48,7 +48,8 @@ type workload struct {
 	dra         bool // the fractional pods claim memory of DRA GPUs (dra.go)
 }
 
-// loadWork takes the first GPU pods of the openb trace: o.pods of them,
+// loadWork takes the first GPU pods of the openb trace (with o.plain, as
+// many plain pods of one GPU, one CPU and 4 GiB instead): o.pods of them,
 // or with o.fill > 0 as many as ask for that share of the fleet's GPUs
 // with the pod groups. The trace's fractional pods (gpu_milli < 1000) ask
 // for one whole GPU, unless o.replicas is set: then they ask for the
@@ -57,9 +58,12 @@ type workload struct {
 // fleet's part in proportion to the GPU they ask for). The groups
 // (makeGroups) are created evenly among the single pods.
 func loadWork(o options) (*workload, error) {
-	trace, err := model.ReadPodsFile(o.trace)
-	if err != nil {
-		return nil, err
+	var trace []model.Pod
+	if !o.plain {
+		var err error
+		if trace, err = model.ReadPodsFile(o.trace); err != nil {
+			return nil, err
+		}
 	}
 	w := &workload{dra: o.dra}
 	groups := makeGroups(o)
@@ -68,6 +72,12 @@ func loadWork(o options) (*workload, error) {
 		budget -= g.minMember * g.gpus
 	}
 	var singles []podSpec
+	if o.plain {
+		for i := range o.pods {
+			singles = append(singles, podSpec{name: fmt.Sprintf("pod-%05d", i), gpus: 1, cpuMilli: 1000, memoryMiB: 4096})
+		}
+		w.podGPUs = o.pods
+	}
 	for _, p := range trace {
 		if o.fill == 0 && len(singles) == o.pods || o.fill > 0 && w.podGPUs+p.NumGPU > budget {
 			break

@@ -31,7 +31,7 @@
 // does not fit gets the core's reasons as a FailedScheduling event and a
 // PodScheduled=False condition whose reason says whether capacity would
 // help (status.go: written by a background worker when it changes; events
-// through client-go's broadcaster, events.go), or evicts lower-priority
+// by workers of their own, never dropped, eventwriter.go), or evicts lower-priority
 // work through the Eviction API (preempt.go). Only
 // one replica schedules at a time: leader election through a
 // coordination.k8s.io Lease (elect.go). Accounting records go out as JSON

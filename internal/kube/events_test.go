@@ -10,12 +10,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 )
 
-// Events go through client-go's broadcaster, off the bind path: with every
+// Events are written by workers of their own, off the bind path: with every
 // event request stuck, all pods still bind (writing events in the binding
 // workers, as corral did, stalled them after the first 16).
 func TestBindingNeverWaitsForEvents(t *testing.T) {
@@ -93,4 +95,42 @@ func TestPendingReasonWrittenOnChangeAndEventsAggregated(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A burst of events (a Scheduled event for each pod of a drain) is
+// written whole, late rather than dropped: client-go's broadcaster drops
+// what comes past its thousand queued. The same event again raises the
+// count of the one written.
+func TestEveryEventOfABurstIsWritten(t *testing.T) {
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newEventWriter(ctx, client, DefaultSchedulerName, testLogger(), time.Now)
+	const burst = 2500 // past the 1,000 client-go's broadcaster queues
+	for i := range burst {
+		p := pod(fmt.Sprintf("burst-%04d", i), 1)
+		p.Namespace, p.UID = "drain", types.UID(fmt.Sprintf("u-%d", i))
+		w.Event(p, corev1.EventTypeNormal, EventScheduled, "Successfully assigned drain/"+p.Name+" to node-0")
+	}
+	again := pod("burst-0000", 1)
+	again.Namespace, again.UID = "drain", "u-0"
+	w.Event(again, corev1.EventTypeNormal, EventScheduled, "Successfully assigned drain/burst-0000 to node-0")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		evs, err := client.CoreV1().Events("drain").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted := int32(0)
+		for _, ev := range evs.Items {
+			counted += ev.Count
+		}
+		if len(evs.Items) == burst && counted == burst+1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events written (counts add to %d), want %d, one of them counted twice", len(evs.Items), counted, burst)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -59,14 +59,19 @@ type Scheduler struct {
 	dra      draListers  // NVIDIA's DRA GPUs, read as GPUs; set by Start
 	kept     keptCluster // the fleet and bound pods from the last cycle (only the cycle's goroutine uses it)
 	sigs     signatures  // the pending pods' filter signatures from the last cycle (the cycle's goroutine too)
-	n        counters
-	ledger   *ledger
-	spent    budgetLog // the ended pods' GPU use, for the queues' budgets
-	metrics  *metrics
-	reports  *reporter
-	leading  atomic.Bool  // this replica schedules now
-	synced   atomic.Bool  // the informers' caches are synced
-	lastEnd  atomic.Int64 // when the last cycle ended, in Unix nanoseconds
+	// bindAsync: single pods are bound in the background (bindAll); set
+	// by the scheduling loop. binding is closed when that batch is done
+	// (nil: none runs). Only the cycle's goroutine uses them.
+	bindAsync bool
+	binding   chan struct{}
+	n         counters
+	ledger    *ledger
+	spent     budgetLog // the ended pods' GPU use, for the queues' budgets
+	metrics   *metrics
+	reports   *reporter
+	leading   atomic.Bool  // this replica schedules now
+	synced    atomic.Bool  // the informers' caches are synced
+	lastEnd   atomic.Int64 // when the last cycle ended, in Unix nanoseconds
 
 	// events records events; set by Start. notes are the node reports
 	// made, by node (only the cycle's goroutine uses them).
@@ -152,14 +157,14 @@ func (s *Scheduler) wake() {
 	}
 }
 
-// Start starts the informers and the event broadcaster, and waits for the
+// Start starts the informers and the event writer, and waits for the
 // caches. Both stop when ctx ends.
 func (s *Scheduler) Start(ctx context.Context) error {
 	events := s.cfg.Events
 	if events == nil {
 		events = s.client
 	}
-	s.events = newRecorder(ctx, events, s.cfg.SchedulerName)
+	s.events = newEventWriter(ctx, events, s.cfg.SchedulerName, s.log, time.Now)
 	fw, err := upstream.New(ctx, s.client, s.factory, s.cfg.SchedulerName)
 	if err != nil {
 		return err
@@ -202,6 +207,8 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	s.inferredUnsettled.Store(s.unitsStore != nil)
 	s.leading.Store(true)
 	defer s.leading.Store(false)
+	s.bindAsync = true
+	defer func() { s.waitBinds(); s.bindAsync = false }()
 	reporting := make(chan struct{})
 	go func() { defer close(reporting); s.reports.run(ctx, s.events) }()
 	defer func() { <-reporting }()
@@ -371,10 +378,64 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 }
 
 // bindAll binds the placed pods, remembering them as bound until the cache
-// shows it, and records who started.
+// shows it, and records who started. The pods of groups are bound in the
+// cycle (a gang's record of intent is cleared or acted on as its bindings
+// end, before the next cycle looks for records left behind); when
+// bindAsync is set, as the scheduling loop sets it, single pods are bound
+// in the background while the next cycle decides, which sees them bound
+// (assumed) already. At most one such batch runs: the next waits for it.
 func (s *Scheduler) bindAll(ctx context.Context, snap *snapshot, units []*unit, binds []binding) {
 	binds = s.recordIntents(ctx, units, binds)
 	s.assume(binds, snap.now)
+	s.waitBinds()
+	if !s.bindAsync {
+		s.bindAndRecord(ctx, snap, units, binds)
+		return
+	}
+	grouped, single := splitGrouped(units, binds)
+	s.bindAndRecord(ctx, snap, units, grouped)
+	if len(single) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	s.binding = done
+	go func() {
+		defer close(done)
+		s.bindAndRecord(ctx, snap, units, single)
+	}()
+}
+
+// waitBinds waits for the bindings running in the background, if any.
+func (s *Scheduler) waitBinds() {
+	if s.binding != nil {
+		<-s.binding
+		s.binding = nil
+	}
+}
+
+// splitGrouped separates the bindings of pods in a pod group from those
+// of single pods.
+func splitGrouped(units []*unit, binds []binding) (grouped, single []binding) {
+	inGroup := map[string]bool{}
+	for _, u := range units {
+		inGroup[u.name] = u.group != nil || len(u.pods) > 1
+	}
+	for _, b := range binds {
+		if inGroup[b.unit] {
+			grouped = append(grouped, b)
+		} else {
+			single = append(single, b)
+		}
+	}
+	return grouped, single
+}
+
+// bindAndRecord binds, forgets the pods whose binding failed, and records
+// who started.
+func (s *Scheduler) bindAndRecord(ctx context.Context, snap *snapshot, units []*unit, binds []binding) {
+	if len(binds) == 0 {
+		return
+	}
 	started := map[string][]*corev1.Pod{} // pod group -> pods bound now
 	errs := s.bindEach(ctx, binds)
 	defer s.settleIntents(ctx, units, binds, errs)

@@ -104,13 +104,26 @@ func newReporter(client kubernetes.Interface, n *counters, log *slog.Logger) *re
 }
 
 // submit replaces the reports to write with those of rejects that change
-// a pod's condition, and wakes the writer.
+// a pod's condition, and wakes the writer. A pod the cycle did not reach
+// (its attempts ran out first) gets no new report, as a pod waiting in
+// kube-scheduler's queue gets none: it is not unschedulable, only not
+// tried yet, and a drain of thousands of pods would otherwise write a
+// condition and an event for each before binding most of them.
 func (r *reporter) submit(rejects []rejection) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	want, written := map[types.UID]report{}, map[types.UID]string{}
 	for _, rj := range rejects {
 		for _, p := range rj.pods {
+			if rj.code == sched.CodeNotConsidered {
+				if key, ok := r.written[p.UID]; ok {
+					written[p.UID] = key
+				}
+				if queued, ok := r.want[p.UID]; ok {
+					want[p.UID] = queued
+				}
+				continue
+			}
 			rep := report{pod: p, reason: reasonFor(rj.code), message: rj.message}
 			switch {
 			case hasCondition(p, rep.reason, rep.message):
