@@ -16,6 +16,7 @@
 #   bench/kube/run_scale.sh
 #   SIZES=1000 bench/kube/run_scale.sh          # one size
 #   SCHEDULERS=corral,ceiling bench/kube/run_scale.sh
+#   SIZES=5000 WORKLOADS=plain bench/kube/run_scale.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
@@ -27,11 +28,15 @@ S=${SCHEDULERS:-kube-packed,corral,ceiling}
 for n in ${SIZES:-1000 5000}; do
 	racks=$(((n + 15) / 16))
 	echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
-	"$BIN" -nodes "$n" -racks "$racks" -pods 7000 -groups 50 -schedulers "$S" -drain \
-		-json "bench/kube/results-scale-trace-$n.json"
-	echo
-	"$BIN" -nodes "$n" -racks "$racks" -plain -pods $((4 * n)) -groups 50 -schedulers "$S" -drain \
-		-json "bench/kube/results-scale-plain-$n.json"
-	echo
+	for w in ${WORKLOADS:-trace plain}; do
+		case $w in
+		trace) args=(-pods 7000) ;;
+		plain) args=(-plain -pods $((4 * n))) ;;
+		*) echo "unknown workload $w (want trace or plain)" >&2 && exit 2 ;;
+		esac
+		"$BIN" -nodes "$n" -racks "$racks" "${args[@]}" -groups 50 -schedulers "$S" -drain \
+			-json "bench/kube/results-scale-$w-$n.json"
+		echo
+	done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
