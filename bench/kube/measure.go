@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -337,18 +336,21 @@ func measure(ctx context.Context, c *kubetest.Cluster, ns string, w *workload, o
 
 // cleanup removes the run's pods so that the next run starts on empty
 // nodes. Deleting tens of thousands of pods outlasts the API server's
-// request timeout, which ends the deletion part way: it is asked again
-// until none is left.
+// request timeout, which ends the deletion part way (a timeout, or the
+// stream reset): it is asked again, up to deleteTries times.
+const deleteTries = 20
+
 func cleanup(ctx context.Context, c *kubetest.Cluster, ns string) error {
 	zero := int64(0)
-	for {
+	for try := 1; ; try++ {
 		err := c.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
 		if err == nil {
 			break
 		}
-		if !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
-			return err
+		if try == deleteTries || ctx.Err() != nil {
+			return fmt.Errorf("deleting the pods of %s, %d times: %w", ns, try, err)
 		}
+		time.Sleep(time.Second)
 	}
 	for {
 		pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
