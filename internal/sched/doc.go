@@ -31,6 +31,8 @@
 //	last waits and estimates  -                 a map in memory (explain) pod conditions
 //	budgets' ended use        the replay        accounting records        the accounting log's
 //	                                            (bbolt)                   ConfigMaps
+//	allocation (gang.State)   one, all along    one, all along (built     one, kept between cycles;
+//	                                            again when nodes change)  each cycle a trial it undoes
 //
 // Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
 // period (a tenant in the server, a queue in the Kubernetes face), at
