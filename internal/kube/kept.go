@@ -96,8 +96,9 @@ func (k *keptCluster) syncNodes(nodes []*corev1.Node, cfg *Config, extra map[str
 func (k *keptCluster) onlyHealthOrImages(nodes []*corev1.Node, cfg *Config, extra map[string][]string) bool {
 	f := k.state.Fleet()
 	type change struct {
-		at int
-		fn fleet.Node
+		at   int
+		fn   fleet.Node
+		note string // how its GPUs were described, if the catalog lacks them
 	}
 	var changes []change
 	for _, n := range nodes {
@@ -115,7 +116,7 @@ func (k *keptCluster) onlyHealthOrImages(nodes []*corev1.Node, cfg *Config, extr
 		if err != nil {
 			return false
 		}
-		fn, _, err := describeNode(n, cfg, k.nvlink)
+		fn, note, err := describeNode(n, cfg, k.nvlink)
 		if err != nil {
 			return false
 		}
@@ -123,13 +124,12 @@ func (k *keptCluster) onlyHealthOrImages(nodes []*corev1.Node, cfg *Config, extr
 			fn.Taints = append(fn.Taints, extra[n.Name]...)
 			sort.Strings(fn.Taints)
 		}
-		was := f.Nodes[i]
-		same, now := was, fn
+		same, now := f.Nodes[i], fn
 		same.Health, same.Images, now.Health, now.Images = "", nil, "", nil
 		if !reflect.DeepEqual(same, now) {
 			return false
 		}
-		changes = append(changes, change{i, fn})
+		changes = append(changes, change{i, fn, note})
 	}
 	images := false
 	for _, c := range changes {
@@ -142,6 +142,11 @@ func (k *keptCluster) onlyHealthOrImages(nodes []*corev1.Node, cfg *Config, extr
 			f.Nodes[c.at].Images, images = c.fn.Images, true
 		}
 		f.Nodes[c.at].Labels = c.fn.Labels
+		if c.note != "" {
+			k.described[c.fn.Name] = c.note
+		} else {
+			delete(k.described, c.fn.Name)
+		}
 	}
 	for _, n := range nodes {
 		k.nodes[n.Name] = n
