@@ -8,16 +8,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/corral-sched/corral/internal/cpuprofile"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
@@ -60,36 +61,29 @@ func main() {
 	flag.StringVar(&o.corralLog, "corral-log", "", "append corral's log, at debug level (a line per cycle), to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (corral's scheduler runs in it) to this file")
 	flag.Parse()
-	if *cpuProfile != "" {
-		stop, err := profileCPU(*cpuProfile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "kube-bench:", err)
-			os.Exit(1)
-		}
-		defer stop()
-	}
 	o.schedulers = strings.Split(schedulers, ",")
 	if o.dra && o.replicas > 0 {
 		fmt.Fprintln(os.Stderr, "kube-bench: -dra and -replicas are two ways to keep fractional pods fractional: choose one")
 		os.Exit(2)
 	}
-	if err := run(o); err != nil {
+	if err := profiled(*cpuProfile, func() error { return run(o) }); err != nil {
 		fmt.Fprintln(os.Stderr, "kube-bench:", err)
-		os.Exit(1) //nolint:gocritic // the profile of a failed run is not wanted
+		os.Exit(1)
 	}
 }
 
-// profileCPU starts a CPU profile written to path; stop ends it.
-func profileCPU(path string) (stop func(), err error) {
-	f, err := os.Create(path)
+// profiled runs fn, under a CPU profile written to path unless path is
+// empty.
+func profiled(path string, fn func() error) error {
+	if path == "" {
+		return fn()
+	}
+	stop, err := cpuprofile.Start(path)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	err = fn()
+	return errors.Join(err, stop())
 }
 
 func run(o options) error {

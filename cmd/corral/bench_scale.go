@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
+	"github.com/corral-sched/corral/internal/cpuprofile"
 	"github.com/corral-sched/corral/internal/scalebench"
 )
 
@@ -124,7 +124,7 @@ func runBenchScale(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	o.opt.Progress = phaseProgress(stderr, o.quiet)
 	if o.cpuProfile != "" {
-		stop, err := startCPUProfile(o.cpuProfile)
+		stop, err := cpuprofile.Start(o.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -169,23 +169,4 @@ func phaseProgress(stderr io.Writer, quiet bool) func(phase string, done, total 
 			bar.finish()
 		}
 	}
-}
-
-// startCPUProfile profiles the process into path until stop is called.
-func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
-		return nil
-	}, nil
 }

@@ -120,10 +120,7 @@ func (k *keptCluster) onlyHealthOrImages(nodes []*corev1.Node, cfg *Config, extr
 		if err != nil {
 			return false
 		}
-		if len(extra[n.Name]) > 0 {
-			fn.Taints = append(fn.Taints, extra[n.Name]...)
-			sort.Strings(fn.Taints)
-		}
+		addTaints(&fn, extra[n.Name])
 		same, now := f.Nodes[i], fn
 		same.Health, same.Images, now.Health, now.Images = "", nil, "", nil
 		if !reflect.DeepEqual(same, now) {
@@ -251,7 +248,7 @@ func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
 	}
 	kp.demand, _ = demand(p) // pinPod read it
 	kp.gpu = p.Annotations[annotationDRAGPU]
-	kp.b = boundPod{pod: p, unit: unitName(p), job: pl.Job, milli: k.state.PlacedMilli(pl), need: k.charger.Placed(k.state, pl)}
+	kp.b = newBoundPod(k.state, p, pl, k.charger)
 	k.pods[p.UID] = kp
 	return true
 }

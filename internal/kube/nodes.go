@@ -74,13 +74,19 @@ func buildFleet(nodes []*corev1.Node, cfg *Config, extra map[string][]string) (f
 		if note != "" {
 			described[n.Name] = note
 		}
-		if len(extra[n.Name]) > 0 {
-			fn.Taints = append(fn.Taints, extra[n.Name]...)
-			sort.Strings(fn.Taints)
-		}
+		addTaints(&fn, extra[n.Name])
 		f.Nodes = append(f.Nodes, fn)
 	}
 	return f, skipped, described
+}
+
+// addTaints gives fn the core taints of the cycle (node selectors, the
+// filter plugins' verdicts) besides its own, sorted.
+func addTaints(fn *fleet.Node, taints []string) {
+	if len(taints) > 0 {
+		fn.Taints = append(fn.Taints, taints...)
+		sort.Strings(fn.Taints)
+	}
 }
 
 // nvlinkLevel is cfg's NVLink level when one of nodes has a label of it,

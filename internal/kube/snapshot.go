@@ -174,10 +174,15 @@ func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, charger sched.Cha
 				log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", name, "err", err)
 				continue
 			}
-			out = append(out, boundPod{pod: p, unit: unitName(p), job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl)})
+			out = append(out, newBoundPod(st, p, pl, charger))
 		}
 	}
 	return out
+}
+
+// newBoundPod is p, placed as pl in st, as the cycle holds it.
+func newBoundPod(st *gang.State, p *corev1.Pod, pl *gang.Placement, charger sched.Charger) boundPod {
+	return boundPod{pod: p, unit: unitName(p), job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl)}
 }
 
 // withNode is p on node: p itself when it shows the node, else a copy
