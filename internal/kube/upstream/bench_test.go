@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -82,4 +83,70 @@ func BenchmarkFilters(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkView measures what a cycle's view costs on n nodes of 8 GPUs
+// with four pods bound to each, as 200 pods end and 200 are bound between
+// cycles: fresh builds every NodeInfo afresh (freshView), kept brings the
+// kept cluster up to date (NewView). One pod's verdict (PreFilter, and
+// Filter on every node) is taken on the view, as a cycle takes one per
+// pod shape. Whether the view's cost stays flat with the nodes:
+//
+//	go test -run '^$' -bench 'View$' ./internal/kube/upstream/
+func BenchmarkView(b *testing.B) {
+	for _, kept := range []bool{false, true} {
+		for _, n := range []int{1000, 5000} {
+			name := map[bool]string{false: "fresh", true: "kept"}[kept]
+			b.Run(fmt.Sprintf("%s/nodes=%d", name, n), func(b *testing.B) { benchView(b, n, kept) })
+		}
+	}
+}
+
+func benchView(b *testing.B, n int, kept bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	f, err := New(ctx, client, factory, "corral")
+	if err != nil {
+		b.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	nodes := benchNodes(n)
+	var bound []*corev1.Pod
+	next := 100000
+	bind := func(count int) {
+		for range count {
+			p := benchPod(next, false)
+			p.ResourceVersion = fmt.Sprint(next)
+			p.Spec.NodeName = nodes[next%len(nodes)].Name
+			bound = append(bound, p)
+			next++
+		}
+	}
+	bind(4 * n)
+	view := f.NewView
+	if !kept {
+		view = f.freshView
+	}
+	view(nodes, bound)
+	var viewTime, allowTime time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		bound = append(bound[:0:0], bound[200:]...)
+		bind(200)
+		b.StartTimer()
+		t0 := time.Now()
+		v := view(nodes, bound)
+		t1 := time.Now()
+		if got := v.Allowed(ctx, benchPod(0, false)); len(got.Nodes) != n {
+			b.Fatalf("%d nodes allowed of %d", len(got.Nodes), n)
+		}
+		viewTime += t1.Sub(t0)
+		allowTime += time.Since(t1)
+	}
+	b.ReportMetric(float64(viewTime.Microseconds())/float64(b.N), "view-µs/cycle")
+	b.ReportMetric(float64(allowTime.Microseconds())/float64(b.N), "verdict-µs/pod")
 }

@@ -42,6 +42,9 @@ var claimPlugins = []string{names.VolumeBinding, names.DynamicResources}
 type Framework struct {
 	fw     framework.Framework
 	lister *lister
+	// kept is the cluster the views show, kept from one to the next.
+	kept *keptCluster
+	last *View // the last view of kept, whose placements it forgets next
 	// classes says which extended resources DeviceClasses stand for.
 	classes fwk.DeviceClassResolver
 }
@@ -102,7 +105,7 @@ func New(ctx context.Context, client kubernetes.Interface, factory informers.Sha
 	if err != nil {
 		return nil, fmt.Errorf("scheduler framework: %w", err)
 	}
-	return &Framework{fw: fw, lister: l, classes: dra.DeviceClassResolver()}, nil
+	return &Framework{fw: fw, lister: l, kept: newKeptCluster(ctx), classes: dra.DeviceClassResolver()}, nil
 }
 
 // newProfile is kube-scheduler's default profile, with its plugins' default

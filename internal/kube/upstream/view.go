@@ -44,8 +44,41 @@ type placed struct {
 
 // NewView makes the cycle's view: pods must have spec.nodeName set (copies
 // for pods bound but not yet seen bound); those on other nodes are left
-// out.
+// out. The view is the framework's kept cluster brought up to date
+// (keptCluster): only what changed since the last view is read again.
+// Copies of a pod or node of one resourceVersion are taken as unchanged,
+// but for a pod's node: a face's copies change nothing else the plugins
+// read.
 func (f *Framework) NewView(nodes []*corev1.Node, pods []*corev1.Pod) *View {
+	if f.last != nil {
+		f.last.forget()
+	}
+	k, err := f.kept.update(nodes, pods)
+	if err != nil {
+		klog.FromContext(f.kept.ctx).Error(err, "keeping the plugins' cluster; this view is built afresh")
+		f.kept, f.last = newKeptCluster(f.kept.ctx), nil
+		return f.freshView(nodes, pods)
+	}
+	f.kept = k
+	v := &View{f: f, snap: k.snap, nodes: k.order, byName: k.named, written: map[types.UID]bool{}}
+	f.lister.SharedLister = v.snap
+	f.last = v
+	return v
+}
+
+// forget takes the pods placed in the view out of its snapshot, last
+// first, their reservations kept: they are being bound, and the next view
+// shows them bound.
+func (v *View) forget() {
+	logger := klog.FromContext(v.f.kept.ctx)
+	for i := len(v.placed) - 1; i >= 0; i-- {
+		_ = v.snap.ForgetPod(logger, v.placed[i].pod) // assumed by place
+	}
+}
+
+// freshView is the view built afresh from nodes and pods, every NodeInfo
+// new: what NewView keeps up to date instead.
+func (f *Framework) freshView(nodes []*corev1.Node, pods []*corev1.Pod) *View {
 	known := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		known[n.Name] = true
