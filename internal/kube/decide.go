@@ -144,9 +144,10 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true,
 		Preemptions: in.kube.stops[v.name].Preemptions}
 	var milli int64
-	q := v.pods[0].pod.Labels[LabelQueue]
+	q := v.pods[0].queue
 	queued := in.kube.queues[q] != nil
 	need := queue.Amounts{}
+	limit, limited := time.Duration(0), true // deadline's rule: none when one pod has none
 	for _, b := range v.pods {
 		milli += b.milli
 		if queued {
@@ -154,18 +155,19 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 				need[f] += amount
 			}
 		}
-		if b.pod.DeletionTimestamp != nil {
+		if b.stopping {
 			r.StoppingFor = "-"
 		}
-		if b.pod.Spec.SchedulerName != in.kube.scheduler {
+		if b.scheduler != in.kube.scheduler {
 			r.Preemptible = false
 		}
+		limit, limited = max(limit, b.deadline), limited && b.deadline > 0
 	}
 	if queued {
 		r.Queue, r.Need = q, need
 	}
 	r.GPUs = float64(milli) / queue.Milli
-	if limit := deadline(v.podList()); limit > 0 && !v.started.IsZero() {
+	if limited && limit > 0 && !v.started.IsZero() {
 		r.End = v.started.Add(limit) // the kubelet stops its pods by then
 	}
 	return r

@@ -222,7 +222,7 @@ func (k *keptCluster) keep(p *corev1.Pod, node string) bool {
 	}
 	d, err := demand(p)
 	if err == nil && kp.node == node && kp.gpu == p.Annotations[annotationDRAGPU] && reflect.DeepEqual(d, kp.demand) {
-		kp.obj, kp.b.pod, kp.b.unit, k.dirty = p, p, unitName(p), true
+		kp.obj, kp.b.pod, kp.b.podFacts, k.dirty = p, p, factsOf(p), true
 		return true
 	}
 	k.release(p.UID, kp)

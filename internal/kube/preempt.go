@@ -39,29 +39,28 @@ type preemption struct {
 // a pod, or the bound pods of one pod group. Priority is the highest of
 // its pods, creation the earliest, start the latest bind.
 func runningUnits(snap *snapshot) []victimSet {
-	byName := map[string]*victimSet{}
-	var names []string
+	at := make(map[string]int, len(snap.bound)) // unit name -> index in sets
+	sets := make([]victimSet, 0, len(snap.bound))
 	for _, b := range snap.bound {
-		p := b.pod
-		name := b.unit
-		v := byName[name]
-		if v == nil {
-			v = &victimSet{name: name, priority: podPriority(p), created: p.CreationTimestamp}
-			byName[name] = v
-			names = append(names, name)
+		i, ok := at[b.unit]
+		if !ok {
+			i = len(sets)
+			at[b.unit] = i
+			sets = append(sets, victimSet{name: b.unit, priority: b.priority, created: b.created})
 		}
+		v := &sets[i]
 		v.pods = append(v.pods, b)
-		v.priority = max(v.priority, podPriority(p))
-		if p.CreationTimestamp.Before(&v.created) {
-			v.created = p.CreationTimestamp
+		v.priority = max(v.priority, b.priority)
+		if b.created.Before(&v.created) {
+			v.created = b.created
 		}
-		if at := boundTime(p, snap.boundAt); at.After(v.started) {
-			v.started = at
+		started := b.recorded
+		if t, ok := snap.boundAt[b.pod.UID]; ok {
+			started = t
 		}
-	}
-	sets := make([]victimSet, 0, len(names))
-	for _, n := range names {
-		sets = append(sets, *byName[n])
+		if started.After(v.started) {
+			v.started = started
+		}
 	}
 	return sets
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/corral-sched/corral/internal/fleet"
@@ -74,10 +75,35 @@ type filterFunc func(onNodes, pending []*corev1.Pod) *filtering
 // boundPod is a pod running on a node, as the core holds it.
 type boundPod struct {
 	pod   *corev1.Pod
-	unit  string        // the unit it was placed as (unitName)
 	job   string        // its job in the core's state
 	milli int64         // GPU it holds, in milli-GPUs
 	need  queue.Amounts // what it charges its queue: its GPUs, CPU and memory
+	podFacts
+}
+
+// podFacts are what a cycle reads of a bound pod's object, read once per
+// object: a cycle then walks the bound pods without reading each object
+// again.
+type podFacts struct {
+	unit      string // the unit it was placed as (unitName)
+	queue     string // its Queue label
+	scheduler string
+	priority  int32
+	created   metav1.Time
+	// recorded is when the object says the pod was bound (boundTime
+	// without this replica's memory).
+	recorded time.Time
+	stopping bool          // it has a deletion timestamp
+	deadline time.Duration // its activeDeadlineSeconds; 0 for none
+}
+
+func factsOf(p *corev1.Pod) podFacts {
+	f := podFacts{unit: unitName(p), queue: p.Labels[LabelQueue], scheduler: p.Spec.SchedulerName, priority: podPriority(p),
+		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil}
+	if s := p.Spec.ActiveDeadlineSeconds; s != nil {
+		f.deadline = time.Duration(*s) * time.Second
+	}
+	return f
 }
 
 // takeSnapshot builds the core state from nodes and pods, unless no pod
@@ -182,7 +208,7 @@ func pinBound(st *gang.State, byNode map[string][]*corev1.Pod, charger sched.Cha
 
 // newBoundPod is p, placed as pl in st, as the cycle holds it.
 func newBoundPod(st *gang.State, p *corev1.Pod, pl *gang.Placement, charger sched.Charger) boundPod {
-	return boundPod{pod: p, unit: unitName(p), job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl)}
+	return boundPod{pod: p, job: pl.Job, milli: st.PlacedMilli(pl), need: charger.Placed(st, pl), podFacts: factsOf(p)}
 }
 
 // withNode is p on node: p itself when it shows the node, else a copy
