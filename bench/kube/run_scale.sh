@@ -17,6 +17,8 @@
 #   SIZES=1000 bench/kube/run_scale.sh          # one size
 #   SCHEDULERS=corral,ceiling bench/kube/run_scale.sh
 #   SIZES=5000 WORKLOADS=plain bench/kube/run_scale.sh
+#   SUFFIX=-r2 SCHEDULERS=corral,ceiling bench/kube/run_scale.sh
+#                       # a repeat, to results-scale-{trace,plain}-N-r2.json
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
@@ -35,7 +37,7 @@ for n in ${SIZES:-1000 5000}; do
 		*) echo "unknown workload $w (want trace or plain)" >&2 && exit 2 ;;
 		esac
 		"$BIN" -nodes "$n" -racks "$racks" "${args[@]}" -groups 50 -schedulers "$S" -drain \
-			-json "bench/kube/results-scale-$w-$n.json"
+			-json "bench/kube/results-scale-$w-$n${SUFFIX:-}.json"
 		echo
 	done
 done

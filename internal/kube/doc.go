@@ -17,7 +17,9 @@
 // replaced are described and adopted again, and a cycle decides in a
 // trial (gang.State.Begin) that the next undoes. Kubernetes' own filter plugins
 // (internal/kube/upstream, run by filters.go) say on which nodes each
-// pending pod may run, dynamic resources included; their verdicts reach
+// pending pod may run, dynamic resources included, on a view of the
+// cluster they keep from cycle to cycle as kube-scheduler keeps its
+// cache; their verdicts reach
 // the core as taints, and every pod the core places is checked again with
 // those placed before it, its claims written before it is bound. decide
 // (decide.go) then runs the shared

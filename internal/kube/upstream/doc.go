@@ -8,6 +8,13 @@
 // the nodes allowed is for corral's core to decide; this package only
 // says which nodes are allowed.
 //
+// The plugins' cluster is kept from one cycle's view to the next in
+// kube-scheduler's own cache and snapshot (keptCluster): each view tells
+// the cache only the nodes and pods that came, changed or went, and the
+// snapshot copies only the NodeInfos that changed, as kube-scheduler's
+// does between its cycles. Pods placed in a view are taken out of the
+// snapshot when the next view is made.
+//
 // The GPU, CPU and memory requests of a pod are left out of the checks
 // (corral's core counts them, MIG and shared GPUs included, and frees them
 // by preemption); every other resource (extended resources such as
