@@ -49,16 +49,12 @@ type Corral struct {
 	learner     *Learner // nil when the mix is given
 	ownsLearner bool     // Observe feeds the learner
 	version     int      // the learner's renewal the policy follows
-	cache       scoreCache
+	cache       stateScores
 	blender     *blender // the mix prepared for frag; nil until used after a change
 	all         Mix      // every shape seen, weighted by arrivals, for the guard
 	guard       hostGuard
 	pools       poolGuard
 	renew       bool // the guard must start over from all
-	// before is each node's fragmentation as it is, valid while beforeGen
-	// (the node's generation + 1) is current and the mix unchanged.
-	before    []float64
-	beforeGen []uint32
 }
 
 // NewCorral returns corral's policy, measuring against the typical mix of
@@ -100,19 +96,20 @@ func (p *Corral) follow() {
 	p.blender = nil
 	p.all = p.learner.all
 	p.renew = true
-	p.cache = scoreCache{} // scores depend on the mix
-	clear(p.beforeGen)
+	p.cache.forget() // scores depend on the mix
 }
 
 func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	p.follow()
 	class := p.cache.class(pod)
-	score := func(n int) float64 {
-		return p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) }).score
+	scored := func(n int) cached {
+		return p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) })
 	}
+	score := func(n int) float64 { return scored(n).score }
+	choice := func(n int) int { return scored(n).gpu } // a sharing pod's GPU comes with its score
 	gpus := func(n int) []int {
 		if pod.IsShare() {
-			score(n) // a sharing pod's GPU comes with its score
+			return []int{choice(n)}
 		}
 		return p.cache.gpus(c, n, class, pod)
 	}
@@ -129,7 +126,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		if kept := p.pools.keep(c, pod, feasible, p.guard.arrivals(c)); kept != nil {
 			feasible = kept
 		}
-		if kept := p.guard.keep(c, pod, class, feasible, gpus); len(kept) > 0 {
+		if kept := p.guard.keep(c, pod, class, feasible, gpus, choice); len(kept) > 0 {
 			feasible = kept
 		}
 	}
@@ -193,13 +190,7 @@ func (p *Corral) frag(gpuModel string, cpuLeft int64, left []int64) float64 {
 
 // fragNow is node n's fragmentation as it is.
 func (p *Corral) fragNow(c *Cluster, n int) float64 {
-	if len(p.before) != len(c.Nodes) {
-		p.before, p.beforeGen = make([]float64, len(c.Nodes)), make([]uint32, len(c.Nodes))
-	}
-	if gen := c.Generation(n) + 1; p.beforeGen[n] != gen {
-		p.before[n], p.beforeGen[n] = p.frag(c.Nodes[n].Model, c.CPULeft[n], c.GPULeft[n]), gen
-	}
-	return p.before[n]
+	return p.cache.fragNow(c, n, func() float64 { return p.frag(c.Nodes[n].Model, c.CPULeft[n], c.GPULeft[n]) })
 }
 
 // score is minus the increase of node n's fragmentation if it takes pod,

@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 
@@ -31,30 +30,25 @@ const guardSlack = 1.5
 type hostGuard struct {
 	shapes     Mix // GPU shapes seen; Weight is the share of all arrivals
 	index      map[classKey]int
-	within     []shapeSet    // per shape: shapes whose node types are a subset of its own
-	demand     []float64     // per shape: summed weight of within
-	meanGPU    float64       // milli-GPU per arrival
-	meanCPU    float64       // milli-CPU per arrival
-	capacity   int64         // milli-GPU of the cluster
-	typeOf     []int         // per node: its type (model, CPU, GPU count)
-	typeShapes [][]int       // per node type: the shapes that fit one empty node
-	hosts      []int         // per shape: nodes that can take a copy now
-	canHost    []shapeSet    // per node, by position (pos)
-	gen        []uint32      // per node: generation + 1 when canHost was computed
-	logPos     int           // position in the cluster's change log refresh has read to; -1: read every node
-	short      shapeSet      // by position (pos)
-	marks      shapeSet      // scratch of shortFor
-	version    uint32        // bumped when short changes or the guard is reset
+	within     []shapeSet // per shape: shapes whose node types are a subset of its own
+	demand     []float64  // per shape: summed weight of within
+	meanGPU    float64    // milli-GPU per arrival
+	meanCPU    float64    // milli-CPU per arrival
+	capacity   int64      // milli-GPU of the cluster
+	typeOf     []int      // per node: its type (model, CPU, GPU count)
+	typeShapes [][]int    // per node type: the shapes that fit one empty node
+	hosts      []int      // per shape: nodes that can take a copy now
+	canHost    []shapeSet // per node
+	gen        []uint32   // per node: generation + 1 when canHost was computed
+	logPos     int        // position in the cluster's change log refresh has read to; -1: read every node
+	short      shapeSet
+	marks      shapeSet // scratch of shortFor
+	epoch      uint32   // bumped when shapes are not those of before with some added
+	version    uint32   // bumped when short changes: short is shortAt[version]
+	shortAt    []shapeSet
 	ends       [][]endsEntry // per node, per pod class: what endsShort found
 	kept       []int
 	after      []int64
-	// The sets over shapes (canHost, short) are kept by position: shapes
-	// in groups of one GPU shape (milli, count), each group's the most CPU
-	// first, so that endsShort tries one shape a group (groupEnd: where
-	// the position's group ends). shapeAt is the shape at a position.
-	pos      []int
-	shapeAt  []int
-	groupEnd []int
 	// Each shape's GPU milli as an index into millis, the distinct ones;
 	// endsShort counts the GPUs that hold each milli once per node
 	// (fitting[i], valid while stamp[i] is the call's).
@@ -67,8 +61,9 @@ type hostGuard struct {
 
 // reset starts over from an estimate of every shape's share of arrivals
 // (counts or decayed counts, CPU-only pods included). A learner only ever
-// adds shapes, so when the shapes are those of the last reset only the
-// weights moved.
+// adds shapes, after those it had: when the shapes are those of the last
+// reset only the weights moved, and when they are those with others added
+// the shapes' indices, and so what endsShort found, still hold.
 func (g *hostGuard) reset(c *Cluster, all Mix) {
 	total, gpu, cpu := 0.0, 0.0, 0.0
 	var shapes Mix
@@ -85,11 +80,14 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	}
 	g.meanGPU, g.meanCPU = gpu/total, cpu/total
 	g.logPos = -1 // recount every node at the next refresh
-	g.version++   // the weights, and so what is short, moved
-	if g.index != nil && g.sameShapes(shapes) {
+	extends := g.index != nil && g.extendedBy(shapes)
+	if extends && len(shapes) == len(g.shapes) {
 		g.shapes = shapes
 		g.sumDemand()
 		return
+	}
+	if !extends {
+		g.epoch++
 	}
 	g.shapes = shapes
 	g.index = map[classKey]int{}
@@ -103,11 +101,11 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	g.nest(c)
 	g.sumDemand()
 	g.indexMillis()
-	g.order()
 	g.hosts = make([]int, len(g.shapes))
 	g.canHost = make([]shapeSet, len(c.Nodes))
 	g.gen = make([]uint32, len(c.Nodes))
 	g.short = newShapeSet(len(g.shapes))
+	g.shortChanged()
 }
 
 // indexMillis gives every shape the index of its GPU milli among the
@@ -127,39 +125,13 @@ func (g *hostGuard) indexMillis() {
 	g.fitting, g.stamp, g.call = make([]int, len(g.millis)), make([]uint32, len(g.millis)), 0
 }
 
-// order places the shapes in groups of one GPU shape, the most CPU first
-// in each.
-func (g *hostGuard) order() {
-	g.shapeAt = make([]int, len(g.shapes))
-	for s := range g.shapeAt {
-		g.shapeAt[s] = s
-	}
-	slices.SortStableFunc(g.shapeAt, func(a, b int) int {
-		x, y := &g.shapes[a], &g.shapes[b]
-		return cmp.Or(cmp.Compare(x.GPUMilli, y.GPUMilli), cmp.Compare(x.NumGPU, y.NumGPU), cmp.Compare(y.CPUMilli, x.CPUMilli))
-	})
-	g.pos, g.groupEnd = make([]int, len(g.shapes)), make([]int, len(g.shapes))
-	for p, s := range g.shapeAt {
-		g.pos[s] = p
-	}
-	for p := len(g.shapeAt) - 1; p >= 0; p-- {
-		x := &g.shapes[g.shapeAt[p]]
-		if p+1 < len(g.shapeAt) {
-			if y := &g.shapes[g.shapeAt[p+1]]; x.GPUMilli == y.GPUMilli && x.NumGPU == y.NumGPU {
-				g.groupEnd[p] = g.groupEnd[p+1]
-				continue
-			}
-		}
-		g.groupEnd[p] = p + 1
-	}
-}
-
-// sameShapes reports whether shapes are the guard's, in the same order.
-func (g *hostGuard) sameShapes(shapes Mix) bool {
-	if len(shapes) != len(g.shapes) {
+// extendedBy reports whether shapes are the guard's, at the same indices,
+// perhaps with others after them.
+func (g *hostGuard) extendedBy(shapes Mix) bool {
+	if len(shapes) < len(g.shapes) {
 		return false
 	}
-	for s, t := range shapes {
+	for s, t := range shapes[:len(g.shapes)] {
 		if i, ok := g.index[classKey{t.CPUMilli, t.GPUMilli, t.NumGPU, joinModels(t.Models)}]; !ok || i != s {
 			return false
 		}
@@ -276,16 +248,15 @@ func (g *hostGuard) recount(c *Cluster, n int) {
 	shapes := g.typeShapes[g.typeOf[n]]
 	for _, s := range shapes {
 		if g.shapes[s].fitsOn(c.CPULeft[n], c.GPULeft[n]) {
-			now.add(g.pos[s])
+			now.add(s)
 		}
 	}
 	was := g.canHost[n]
 	for _, s := range shapes {
-		p := g.pos[s]
 		switch {
-		case now.has(p) && (was == nil || !was.has(p)):
+		case now.has(s) && (was == nil || !was.has(s)):
 			g.hosts[s]++
-		case !now.has(p) && was != nil && was.has(p):
+		case !now.has(s) && was != nil && was.has(s):
 			g.hosts[s]--
 		}
 	}
@@ -299,13 +270,13 @@ func (g *hostGuard) arrivals(c *Cluster) float64 {
 }
 
 // shortFor marks the shapes that are short of hosts, and returns the
-// position of pod's own shape (-1 when it has none) and whether any other
-// is short. A change of the marks is a new version of them.
+// index of pod's own shape (-1 when it has none) and whether any other
+// is short.
 func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) (own int, any bool) {
 	arrivals := g.arrivals(c)
 	own = -1
 	if s, ok := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]; ok {
-		own = g.pos[s]
+		own = s
 	}
 	if len(g.marks) != len(g.short) {
 		g.marks = newShapeSet(len(g.shapes))
@@ -315,22 +286,38 @@ func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) (own int, any bool) {
 		if float64(g.hosts[s]) > guardSlack*arrivals*g.demand[s] {
 			continue
 		}
-		g.marks.add(g.pos[s])
-		any = any || g.pos[s] != own
+		g.marks.add(s)
+		any = any || s != own
 	}
 	if !slices.Equal(g.marks, g.short) {
 		copy(g.short, g.marks)
-		g.version++
+		g.shortChanged()
 	}
 	return own, any
 }
 
+// shortChanged starts a new version of the short shapes. The versions
+// before are kept, so that what endsShort found under one of them is
+// checked again for the shapes that became short since only; a history
+// grown long starts over, with nothing found before still taken.
+func (g *hostGuard) shortChanged() {
+	if len(g.shortAt) >= maxShortVersions {
+		g.shortAt = g.shortAt[:0]
+		g.epoch++
+	}
+	g.version = uint32(len(g.shortAt))
+	g.shortAt = append(g.shortAt, slices.Clone(g.short))
+}
+
+const maxShortVersions = 1 << 12
+
 // keep returns the feasible nodes on which pod, of class (the policy's
 // class of pods alike), ends no short shape's host, or nil when no shape
-// other than its own is short. gpus is the policy's GPU choice on a node.
-// What it finds is kept per node and class while the node, the short
-// shapes and the guard's estimate stay as they are.
-func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, gpus func(n int) []int) []int {
+// other than its own is short. gpus is the policy's GPU choice on a node,
+// and choice, for a sharing pod, the GPU it takes there. What it finds is
+// kept per node state, class and choice: when the short shapes change, a
+// node is looked at again for the shapes that became short only.
+func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, gpus func(n int) []int, choice func(n int) int) []int {
 	g.refresh(c)
 	own, any := g.shortFor(c, pod)
 	if !any {
@@ -338,16 +325,15 @@ func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, 
 	}
 	g.kept = g.kept[:0]
 	for _, n := range feasible {
-		if !g.endsShortCached(c, n, pod, class, own, gpus) {
+		if !g.endsShortCached(c, n, pod, class, own, gpus, choice) {
 			g.kept = append(g.kept, n)
 		}
 	}
 	return g.kept
 }
 
-// endsShortCached is endsShort, computed once per node state, class and
-// version of the short shapes.
-func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own int, gpus func(n int) []int) bool {
+// endsShortCached is endsShort, kept per node state, class and choice.
+func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own int, gpus func(n int) []int, choice func(n int) int) bool {
 	if len(g.ends) != len(c.Nodes) {
 		g.ends = make([][]endsEntry, len(c.Nodes))
 	}
@@ -357,25 +343,44 @@ func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, ow
 		g.ends[n] = row
 	}
 	e := &row[class]
-	if gen := c.Generation(n) + 1; e.gen != gen || e.version != g.version {
-		*e = endsEntry{gen: gen, version: g.version, ends: g.endsShort(c, n, pod, own, gpus)}
+	gpu := -1 // a whole-GPU pod's GPUs follow from the node's state
+	if pod.IsShare() {
+		gpu = choice(n) // a sharing pod's from the mix too
 	}
+	gen := c.Generation(n) + 1
+	switch {
+	case e.gen != gen || e.epoch != g.epoch || e.gpu != gpu:
+		*e = endsEntry{gen: gen, epoch: g.epoch, gpu: gpu}
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short)
+	case e.version == g.version:
+	case e.ends && g.short.has(e.reason):
+		// still short, still lost
+	case e.ends:
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short)
+	default:
+		// no shape short then is lost: look at those short since
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short.without(g.shortAt[e.version]))
+	}
+	e.version = g.version
 	return e.ends
 }
 
 // endsEntry is what endsShort found for a node and class: valid while
-// the node's generation + 1 is gen and the guard's version is version.
+// the node's generation + 1 is gen, the guard's shapes are those of epoch
+// (with any added) and a sharing pod's GPU is gpu, for the short shapes
+// of version; reason is the short shape lost when it ends one.
 type endsEntry struct {
-	gen, version uint32
-	ends         bool
+	gen, epoch, version uint32
+	gpu, reason         int
+	ends                bool
 }
 
-// endsShort reports whether node n, taking pod, stops hosting a short
-// shape other than pod's own (at position own) that it hosts now.
-func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int) bool {
+// endsShort reports whether node n, taking pod, stops hosting a shape of
+// candidates other than pod's own (own) that it hosts now, and which.
+func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int, candidates shapeSet) (bool, int) {
 	hosts := g.canHost[n]
-	if !hosts.meets(g.short) {
-		return false
+	if !hosts.meetsBut(candidates, own) {
+		return false, -1
 	}
 	cpuAfter := c.CPULeft[n] - pod.CPUMilli
 	g.after = append(g.after[:0], c.GPULeft[n]...)
@@ -387,36 +392,18 @@ func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus f
 		clear(g.stamp)
 		g.call = 1
 	}
-	// The first short shape hosted in a group needs the most CPU of the
-	// group's, and all need the same GPUs: if it stays, they all do.
-	for p := g.nextShort(hosts, 0); p >= 0; {
-		if p == own {
-			p = g.nextShort(hosts, p+1)
-			continue
-		}
-		s := g.shapeAt[p]
-		t := &g.shapes[s]
-		if cpuAfter < t.CPUMilli || g.fittingAfter(g.milliOf[s]) < t.NumGPU {
-			return true
-		}
-		p = g.nextShort(hosts, g.groupEnd[p])
-	}
-	return false
-}
-
-// nextShort is the first position at or after from of a short shape in
-// hosts, or -1.
-func (g *hostGuard) nextShort(hosts shapeSet, from int) int {
-	for w := from / 64; w < len(hosts); w++ {
-		word := hosts[w] & g.short[w]
-		if w == from/64 {
-			word &= ^uint64(0) << (from % 64)
-		}
-		if word != 0 {
-			return w*64 + bits.TrailingZeros64(word)
+	for w := range min(len(hosts), len(candidates)) {
+		for word := hosts[w] & candidates[w]; word != 0; word &= word - 1 {
+			s := w*64 + bits.TrailingZeros64(word)
+			if s == own {
+				continue
+			}
+			if t := &g.shapes[s]; cpuAfter < t.CPUMilli || g.fittingAfter(g.milliOf[s]) < t.NumGPU {
+				return true, s
+			}
 		}
 	}
-	return -1
+	return false, -1
 }
 
 // fittingAfter is how many GPUs of g.after hold millis[i], counted once
@@ -435,12 +422,26 @@ func newShapeSet(n int) shapeSet  { return make(shapeSet, (n+63)/64) }
 func (s shapeSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
 func (s shapeSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
 
-// meets reports whether s and o share a member.
-func (s shapeSet) meets(o shapeSet) bool {
-	for i := range s {
-		if s[i]&o[i] != 0 {
+// meetsBut reports whether s and o share a member other than but (-1:
+// none).
+func (s shapeSet) meetsBut(o shapeSet, but int) bool {
+	for i := range min(len(s), len(o)) {
+		w := s[i] & o[i]
+		if but >= 0 && but/64 == i {
+			w &^= 1 << (but % 64)
+		}
+		if w != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// without is s less the members of o, a new set.
+func (s shapeSet) without(o shapeSet) shapeSet {
+	d := slices.Clone(s)
+	for i := range min(len(d), len(o)) {
+		d[i] &^= o[i]
+	}
+	return d
 }

@@ -84,7 +84,7 @@ func TestGuardFollowsTheCluster(t *testing.T) {
 	if g.hosts[big] != 1 {
 		t.Fatalf("hosts of the 120-CPU shape: %d, want 1", g.hosts[big])
 	}
-	if _, any := g.shortFor(c, small); !any || !g.short.has(g.pos[big]) {
+	if _, any := g.shortFor(c, small); !any || !g.short.has(big) {
 		t.Fatalf("with 80 GPUs free and one host, the 120-CPU shape should be short")
 	}
 	c.Bind(*small, Choice{Node: 0, GPUs: []int{0}})
