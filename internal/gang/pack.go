@@ -150,7 +150,7 @@ func (s *State) appendFeasible(out []int, r *request, nodes []int) []int {
 		if !r.classOK[ns.class] || !ns.sum.open {
 			continue
 		}
-		if c, _ := s.capacity(n, r); c > 0 {
+		if s.hasRoom(n, r) {
 			out = append(out, n)
 		}
 	}

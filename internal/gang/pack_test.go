@@ -38,6 +38,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 			pod := packPod(rng)
 			name := fmt.Sprintf("p%d", step)
 			want, fits := refPlace(ref, policy, &pod)
+			checkHasRoom(t, s, job.PodDemand(pod))
 			p, ok := s.TryPlace(job.Single(name, job.PodDemand(pod)))
 			if ok != fits {
 				t.Fatalf("seed %d step %d: Place ok=%v, reference fits=%v for %+v", seed, step, ok, fits, pod)
@@ -54,6 +55,21 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 			if d := clusterDiff(ref, s.packer.cluster); d != "" {
 				t.Fatalf("seed %d step %d: mirror differs from the reference: %s", seed, step, d)
 			}
+		}
+	}
+}
+
+// checkHasRoom holds hasRoom, the question each node is asked for a task
+// placed alone, to capacity on every node of s.
+func checkHasRoom(t *testing.T, s *State, d job.Demand) {
+	t.Helper()
+	r, err := s.newRequest(0, d, false, nil)
+	if err != nil {
+		return // a demand no node can ever hold: Place says so before asking
+	}
+	for n := range s.nodes {
+		if c, _ := s.capacity(n, r); s.hasRoom(n, r) != (c > 0) {
+			t.Fatalf("node %d: hasRoom %v, capacity %d for %+v", n, s.hasRoom(n, r), c, d)
 		}
 	}
 }

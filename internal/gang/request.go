@@ -191,6 +191,28 @@ func (s *State) capacity(n int, r *request) (int, Reason) {
 
 const unlimited = 1 << 30
 
+// hasRoom reports whether node n can take one task of r, as capacity(n,
+// r) > 0 does, without counting how many: the question every node is
+// asked for every task placed alone.
+func (s *State) hasRoom(n int, r *request) bool {
+	node, ns := &s.fleet.Nodes[n], &s.nodes[n]
+	switch {
+	case !node.Schedulable(), node.Spare && !r.spares, !r.classOK[ns.class]:
+		return false
+	case r.d.CPUMilli > 0 && ns.cpu < r.d.CPUMilli, r.d.MemoryMiB > 0 && ns.mem < r.d.MemoryMiB:
+		return false
+	case r.kind == job.Shared:
+		m := r.milli[ns.class]
+		for g := range ns.gpus {
+			if !ns.gpus[g].whole && 1000-ns.gpus[g].milli >= m {
+				return true
+			}
+		}
+		return false
+	}
+	return s.gpuCapacity(n, r) > 0
+}
+
 func (s *State) gpuCapacity(n int, r *request) int {
 	ns := &s.nodes[n]
 	c := s.classes[ns.class]

@@ -54,7 +54,8 @@ type Corral struct {
 	all         Mix      // every shape seen, weighted by arrivals, for the guard
 	guard       hostGuard
 	pools       poolGuard
-	renew       bool // the guard must start over from all
+	renew       bool      // the guard must start over from all
+	scores      []float64 // scratch of Place: the feasible nodes' scores
 }
 
 // NewCorral returns corral's policy, measuring against the typical mix of
@@ -131,12 +132,15 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		}
 	}
 	best := math.Inf(-1)
+	p.scores = p.scores[:0]
 	for _, n := range feasible {
-		best = max(best, score(n))
+		v := score(n)
+		p.scores = append(p.scores, v)
+		best = max(best, v)
 	}
 	n := feasible[0]
-	for _, m := range feasible {
-		if score(m) >= best-corralWindow {
+	for i, m := range feasible {
+		if p.scores[i] >= best-corralWindow {
 			n = m
 			break
 		}

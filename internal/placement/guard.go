@@ -46,7 +46,8 @@ type hostGuard struct {
 	epoch      uint32   // bumped when shapes are not those of before with some added
 	version    uint32   // bumped when short changes: short is shortAt[version]
 	shortAt    []shapeSet
-	ends       [][]endsEntry // per node, per pod class: what endsShort found
+	since      map[uint32]shapeSet // per earlier version: the shapes short now and not then
+	ends       [][]endsEntry       // per pod class, per node: what endsShort found
 	kept       []int
 	after      []int64
 	// Each shape's GPU milli as an index into millis, the distinct ones;
@@ -307,6 +308,21 @@ func (g *hostGuard) shortChanged() {
 	}
 	g.version = uint32(len(g.shortAt))
 	g.shortAt = append(g.shortAt, slices.Clone(g.short))
+	g.since = map[uint32]shapeSet{}
+}
+
+// shortSince is the shapes short now that were not short at version v.
+func (g *hostGuard) shortSince(v uint32) shapeSet {
+	d, ok := g.since[v]
+	if !ok {
+		d = slices.Clone(g.short)
+		then := g.shortAt[v]
+		for i := range min(len(d), len(then)) {
+			d[i] &^= then[i]
+		}
+		g.since[v] = d
+	}
+	return d
 }
 
 const maxShortVersions = 1 << 12
@@ -324,8 +340,9 @@ func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, 
 		return nil
 	}
 	g.kept = g.kept[:0]
+	col := g.column(c, class)
 	for _, n := range feasible {
-		if !g.endsShortCached(c, n, pod, class, own, gpus, choice) {
+		if !g.endsShortAt(&col[n], c, n, pod, own, gpus, choice) {
 			g.kept = append(g.kept, n)
 		}
 	}
@@ -334,18 +351,25 @@ func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, 
 
 // endsShortCached is endsShort, kept per node state, class and choice.
 func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own int, gpus func(n int) []int, choice func(n int) int) bool {
-	if len(g.ends) != len(c.Nodes) {
-		g.ends = make([][]endsEntry, len(c.Nodes))
+	return g.endsShortAt(&g.column(c, class)[n], c, n, pod, own, gpus, choice)
+}
+
+// column is what endsShort found for class, node by node.
+func (g *hostGuard) column(c *Cluster, class int) []endsEntry {
+	if class >= len(g.ends) {
+		g.ends = append(g.ends, make([][]endsEntry, class+1-len(g.ends))...)
 	}
-	row := g.ends[n]
-	if class >= len(row) {
-		row = append(row, make([]endsEntry, class+1-len(row))...)
-		g.ends[n] = row
+	if len(g.ends[class]) != len(c.Nodes) {
+		g.ends[class] = make([]endsEntry, len(c.Nodes))
 	}
-	e := &row[class]
-	gpu := -1 // a whole-GPU pod's GPUs follow from the node's state
+	return g.ends[class]
+}
+
+// endsShortAt is endsShort for node n, kept in e.
+func (g *hostGuard) endsShortAt(e *endsEntry, c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int, choice func(n int) int) bool {
+	gpu := int32(-1) // a whole-GPU pod's GPUs follow from the node's state
 	if pod.IsShare() {
-		gpu = choice(n) // a sharing pod's from the mix too
+		gpu = int32(choice(n)) // a sharing pod's from the mix too
 	}
 	gen := c.Generation(n) + 1
 	switch {
@@ -353,13 +377,13 @@ func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, ow
 		*e = endsEntry{gen: gen, epoch: g.epoch, gpu: gpu}
 		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short)
 	case e.version == g.version:
-	case e.ends && g.short.has(e.reason):
+	case e.ends && g.short.has(int(e.reason)):
 		// still short, still lost
 	case e.ends:
 		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short)
 	default:
 		// no shape short then is lost: look at those short since
-		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short.without(g.shortAt[e.version]))
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.shortSince(e.version))
 	}
 	e.version = g.version
 	return e.ends
@@ -371,13 +395,13 @@ func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, ow
 // of version; reason is the short shape lost when it ends one.
 type endsEntry struct {
 	gen, epoch, version uint32
-	gpu, reason         int
+	gpu, reason         int32
 	ends                bool
 }
 
 // endsShort reports whether node n, taking pod, stops hosting a shape of
 // candidates other than pod's own (own) that it hosts now, and which.
-func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int, candidates shapeSet) (bool, int) {
+func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int, candidates shapeSet) (bool, int32) {
 	hosts := g.canHost[n]
 	if !hosts.meetsBut(candidates, own) {
 		return false, -1
@@ -399,7 +423,7 @@ func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus f
 				continue
 			}
 			if t := &g.shapes[s]; cpuAfter < t.CPUMilli || g.fittingAfter(g.milliOf[s]) < t.NumGPU {
-				return true, s
+				return true, int32(s)
 			}
 		}
 	}
@@ -435,13 +459,4 @@ func (s shapeSet) meetsBut(o shapeSet, but int) bool {
 		}
 	}
 	return false
-}
-
-// without is s less the members of o, a new set.
-func (s shapeSet) without(o shapeSet) shapeSet {
-	d := slices.Clone(s)
-	for i := range min(len(d), len(o)) {
-		d[i] &^= o[i]
-	}
-	return d
 }
