@@ -13,6 +13,10 @@
 // a Mix of typical pods; corral also keeps hosts for pod shapes that are
 // running out of them (guard.go), which the typical mix cannot see.
 //
+// Scores are kept between placements: the ported policies' per node until
+// it changes (cache.go), corral's per node state, so that nodes in one
+// state, and a renewed mix, are scored once (states.go).
+//
 // This package performs no I/O and imports only model. Start with
 // cluster.go, then policy.go.
 package placement

@@ -48,6 +48,64 @@ func main() {
 	policyTable(os.Stdout, cells, doc)
 	fmt.Println()
 	marginTable(os.Stdout, doc.Runs, cells)
+	fmt.Println()
+	speedTable(os.Stdout, doc.Runs, cells)
+}
+
+// speedTable prints each policy's median seconds per run on each trace as
+// a multiple of fgd's, and the mean of those multiples over the traces
+// (runs without times, from --timing=false, print nothing).
+func speedTable(w io.Writer, runs []packbench.Summary, cells []packbench.Cell) {
+	median := func(trace, policy string) float64 {
+		var s []float64
+		for _, r := range runs {
+			if r.Trace == trace && r.Policy == policy && r.Seconds > 0 {
+				s = append(s, r.Seconds)
+			}
+		}
+		if len(s) == 0 {
+			return 0
+		}
+		sort.Float64s(s)
+		if len(s)%2 == 1 {
+			return s[len(s)/2]
+		}
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	var others []string
+	for _, p := range policies(cells) {
+		if p != "fgd" {
+			others = append(others, p)
+		}
+	}
+	sum, n := make([]float64, len(others)), 0
+	var rows []string
+	for _, tr := range traces(cells) {
+		base := median(tr, "fgd")
+		if base == 0 {
+			continue
+		}
+		row := fmt.Sprintf("| %s | %.2f |", strings.TrimPrefix(tr, "openb_pod_list_"), base)
+		for i, p := range others {
+			ratio := median(tr, p) / base
+			sum[i] += ratio
+			row += fmt.Sprintf(" %.2f (%.1fx) |", median(tr, p), ratio)
+		}
+		rows = append(rows, row)
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "| trace | fgd s/run | %s |\n|---|---:|%s\n", strings.Join(others, " | "), strings.Repeat("---:|", len(others)))
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
+	mean := "| mean of the traces' multiples | |"
+	for i := range others {
+		mean += fmt.Sprintf(" %.1fx |", sum[i]/float64(n))
+	}
+	fmt.Fprintln(w, mean)
 }
 
 func traces(cells []packbench.Cell) []string {
