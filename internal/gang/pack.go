@@ -150,7 +150,7 @@ func (s *State) appendFeasible(out []int, r *request, nodes []int) []int {
 		if !r.classOK[ns.class] || !ns.sum.open {
 			continue
 		}
-		if s.hasRoom(n, r) {
+		if s.roomLeft(n, r) { // open: healthy and not a spare
 			out = append(out, n)
 		}
 	}

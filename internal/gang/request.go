@@ -192,23 +192,27 @@ func (s *State) capacity(n int, r *request) (int, Reason) {
 const unlimited = 1 << 30
 
 // hasRoom reports whether node n can take one task of r, as capacity(n,
-// r) > 0 does, without counting how many: the question every node is
-// asked for every task placed alone.
+// r) > 0 does, without counting how many.
 func (s *State) hasRoom(n int, r *request) bool {
 	node, ns := &s.fleet.Nodes[n], &s.nodes[n]
-	switch {
-	case !node.Schedulable(), node.Spare && !r.spares, !r.classOK[ns.class]:
+	if !node.Schedulable() || node.Spare && !r.spares || !r.classOK[ns.class] {
 		return false
+	}
+	return s.roomLeft(n, r)
+}
+
+// roomLeft is hasRoom for a node known to be open (healthy, not a spare)
+// and of a class r may use: the question every such node is asked for
+// every task placed alone, so it reads the node's state only.
+func (s *State) roomLeft(n int, r *request) bool {
+	ns := &s.nodes[n]
+	switch {
 	case r.d.CPUMilli > 0 && ns.cpu < r.d.CPUMilli, r.d.MemoryMiB > 0 && ns.mem < r.d.MemoryMiB:
 		return false
-	case r.kind == job.Shared:
-		m := r.milli[ns.class]
-		for g := range ns.gpus {
-			if !ns.gpus[g].whole && 1000-ns.gpus[g].milli >= m {
-				return true
-			}
-		}
-		return false
+	case r.kind == job.Shared && s.classes[ns.class].mig == fleet.MIGNone:
+		// the summary of an open node: a free GPU, or the most room on a
+		// partly shared one
+		return ns.sum.free > 0 || ns.sum.partial >= r.milli[ns.class]
 	}
 	return s.gpuCapacity(n, r) > 0
 }
