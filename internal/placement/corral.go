@@ -127,7 +127,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		if kept := p.pools.keep(c, pod, feasible, p.guard.arrivals(c)); kept != nil {
 			feasible = kept
 		}
-		if kept := p.guard.keep(c, pod, class, feasible, gpus, choice); len(kept) > 0 {
+		if kept := p.guard.keep(c, pod, class, feasible, choice); len(kept) > 0 {
 			feasible = kept
 		}
 	}

@@ -329,20 +329,24 @@ const maxShortVersions = 1 << 12
 
 // keep returns the feasible nodes on which pod, of class (the policy's
 // class of pods alike), ends no short shape's host, or nil when no shape
-// other than its own is short. gpus is the policy's GPU choice on a node,
-// and choice, for a sharing pod, the GPU it takes there. What it finds is
+// other than its own is short. choice is the GPU a sharing pod takes on
+// a node, as the policy chooses it. What it finds is
 // kept per node state, class and choice: when the short shapes change, a
 // node is looked at again for the shapes that became short only.
-func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, gpus func(n int) []int, choice func(n int) int) []int {
+func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, choice func(n int) int) []int {
 	g.refresh(c)
 	own, any := g.shortFor(c, pod)
 	if !any {
 		return nil
 	}
 	g.kept = g.kept[:0]
-	col := g.column(c, class)
+	col, share := g.column(c, class), pod.IsShare()
 	for _, n := range feasible {
-		if !g.endsShortAt(&col[n], c, n, pod, own, gpus, choice) {
+		gpu := -1 // a whole-GPU pod's GPUs follow from the node's state
+		if share {
+			gpu = choice(n) // a sharing pod's from the mix too
+		}
+		if !g.endsShortAt(&col[n], c, n, pod, own, gpu) {
 			g.kept = append(g.kept, n)
 		}
 	}
@@ -350,8 +354,9 @@ func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, 
 }
 
 // endsShortCached is endsShort, kept per node state, class and choice.
-func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own int, gpus func(n int) []int, choice func(n int) int) bool {
-	return g.endsShortAt(&g.column(c, class)[n], c, n, pod, own, gpus, choice)
+// gpu is the GPU a sharing pod takes there (-1 for another).
+func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own, gpu int) bool {
+	return g.endsShortAt(&g.column(c, class)[n], c, n, pod, own, gpu)
 }
 
 // column is what endsShort found for class, node by node.
@@ -366,24 +371,20 @@ func (g *hostGuard) column(c *Cluster, class int) []endsEntry {
 }
 
 // endsShortAt is endsShort for node n, kept in e.
-func (g *hostGuard) endsShortAt(e *endsEntry, c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int, choice func(n int) int) bool {
-	gpu := int32(-1) // a whole-GPU pod's GPUs follow from the node's state
-	if pod.IsShare() {
-		gpu = int32(choice(n)) // a sharing pod's from the mix too
-	}
+func (g *hostGuard) endsShortAt(e *endsEntry, c *Cluster, n int, pod *model.Pod, own, gpu int) bool {
 	gen := c.Generation(n) + 1
 	switch {
-	case e.gen != gen || e.epoch != g.epoch || e.gpu != gpu:
-		*e = endsEntry{gen: gen, epoch: g.epoch, gpu: gpu}
-		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short)
+	case e.gen != gen || e.epoch != g.epoch || e.gpu != int32(gpu):
+		*e = endsEntry{gen: gen, epoch: g.epoch, gpu: int32(gpu)}
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpu, g.short)
 	case e.version == g.version:
 	case e.ends && g.short.has(int(e.reason)):
 		// still short, still lost
 	case e.ends:
-		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.short)
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpu, g.short)
 	default:
 		// no shape short then is lost: look at those short since
-		e.ends, e.reason = g.endsShort(c, n, pod, own, gpus, g.shortSince(e.version))
+		e.ends, e.reason = g.endsShort(c, n, pod, own, gpu, g.shortSince(e.version))
 	}
 	e.version = g.version
 	return e.ends
@@ -399,17 +400,22 @@ type endsEntry struct {
 	ends                bool
 }
 
-// endsShort reports whether node n, taking pod, stops hosting a shape of
-// candidates other than pod's own (own) that it hosts now, and which.
-func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own int, gpus func(n int) []int, candidates shapeSet) (bool, int32) {
+// endsShort reports whether node n, taking pod (on GPU gpu if it is a
+// sharing pod), stops hosting a shape of candidates other than pod's own
+// (own) that it hosts now, and which.
+func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own, gpu int, candidates shapeSet) (bool, int32) {
 	hosts := g.canHost[n]
 	if !hosts.meetsBut(candidates, own) {
 		return false, -1
 	}
 	cpuAfter := c.CPULeft[n] - pod.CPUMilli
 	g.after = append(g.after[:0], c.GPULeft[n]...)
-	for _, i := range gpus(n) {
-		g.after[i] -= pod.GPUMilli
+	if gpu >= 0 {
+		g.after[gpu] -= pod.GPUMilli
+	} else {
+		for _, i := range bestFitGPUs(c.GPULeft[n], pod) {
+			g.after[i] -= pod.GPUMilli
+		}
 	}
 	g.call++
 	if g.call == 0 { // wrapped: no stamp may look current

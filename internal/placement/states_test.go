@@ -96,16 +96,13 @@ func checkKept(t *testing.T, c *Cluster, p *Corral, pod *model.Pod, feasible []i
 	if s, ok := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]; ok {
 		own = s
 	}
-	choice := func(n int) int { return scored(n).gpu }
-	gpus := func(n int) []int {
-		if pod.IsShare() {
-			return []int{choice(n)}
-		}
-		return bestFitGPUs(c.GPULeft[n], pod)
-	}
 	for _, n := range feasible {
-		kept := g.endsShortCached(c, n, pod, class, own, gpus, choice)
-		if fresh, _ := g.endsShort(c, n, pod, own, gpus, g.short); kept != fresh {
+		gpu := -1
+		if pod.IsShare() {
+			gpu = scored(n).gpu
+		}
+		kept := g.endsShortCached(c, n, pod, class, own, gpu)
+		if fresh, _ := g.endsShort(c, n, pod, own, gpu, g.short); kept != fresh {
 			t.Fatalf("%s: node %d: the guard keeps %v for %+v, afresh %v", p.Name(), n, kept, *pod, fresh)
 		}
 		checked++
