@@ -38,7 +38,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 			pod := packPod(rng)
 			name := fmt.Sprintf("p%d", step)
 			want, fits := refPlace(ref, policy, &pod)
-			checkHasRoom(t, s, job.PodDemand(pod))
+			checkRoomLeft(t, s, job.PodDemand(pod))
 			p, ok := s.TryPlace(job.Single(name, job.PodDemand(pod)))
 			if ok != fits {
 				t.Fatalf("seed %d step %d: Place ok=%v, reference fits=%v for %+v", seed, step, ok, fits, pod)
@@ -59,17 +59,21 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 	}
 }
 
-// checkHasRoom holds hasRoom, the question each node is asked for a task
-// placed alone, to capacity on every node of s.
-func checkHasRoom(t *testing.T, s *State, d job.Demand) {
+// checkRoomLeft holds roomLeft, the question each open node is asked for
+// a task placed alone, to capacity on every open node of s whose class
+// the task may use.
+func checkRoomLeft(t *testing.T, s *State, d job.Demand) {
 	t.Helper()
 	r, err := s.newRequest(0, d, false, nil)
 	if err != nil {
 		return // a demand no node can ever hold: Place says so before asking
 	}
 	for n := range s.nodes {
-		if c, _ := s.capacity(n, r); s.hasRoom(n, r) != (c > 0) {
-			t.Fatalf("node %d: hasRoom %v, capacity %d for %+v", n, s.hasRoom(n, r), c, d)
+		if !s.nodes[n].sum.open || !r.classOK[s.nodes[n].class] {
+			continue
+		}
+		if c, _ := s.capacity(n, r); s.roomLeft(n, r) != (c > 0) {
+			t.Fatalf("node %d: roomLeft %v, capacity %d for %+v", n, s.roomLeft(n, r), c, d)
 		}
 	}
 }

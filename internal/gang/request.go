@@ -191,19 +191,10 @@ func (s *State) capacity(n int, r *request) (int, Reason) {
 
 const unlimited = 1 << 30
 
-// hasRoom reports whether node n can take one task of r, as capacity(n,
-// r) > 0 does, without counting how many.
-func (s *State) hasRoom(n int, r *request) bool {
-	node, ns := &s.fleet.Nodes[n], &s.nodes[n]
-	if !node.Schedulable() || node.Spare && !r.spares || !r.classOK[ns.class] {
-		return false
-	}
-	return s.roomLeft(n, r)
-}
-
-// roomLeft is hasRoom for a node known to be open (healthy, not a spare)
-// and of a class r may use: the question every such node is asked for
-// every task placed alone, so it reads the node's state only.
+// roomLeft reports whether node n, open (healthy, not a spare) and of a
+// class r may use, can take one task of r, as capacity(n, r) > 0 does,
+// without counting how many: the question every such node is asked for
+// every task placed alone, so it reads the node's own state only.
 func (s *State) roomLeft(n int, r *request) bool {
 	ns := &s.nodes[n]
 	switch {

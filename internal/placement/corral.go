@@ -108,12 +108,6 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	}
 	score := func(n int) float64 { return scored(n).score }
 	choice := func(n int) int { return scored(n).gpu } // a sharing pod's GPU comes with its score
-	gpus := func(n int) []int {
-		if pod.IsShare() {
-			return []int{choice(n)}
-		}
-		return p.cache.gpus(c, n, class, pod)
-	}
 	if p.renew {
 		all := p.all
 		if p.learner != nil {
@@ -145,7 +139,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 			break
 		}
 	}
-	return Choice{Node: n, GPUs: gpus(n)}
+	return Choice{Node: n, GPUs: p.cache.gpus(c, n, class, pod)} // n was scored
 }
 
 // wholeNodePrior is the weight, in arrivals, of the pod that asks for a

@@ -330,9 +330,9 @@ const maxShortVersions = 1 << 12
 // keep returns the feasible nodes on which pod, of class (the policy's
 // class of pods alike), ends no short shape's host, or nil when no shape
 // other than its own is short. choice is the GPU a sharing pod takes on
-// a node, as the policy chooses it. What it finds is
-// kept per node state, class and choice: when the short shapes change, a
-// node is looked at again for the shapes that became short only.
+// a node, as the policy chooses it. What it finds is kept per node state,
+// class and choice: when the short shapes change, a node is looked at
+// again for the shapes that became short since only.
 func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, choice func(n int) int) []int {
 	g.refresh(c)
 	own, any := g.shortFor(c, pod)
