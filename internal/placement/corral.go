@@ -104,6 +104,9 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	p.follow()
 	class := p.cache.class(pod)
 	scored := func(n int) cached {
+		if e, ok := p.cache.fresh(c, n, class); ok {
+			return e
+		}
 		return p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) })
 	}
 	score := func(n int) float64 { return scored(n).score }

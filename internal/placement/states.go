@@ -110,6 +110,9 @@ func (s *stateScores) leave(id int32) {
 // compute (on node n) when the state has none for the mix. compute may be
 // nil when the caller knows the entry is fresh.
 func (s *stateScores) get(c *Cluster, n, class int, compute func() (float64, int)) cached {
+	if e, ok := s.fresh(c, n, class); ok {
+		return e
+	}
 	st := s.state(c, n)
 	if class >= len(st.entries) {
 		st.entries = append(st.entries, make([]cached, class+1-len(st.entries))...)
@@ -119,6 +122,18 @@ func (s *stateScores) get(c *Cluster, n, class int, compute func() (float64, int
 		*e = cached{gen: s.epoch, score: score, gpu: gpu}
 	}
 	return st.entries[class]
+}
+
+// fresh is the score of node n's state for class when it is kept for
+// the mix: the lookup every feasible node takes for every pod, small
+// enough to be inlined.
+func (s *stateScores) fresh(c *Cluster, n, class int) (cached, bool) {
+	if n < len(s.ofGen) && s.ofGen[n] == c.gen[n]+1 {
+		if es := s.states[s.of[n]].entries; class < len(es) && es[class].gen == s.epoch {
+			return es[class], true
+		}
+	}
+	return cached{}, false
 }
 
 // fragNow is node n's fragmentation as it is, computed with compute once
