@@ -113,24 +113,38 @@ func budgetsOf(queues map[string]*queueSpec) map[string]sched.Budget {
 	return out
 }
 
-// podList is the unit's bound pods.
-func (v victimSet) podList() []*corev1.Pod {
-	out := make([]*corev1.Pod, len(v.pods))
-	for i, b := range v.pods {
-		out[i] = b.pod
-	}
-	return out
-}
-
 // deadline is the longest spec.activeDeadlineSeconds of the pods, 0 when
 // one of them has none: the time limit of a unit's run.
 func deadline(pods []*corev1.Pod) time.Duration {
-	var longest time.Duration
+	var limit runLimit
 	for _, p := range pods {
-		if p.Spec.ActiveDeadlineSeconds == nil {
-			return 0
-		}
-		longest = max(longest, time.Duration(*p.Spec.ActiveDeadlineSeconds)*time.Second)
+		limit.add(podDeadline(p))
 	}
-	return longest
+	return limit.of()
+}
+
+// podDeadline is p's spec.activeDeadlineSeconds, 0 for none.
+func podDeadline(p *corev1.Pod) time.Duration {
+	if s := p.Spec.ActiveDeadlineSeconds; s != nil {
+		return time.Duration(*s) * time.Second
+	}
+	return 0
+}
+
+// runLimit folds a unit's pods' deadlines (0: none) into the unit's time
+// limit: the longest, or none when one pod has none.
+type runLimit struct {
+	longest time.Duration
+	none    bool
+}
+
+func (l *runLimit) add(d time.Duration) {
+	l.longest, l.none = max(l.longest, d), l.none || d <= 0
+}
+
+func (l runLimit) of() time.Duration {
+	if l.none {
+		return 0
+	}
+	return l.longest
 }

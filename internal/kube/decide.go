@@ -147,7 +147,7 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	q := v.pods[0].queue
 	queued := in.kube.queues[q] != nil
 	need := queue.Amounts{}
-	limit, limited := time.Duration(0), true // deadline's rule: none when one pod has none
+	var limit runLimit
 	for _, b := range v.pods {
 		milli += b.milli
 		if queued {
@@ -161,14 +161,14 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 		if b.scheduler != in.kube.scheduler {
 			r.Preemptible = false
 		}
-		limit, limited = max(limit, b.deadline), limited && b.deadline > 0
+		limit.add(b.deadline)
 	}
 	if queued {
 		r.Queue, r.Need = q, need
 	}
 	r.GPUs = float64(milli) / queue.Milli
-	if limited && limit > 0 && !v.started.IsZero() {
-		r.End = v.started.Add(limit) // the kubelet stops its pods by then
+	if d := limit.of(); d > 0 && !v.started.IsZero() {
+		r.End = v.started.Add(d) // the kubelet stops its pods by then
 	}
 	return r
 }

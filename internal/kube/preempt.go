@@ -54,11 +54,7 @@ func runningUnits(snap *snapshot) []victimSet {
 		if b.created.Before(&v.created) {
 			v.created = b.created
 		}
-		started := b.recorded
-		if t, ok := snap.boundAt[b.pod.UID]; ok {
-			started = t
-		}
-		if started.After(v.started) {
+		if started := b.boundTime(snap.boundAt); started.After(v.started) {
 			v.started = started
 		}
 	}

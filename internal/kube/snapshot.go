@@ -98,12 +98,16 @@ type podFacts struct {
 }
 
 func factsOf(p *corev1.Pod) podFacts {
-	f := podFacts{unit: unitName(p), queue: p.Labels[LabelQueue], scheduler: p.Spec.SchedulerName, priority: podPriority(p),
-		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil}
-	if s := p.Spec.ActiveDeadlineSeconds; s != nil {
-		f.deadline = time.Duration(*s) * time.Second
+	return podFacts{unit: unitName(p), queue: p.Labels[LabelQueue], scheduler: p.Spec.SchedulerName, priority: podPriority(p),
+		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil, deadline: podDeadline(p)}
+}
+
+// boundTime is boundTime of the pod, its object read once (recorded).
+func (b *boundPod) boundTime(boundAt map[types.UID]time.Time) time.Time {
+	if at, ok := boundAt[b.pod.UID]; ok {
+		return at
 	}
-	return f
+	return b.recorded
 }
 
 // takeSnapshot builds the core state from nodes and pods, unless no pod

@@ -7,7 +7,7 @@ import "github.com/corral-sched/corral/internal/model"
 // memory does not enter these scores) score the same on the same node state, so a cluster of N nodes is scored
 // in O(changed nodes) per pod instead of O(N).
 type scoreCache struct {
-	classes map[classKey]int
+	podClasses
 	entries [][]cached // per node, per class
 }
 
@@ -23,8 +23,11 @@ type cached struct {
 	gpu   int
 }
 
+// podClasses numbers the classes of pods a cache keeps scores for.
+type podClasses struct{ classes map[classKey]int }
+
 // class interns pod's shape.
-func (s *scoreCache) class(pod *model.Pod) int {
+func (s *podClasses) class(pod *model.Pod) int {
 	if s.classes == nil {
 		s.classes = map[classKey]int{}
 	}

@@ -107,7 +107,7 @@ func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 		if e, ok := p.cache.fresh(c, n, class); ok {
 			return e
 		}
-		return p.cache.get(c, n, class, func() (float64, int) { return p.score(c, n, pod) })
+		return p.cache.fill(c, n, class, func() (float64, int) { return p.score(c, n, pod) })
 	}
 	score := func(n int) float64 { return scored(n).score }
 	choice := func(n int) int { return scored(n).gpu } // a sharing pod's GPU comes with its score

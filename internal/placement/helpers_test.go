@@ -44,3 +44,14 @@ func allNodes(c *Cluster) []int {
 	}
 	return all
 }
+
+// fitting is the nodes of c that pod fits on, in index order.
+func fitting(c *Cluster, pod *model.Pod) []int {
+	var out []int
+	for n := range c.Nodes {
+		if c.Fits(n, pod) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -39,12 +39,7 @@ func TestScoreFunctions(t *testing.T) {
 // choose runs a policy on a cluster over all nodes in index order.
 func choose(t *testing.T, p Policy, c *Cluster, pod *model.Pod) Choice {
 	t.Helper()
-	var feasible []int
-	for n := range c.Nodes {
-		if c.Fits(n, pod) {
-			feasible = append(feasible, n)
-		}
-	}
+	feasible := fitting(c, pod)
 	if len(feasible) == 0 {
 		t.Fatal("no feasible node")
 	}
@@ -178,12 +173,7 @@ func checkFill(t *testing.T, name string, c *Cluster, p Policy, pods []model.Pod
 		if o, ok := p.(Observer); ok {
 			o.Observe(pod)
 		}
-		var feasible []int
-		for n := range c.Nodes {
-			if c.Fits(n, pod) {
-				feasible = append(feasible, n)
-			}
-		}
+		feasible := fitting(c, pod)
 		if len(feasible) == 0 {
 			continue
 		}

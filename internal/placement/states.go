@@ -15,14 +15,14 @@ import (
 // state no node is in any more is dropped, so the states kept are never
 // more than the nodes.
 type stateScores struct {
-	classes map[classKey]int
-	ids     map[string]int32 // a state's key -> its id
-	of      []int32          // per node: its state's id, valid while ofGen is its generation + 1
-	ofGen   []uint32
-	states  []scoredState
-	free    []int32 // ids of dropped states, to use again
-	epoch   uint32  // the mix's: entries of an older one are stale
-	key     []byte  // scratch
+	podClasses
+	ids    map[string]int32 // a state's key -> its id
+	of     []int32          // per node: its state's id, valid while ofGen is its generation + 1
+	ofGen  []uint32
+	states []scoredState
+	free   []int32 // ids of dropped states, to use again
+	epoch  uint32  // the mix's: entries of an older one are stale
+	key    []byte  // scratch
 }
 
 // scoredState is what is kept of one state: how many nodes are in it,
@@ -34,20 +34,6 @@ type scoredState struct {
 	before      float64
 	beforeEpoch uint32
 	entries     []cached
-}
-
-// class interns pod's shape.
-func (s *stateScores) class(pod *model.Pod) int {
-	if s.classes == nil {
-		s.classes = map[classKey]int{}
-	}
-	k := classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}
-	id, ok := s.classes[k]
-	if !ok {
-		id = len(s.classes)
-		s.classes[k] = id
-	}
-	return id
 }
 
 // forget makes every score stale, as when the mix changes; classes and
@@ -113,6 +99,12 @@ func (s *stateScores) get(c *Cluster, n, class int, compute func() (float64, int
 	if e, ok := s.fresh(c, n, class); ok {
 		return e
 	}
+	return s.fill(c, n, class, compute)
+}
+
+// fill is get for a score not kept for the mix: it computes it with
+// compute and keeps it for node n's state.
+func (s *stateScores) fill(c *Cluster, n, class int, compute func() (float64, int)) cached {
 	st := s.state(c, n)
 	if class >= len(st.entries) {
 		st.entries = append(st.entries, make([]cached, class+1-len(st.entries))...)

@@ -55,12 +55,7 @@ func fillChecking(t *testing.T, rng *rand.Rand, c *Cluster, p *Corral, pods []mo
 			}
 			c.Set(n, c.Nodes[n].CPUMilli, c.Nodes[n].MemoryMiB, full)
 		}
-		var feasible []int
-		for n := range c.Nodes {
-			if c.Fits(n, pod) {
-				feasible = append(feasible, n)
-			}
-		}
+		feasible := fitting(c, pod)
 		if len(feasible) == 0 {
 			continue
 		}

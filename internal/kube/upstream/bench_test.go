@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
 // benchNodes are n Ready nodes of 8 GPUs, 64 CPUs and 110 pods.
@@ -51,16 +49,7 @@ func benchPod(i int, antiAffinity bool) *corev1.Pod {
 func BenchmarkFilters(b *testing.B) {
 	for _, anti := range []bool{false, true} {
 		b.Run(fmt.Sprintf("antiAffinity=%v", anti), func(b *testing.B) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			client := fake.NewClientset()
-			factory := informers.NewSharedInformerFactory(client, 0)
-			f, err := New(ctx, client, factory, "corral")
-			if err != nil {
-				b.Fatal(err)
-			}
-			factory.Start(ctx.Done())
-			factory.WaitForCacheSync(ctx.Done())
+			ctx, f := context.Background(), newTestFramework(b)
 			nodes := benchNodes(125)
 			var bound []*corev1.Pod
 			for i := range 500 {
@@ -103,16 +92,7 @@ func BenchmarkView(b *testing.B) {
 }
 
 func benchView(b *testing.B, n int, kept bool) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	client := fake.NewClientset()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	f, err := New(ctx, client, factory, "corral")
-	if err != nil {
-		b.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	ctx, f := context.Background(), newTestFramework(b)
 	nodes := benchNodes(n)
 	var bound []*corev1.Pod
 	next := 100000

@@ -72,7 +72,7 @@ func (k *keptCluster) updateNodes(logger klog.Logger, nodes []*corev1.Node) bool
 		case !ok:
 			k.cache.AddNode(logger, n)
 			changed = true
-		case !sameObject(&old.ObjectMeta.ResourceVersion, &n.ObjectMeta.ResourceVersion, old == n):
+		case !sameObject(old.ResourceVersion, n.ResourceVersion, old == n):
 			k.cache.UpdateNode(logger, old, n)
 		default:
 			continue
@@ -121,7 +121,7 @@ func (k *keptCluster) updatePods(logger klog.Logger, pods []*corev1.Pod) error {
 		switch {
 		case !ok:
 			err = k.cache.AddPod(logger, p)
-		case !sameObject(&old.ResourceVersion, &p.ResourceVersion, old == p):
+		case !sameObject(old.ResourceVersion, p.ResourceVersion, old == p):
 			err = k.cache.UpdatePod(logger, old, p)
 		default:
 			continue
@@ -137,8 +137,8 @@ func (k *keptCluster) updatePods(logger klog.Logger, pods []*corev1.Pod) error {
 // sameObject reports whether an object is unchanged: the same pointer, or
 // copies of one version (the API server's resourceVersion). Objects
 // without a version are the same only as the same pointer.
-func sameObject(oldVersion, newVersion *string, samePointer bool) bool {
-	return samePointer || *oldVersion != "" && *oldVersion == *newVersion
+func sameObject(oldVersion, newVersion string, samePointer bool) bool {
+	return samePointer || oldVersion != "" && oldVersion == newVersion
 }
 
 // index lists the snapshot's nodes in name order. The snapshot keeps each

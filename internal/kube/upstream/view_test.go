@@ -11,7 +11,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 )
 
-func newTestFramework(t *testing.T) *Framework {
+// newTestFramework is a Framework on a fake client, its informers started
+// and synced, stopped when the test or benchmark ends.
+func newTestFramework(t testing.TB) *Framework {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
