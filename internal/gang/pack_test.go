@@ -150,3 +150,49 @@ func packPod(rng *rand.Rand) model.Pod {
 	}
 	return pod
 }
+
+// TestSingleTasksSkipNodesTakenOut places a stream of single tasks while
+// nodes fail, are cordoned and come back between placements: no task
+// lands on a node that is out, the quick per-node question (roomLeft)
+// agrees with capacity throughout, and a node back in takes tasks again.
+func TestSingleTasksSkipNodesTakenOut(t *testing.T) {
+	placedOnReturned := 0
+	for seed := range uint64(10) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		f := packFleet(rng, 4+rng.IntN(12))
+		s := newState(t, f)
+		out, returned := map[string]bool{}, map[string]bool{}
+		for step := range 400 {
+			if step%15 == 0 {
+				n := f.Nodes[rng.IntN(len(f.Nodes))].Name
+				h := []fleet.Health{fleet.Unhealthy, fleet.Cordoned, fleet.Healthy}[rng.IntN(3)]
+				if err := s.SetHealth(n, h); err != nil {
+					t.Fatal(err)
+				}
+				returned[n] = returned[n] || out[n] && h == fleet.Healthy
+				out[n] = h != fleet.Healthy
+			}
+			pod := packPod(rng)
+			checkRoomLeft(t, s, job.PodDemand(pod))
+			p, ok := s.TryPlace(job.Single(fmt.Sprintf("p%d", step), job.PodDemand(pod)))
+			if !ok {
+				continue
+			}
+			node := s.fleet.Nodes[p.Tasks[0].Node].Name
+			if out[node] {
+				t.Fatalf("seed %d step %d: %+v placed on %s, which is out", seed, step, pod, node)
+			}
+			if returned[node] {
+				placedOnReturned++
+			}
+			if rng.IntN(3) == 0 {
+				if err := s.Release(p.Job); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if placedOnReturned == 0 {
+		t.Fatal("no task was placed on a node that had come back")
+	}
+}
