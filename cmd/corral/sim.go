@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/corral-sched/corral/internal/cpuprofile"
 	"io"
 	"os"
 	"strings"
@@ -109,6 +110,7 @@ type simOptions struct {
 	budgets                                                          budgetFlag
 	quotas                                                           quotaFlag
 	imagePull                                                        string
+	cpuProfile                                                       string
 	pullRate                                                         float64 // bytes a second, from imagePull
 }
 
@@ -190,8 +192,18 @@ type simOutputs struct {
 }
 
 // replayPolicies replays the workload under each policy in turn.
-func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies []sim.Policy, scaling []sim.Autoscale, stderr io.Writer) ([]*sim.Result, error) {
-	var results []*sim.Result
+func replayPolicies(o simOptions, f *fleet.Fleet, w workload.Workload, policies []sim.Policy, scaling []sim.Autoscale, stderr io.Writer) (results []*sim.Result, err error) {
+	if o.cpuProfile != "" {
+		stop, err := cpuprofile.Start(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if serr := stop(); err == nil {
+				err = serr
+			}
+		}()
+	}
 	pull := imagePull(o, &w)
 	for _, p := range policies {
 		start := time.Now()
@@ -311,6 +323,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.Var(o.quotas, "quota", "TENANT=GPUS: the tenant's nominal GPU quota (repeatable); tenants not given one share what is left in proportion to their work, all in one cohort that lends what is unused")
 	fs.Var(o.budgets, "budget", "corral: "+budgetFlagHelp+"; a duration counts from the replay's start, a month from 2000-01-01, the simulator's time zero")
 	fs.StringVar(&o.imagePull, "image-pull", "", "RATE such as 100MB/s: every job runs a container image (its tenant's for its class: "+imageSizesHelp()+") that a node pulls at RATE before the job's tasks start there; nodes keep what they pulled, and jobs go where their images are among nodes placement rates alike")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the replays to this file (go tool pprof)")
 	fs.BoolVar(&o.records, "records", false, "with --json: also every job's record (arrival, start, end, GPUs) and the fleet hour by hour")
 	fs.Usage = func() { fmt.Fprintf(stderr, simUsage, policyList()); fs.PrintDefaults() }
 	if err := parseFlags(fs, "", args); err != nil {

@@ -171,6 +171,40 @@ func (s *State) takeShare(n, m, g int) int {
 
 // untake returns one task's resources to its node.
 func (s *State) untake(t Task) {
+	s.give(t)
+	s.reindex(t.Node)
+}
+
+// untakeTasks returns the tasks' resources to their nodes, last first,
+// and brings each node's index entry up to date once.
+func (s *State) untakeTasks(tasks []Task) {
+	s.untaken = s.untaken[:0]
+	s.giveTasks(tasks)
+	s.reindexUntaken()
+}
+
+// giveTasks returns the tasks' resources, last first, listing their nodes
+// in s.untaken for reindexUntaken.
+func (s *State) giveTasks(tasks []Task) {
+	for i := len(tasks) - 1; i >= 0; i-- {
+		s.give(tasks[i])
+		if n := tasks[i].Node; !s.isUntaken[n] {
+			s.isUntaken[n] = true
+			s.untaken = append(s.untaken, n)
+		}
+	}
+}
+
+func (s *State) reindexUntaken() {
+	for _, n := range s.untaken {
+		s.isUntaken[n] = false
+		s.reindex(n)
+	}
+}
+
+// give returns one task's resources to its node, leaving the index to the
+// caller.
+func (s *State) give(t Task) {
 	s.touch(t.Node)
 	ns := &s.nodes[t.Node]
 	ns.cpu += t.CPUMilli
@@ -188,7 +222,6 @@ func (s *State) untake(t Task) {
 			st.whole = false
 		}
 	}
-	s.reindex(t.Node)
 }
 
 func b2i(b bool) int {

@@ -29,6 +29,10 @@ type limits struct {
 	need        int // no node or domain needs more than this
 	spreadDepth int // depth whose domains hold at most spreadMax tasks, -2 for none
 	spreadMax   int
+	// gateFree, when not 0, is the fewest free GPUs a domain at depth
+	// gateDepth must have to matter: the nodes of the others are filled
+	// as holding nothing without a look (whole-GPU requests only).
+	gateDepth, gateFree int
 }
 
 // fill computes capacities for r on every node and vertex under at,
@@ -42,8 +46,8 @@ func (s *State) fill(r *request, at ref, lim limits, reasons map[filter]int) {
 	if reasons == nil && r.kind == job.Whole && !r.spares && !r.d.WholeNode && t.levels > 0 {
 		a, b := t.within(v, t.levels-1)
 		for _, u := range t.byLevel[t.levels-1][a:b] {
-			if int(s.freeSum(r, u)) < r.d.GPUs {
-				s.fillNone(r, t.nodes(u)) // the index says no node here holds one task
+			if int(s.freeSum(r, u)) < r.d.GPUs || s.gatedOut(r, u, lim) {
+				s.fillNone(r, t.nodes(u)) // the index says no node here holds one task, or none that matters
 			} else {
 				s.fillNodes(r, t.nodes(u), lim, nil)
 			}
@@ -60,6 +64,19 @@ func (s *State) fill(r *request, at ref, lim limits, reasons map[filter]int) {
 	if t.depth(v) < 0 {
 		s.sumVertex(0, -1, lim)
 	}
+}
+
+// gatedOut reports whether last-level vertex u lies in a domain at depth
+// lim.gateDepth with fewer than lim.gateFree free GPUs r may use.
+func (s *State) gatedOut(r *request, u int, lim limits) bool {
+	if lim.gateFree == 0 {
+		return false
+	}
+	t := s.tree
+	if t.level[u] != lim.gateDepth {
+		u = t.path[t.nodes(u)[0]][lim.gateDepth]
+	}
+	return int(s.freeSum(r, u)) < lim.gateFree
 }
 
 // fillNone records that none of nodes holds a task of r, keeping their

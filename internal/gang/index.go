@@ -91,7 +91,9 @@ func (s *State) reindex(n int) {
 	}
 	ix := &s.index
 	c := s.nodes[n].class
-	path := append([]int{0}, s.tree.path[n]...)
+	path := s.tree.path[n] // the root, vertex 0, is not on it
+	ix.add(0, c, old, -1)
+	ix.add(0, c, now, +1)
 	for _, v := range path {
 		ix.add(v, c, old, -1)
 		ix.add(v, c, now, +1)
@@ -100,6 +102,7 @@ func (s *State) reindex(n int) {
 		for i := len(path) - 1; i >= 0; i-- {
 			ix.partial[ix.vc(path[i], c)] = int32(s.partialBelow(path[i], c))
 		}
+		ix.partial[ix.vc(0, c)] = int32(s.partialBelow(0, c))
 	}
 }
 

@@ -23,6 +23,12 @@ type packer struct {
 	models   map[string]string  // model names as given -> catalog names ("": unknown)
 	left     []int64            // scratch: one node's GPU milli left
 	feasible []int              // scratch: candidate nodes, in tree order
+	// stale marks the nodes changed since the cluster last mirrored them,
+	// listed in staleList: a what-if changes and restores nodes without
+	// the packer reading them in between, so they are copied when it next
+	// reads the cluster, once (mirrored).
+	stale     []bool
+	staleList []int
 }
 
 func newPacker(f *fleet.Fleet, classes []class, nodes []nodeState) *packer {
@@ -41,11 +47,34 @@ func newPacker(f *fleet.Fleet, classes []class, nodes []nodeState) *packer {
 		cluster:  placement.NewCluster(mirror),
 		observed: map[string]bool{},
 		models:   map[string]string{},
+		stale:    make([]bool, len(f.Nodes)),
 	}
 }
 
-// mirror copies node n's free resources into the packer's cluster.
+// mirror marks node n to be copied into the packer's cluster before the
+// cluster is next read.
 func (s *State) mirror(n int) {
+	p := s.packer
+	if !p.stale[n] {
+		p.stale[n] = true
+		p.staleList = append(p.staleList, n)
+	}
+}
+
+// mirrored is the packer's cluster with every node's free resources as
+// they are now.
+func (s *State) mirrored() *placement.Cluster {
+	p := s.packer
+	for _, n := range p.staleList {
+		p.stale[n] = false
+		s.copyToMirror(n)
+	}
+	p.staleList = p.staleList[:0]
+	return p.cluster
+}
+
+// copyToMirror copies node n's free resources into the packer's cluster.
+func (s *State) copyToMirror(n int) {
 	ns := &s.nodes[n]
 	mig := s.classes[ns.class].mig != fleet.MIGNone
 	left := s.packer.left[:0]
@@ -59,7 +88,11 @@ func (s *State) mirror(n int) {
 		}
 	}
 	s.packer.left = left
-	s.packer.cluster.Set(n, ns.cpu, ns.mem, left)
+	c := s.packer.cluster
+	if c.CPULeft[n] == ns.cpu && c.MemLeft[n] == ns.mem && slices.Equal(c.GPULeft[n], left) {
+		return // changed and restored since last read: nothing for the packer's caches to renew
+	}
+	c.Set(n, ns.cpu, ns.mem, left)
 }
 
 // observe teaches the learner a job's tasks the first time the job is
@@ -119,7 +152,7 @@ func (s *State) packSingle(r *request) ([]Task, bool) {
 	if r.kind == job.Shared { // shares measured in slices or memory differ by class
 		feasible = slices.DeleteFunc(feasible, func(n int) bool { return r.milli[s.nodes[n].class] != int(pod.GPUMilli) })
 	}
-	ch := s.packer.policy.Place(s.packer.cluster, &pod, feasible)
+	ch := s.packer.policy.Place(s.mirrored(), &pod, feasible)
 	ch.Node = s.withImages(ch.Node, feasible)
 	share := -1
 	if r.kind == job.Shared {

@@ -22,7 +22,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		f := packFleet(rng, 4+rng.IntN(20))
 		s := newState(t, f)
-		ref := placement.NewCluster(slices.Clone(s.packer.cluster.Nodes))
+		ref := placement.NewCluster(slices.Clone(s.mirrored().Nodes))
 		policy := placement.NewCorralOnline()
 		var placed []string
 		for step := range 300 {
@@ -32,7 +32,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 					t.Fatal(err)
 				}
 				placed = slices.Delete(placed, k, k+1)
-				releaseOn(ref, s.packer.cluster) // the reference applies the release as the state did
+				releaseOn(ref, s.mirrored()) // the reference applies the release as the state did
 				continue
 			}
 			pod := packPod(rng)
@@ -52,7 +52,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 				t.Fatalf("seed %d step %d: %+v went to node %d GPUs %v, corral-online picks node %d GPUs %v",
 					seed, step, pod, got.Node, got.GPUs, want.Node, want.GPUs)
 			}
-			if d := clusterDiff(ref, s.packer.cluster); d != "" {
+			if d := clusterDiff(ref, s.mirrored()); d != "" {
 				t.Fatalf("seed %d step %d: mirror differs from the reference: %s", seed, step, d)
 			}
 		}

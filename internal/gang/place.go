@@ -84,9 +84,7 @@ func (s *State) Release(name string) error {
 	if p == nil {
 		return fmt.Errorf("release %s: no such job placed", name)
 	}
-	for i := len(p.Tasks) - 1; i >= 0; i-- {
-		s.untake(p.Tasks[i])
-	}
+	s.untakeTasks(p.Tasks)
 	s.noteJob(name)
 	s.countShares(p, -1)
 	delete(s.jobs, name)
@@ -163,14 +161,22 @@ func (s *State) placeSingle(pl *plan) ([]Task, *Unfit) {
 }
 
 // room computes capacities for pl's one task shape under lim and returns
-// the most tasks one domain at the required depth holds; 0 when the index
-// already shows there are too few free GPUs.
+// the most tasks one domain at the required depth holds when that is at
+// least the job's minimum, else some number below it; 0 when the index
+// already shows there are too few free GPUs. A domain at the required
+// depth without free GPUs for the minimum cannot hold the job, nor can
+// anything in it, so its nodes are not looked at (limits.gateFree): the
+// domain that holds the job, and every node or domain in it, has its
+// capacities as a full fill gives them.
 func (s *State) room(pl *plan, lim limits) int {
-	r := pl.reqs[0]
-	if s.tooFewFreeGPUs(r, pl.job.MinTasks()) {
+	r, lo := pl.reqs[0], pl.job.MinTasks()
+	if s.tooFewFreeGPUs(r, lo) {
 		return 0
 	}
 	lim.need = pl.job.Tasks()
+	if d := pl.minDepth; d >= 0 && s.tree.levels > 0 {
+		lim.gateDepth, lim.gateFree = min(d, s.tree.levels-1), lo*r.d.GPUs
+	}
 	s.fill(r, s.root(), lim, nil)
 	return s.bestAt(pl.minDepth)
 }

@@ -44,6 +44,10 @@ type State struct {
 	// asks caches the shapes chosen for jobs that ask by GPU memory, per
 	// ask (memask.go); the fleet a State allocates does not change.
 	asks map[string]memoryChoice
+	// untaken lists the nodes tasks were just given back on, marked in
+	// isUntaken, until they are reindexed (scratch).
+	untaken   []int
+	isUntaken []bool
 }
 
 // class is a kind of node as a request sees it: GPU model, MIG mode, and
@@ -126,6 +130,7 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 		s.reindex(n)
 	}
 	s.scratch = newScratch(s)
+	s.isUntaken = make([]bool, len(s.nodes))
 	return s, nil
 }
 

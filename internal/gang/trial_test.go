@@ -132,7 +132,7 @@ func sameState(t *testing.T, seed uint64, want, got *State) {
 		{"share mix", want.shares, got.shares},
 		{"arrivals", want.packer.observed, got.packer.observed},
 		{"learnt", want.packer.learner.Save(), got.packer.learner.Save()},
-		{"mirror", want.packer.cluster.GPULeft, got.packer.cluster.GPULeft},
+		{"mirror", want.mirrored().GPULeft, got.mirrored().GPULeft},
 		{"fleet", want.fleet.Nodes, got.fleet.Nodes},
 	} {
 		if c.what == "learnt" {

@@ -67,11 +67,11 @@ func (s *State) PlaceIf(release []string, j *job.Job) (*Placement, bool) {
 
 // untakeJobs frees what the named placed jobs hold, inside a savepoint.
 func (s *State) untakeJobs(names []string) {
+	s.untaken = s.untaken[:0]
 	for _, name := range names {
 		if p := s.jobs[name]; p != nil {
-			for i := len(p.Tasks) - 1; i >= 0; i-- {
-				s.untake(p.Tasks[i])
-			}
+			s.giveTasks(p.Tasks)
 		}
 	}
+	s.reindexUntaken()
 }
