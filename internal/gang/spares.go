@@ -2,8 +2,10 @@ package gang
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/job"
 )
 
 // Replacement is the outcome of moving a failed node's tasks of a running
@@ -20,10 +22,29 @@ type Replacement struct {
 // Replace moves job's tasks off a failed node onto a hot spare in the
 // failed node's innermost domain (its rack, then block, and so on), or
 // else onto a free node there. Preemptible work borrowing the spare is
-// evicted. The failed node is marked unhealthy. If nothing in the job's
-// domains can take the tasks, nothing changes and the error says so: the
-// caller requeues the gang.
+// evicted. The failed node is marked unhealthy.
+//
+// A move keeps the job's required topology: it looks no wider than the
+// domain the job is required to pack in (while other tasks of the job stay
+// where they are), and under a required spread it takes no node whose
+// spread domain would hold more of the job's tasks than the spread
+// allows. If nothing within those bounds can take the tasks, nothing
+// changes and the error says so: the caller requeues the gang.
 func (s *State) Replace(jobName, failed string) (*Replacement, error) {
+	return s.replace(jobName, failed, nil, nil)
+}
+
+// ReplaceMember is Replace for one member of a gang whose members are
+// placed as jobs of their own (a pod group on Kubernetes, each pod a job):
+// the move keeps the gang's topology, the named other members staying
+// where they are.
+func (s *State) ReplaceMember(jobName, failed string, topology []job.Constraint, others []string) (*Replacement, error) {
+	return s.replace(jobName, failed, topology, others)
+}
+
+// replace moves job's tasks on failed, keeping topology (the job's own
+// when nil) with others' tasks staying.
+func (s *State) replace(jobName, failed string, topology []job.Constraint, others []string) (*Replacement, error) {
 	p := s.jobs[jobName]
 	from, err := s.NodeIndex(failed)
 	if p == nil || err != nil {
@@ -40,17 +61,32 @@ func (s *State) Replace(jobName, failed string) (*Replacement, error) {
 	if len(moving) == 0 {
 		return nil, fmt.Errorf("replace %s on %s: the job has no task there", jobName, failed)
 	}
+	gang := p.job
+	if topology != nil && gang != nil {
+		c := *gang
+		c.Topology = topology
+		gang = &c
+	}
+	held := slices.Clone(staying)
+	for _, o := range others {
+		if q := s.jobs[o]; q != nil && o != jobName {
+			held = append(held, q.Tasks...)
+		}
+	}
+	b, err := s.boundsOf(gang, held)
+	if err != nil {
+		return nil, fmt.Errorf("replace %s on %s: %w", jobName, failed, err)
+	}
 	s.noteHealth(from)
 	s.fleet.Nodes[from].Health = fleet.Unhealthy
 	s.savepoint()
 	for _, t := range moving {
 		s.untake(t)
 	}
-	rep, moved, ok := s.replaceIn(p, from, moving)
+	rep, moved, ok := s.replaceIn(p, from, moving, b)
 	if !ok {
 		s.rollback()
-		return nil, fmt.Errorf("replace %s on %s: no spare or free node in its %s can take %d tasks; requeue the gang",
-			jobName, failed, s.fleet.Levels[0], len(moving))
+		return nil, fmt.Errorf("replace %s on %s: %s; requeue the gang", jobName, failed, b.refusal(s, len(moving)))
 	}
 	s.commit()
 	s.noteJob(jobName)
@@ -60,15 +96,82 @@ func (s *State) Replace(jobName, failed string) (*Replacement, error) {
 	return rep, nil
 }
 
-// replaceIn looks for a node to host the moving tasks, innermost domain
-// first; spares before ordinary nodes at each level.
-func (s *State) replaceIn(p *Placement, from int, moving []Task) (*Replacement, []Task, bool) {
-	for l := s.tree.levels - 1; l >= 0; l-- {
+// moveBounds are how far a move may take a job's tasks (Replace).
+type moveBounds struct {
+	outermost int    // the outermost level searched; above the innermost: none
+	within    string // that level's name, for errors
+	// spreadDepth is the depth of a required spread's domains (-2: none),
+	// each of which may hold spreadMax of the job's tasks; staying counts
+	// the tasks that stay, by node.
+	spreadDepth, spreadMax int
+	spreadLevel            string
+	staying                map[int]int
+}
+
+// boundsOf is the bounds of a move of some of gang's tasks, staying
+// staying where they are.
+func (s *State) boundsOf(gang *job.Job, staying []Task) (moveBounds, error) {
+	levels := s.tree.levels
+	b := moveBounds{outermost: 0, within: "fleet", spreadDepth: -2}
+	if levels > 0 {
+		b.within = s.fleet.Levels[0]
+	}
+	if gang == nil || len(staying) == 0 {
+		return b, nil // the whole gang moves onto one node: every constraint holds
+	}
+	pl, err := s.compile(gang)
+	if err != nil {
+		return b, err
+	}
+	if d := pl.minDepth; d >= 0 {
+		b.outermost, b.within = d, pl.levels[d]
+	}
+	if sp := pl.spread; sp != nil && sp.Required {
+		b.spreadDepth, b.spreadMax, b.spreadLevel = pl.lim.spreadDepth, pl.lim.spreadMax, pl.levels[pl.lim.spreadDepth]
+		b.staying = map[int]int{}
+		for _, t := range staying {
+			b.staying[t.Node]++
+		}
+	}
+	return b, nil
+}
+
+// refusal says why no node within the bounds took k tasks.
+func (b moveBounds) refusal(s *State, k int) string {
+	if b.outermost >= s.tree.levels && s.tree.levels > 0 {
+		return fmt.Sprintf("the job keeps its tasks on one node, so its %d tasks there cannot move alone", k)
+	}
+	why := fmt.Sprintf("no spare or free node in its %s can take %d tasks", b.within, k)
+	if b.spreadDepth >= 0 {
+		why += fmt.Sprintf(" with at most %d of the job's tasks per %s", b.spreadMax, b.spreadLevel)
+	}
+	return why
+}
+
+// keepsSpread reports whether moving k tasks onto node n keeps the job's
+// required spread.
+func (s *State) keepsSpread(n, k int, b moveBounds) bool {
+	if b.spreadDepth < 0 {
+		return true
+	}
+	held := k
+	for m, c := range b.staying {
+		if b.spreadDepth == s.tree.levels && m == n || b.spreadDepth < s.tree.levels && s.tree.path[m][b.spreadDepth] == s.tree.path[n][b.spreadDepth] {
+			held += c
+		}
+	}
+	return held <= b.spreadMax
+}
+
+// replaceIn looks for a node to host the moving tasks within the bounds,
+// innermost domain first; spares before ordinary nodes at each level.
+func (s *State) replaceIn(p *Placement, from int, moving []Task, b moveBounds) (*Replacement, []Task, bool) {
+	for l := s.tree.levels - 1; l >= b.outermost; l-- {
 		v := s.tree.path[from][l]
 		for _, wantSpare := range []bool{true, false} {
 			for _, n := range s.tree.nodes(v) {
 				node := &s.fleet.Nodes[n]
-				if n == from || node.Spare != wantSpare || !node.Schedulable() {
+				if n == from || node.Spare != wantSpare || !node.Schedulable() || !s.keepsSpread(n, len(moving), b) {
 					continue
 				}
 				s.savepoint()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/corral-sched/corral/internal/faultrec"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // Annotations of fault handling. A job writes AnnotationCheckpoint (where
@@ -158,7 +159,8 @@ func (s *Scheduler) handleUnit(ctx context.Context, w *stricken, nodes []*corev1
 	rec := faultrec.Record{Event: faultrec.Event, Time: s.cfg.Now().UTC(), Kind: recordKind(w.fault.kind), Node: w.node, Source: w.fault.source,
 		Work: strings.TrimPrefix(w.key, "group "), GPUs: gpusOf(w.members)}
 	rec.LostGPUHours = s.lostGPUHours(w, ann)
-	if !w.fault.graceful() && w.group != nil && ann[AnnotationOnNodeFailure] != "requeue" {
+	move, why := sched.MovesOff(sched.Struck{Tasks: len(w.members), Notice: w.fault.graceful(), Requeue: ann[AnnotationOnNodeFailure] == "requeue"})
+	if move && w.group != nil {
 		to, err := s.replace(ctx, w, ann, nodes, pods)
 		if err == nil {
 			rec.Action, rec.To = faultrec.Replaced, to
@@ -166,7 +168,10 @@ func (s *Scheduler) handleUnit(ctx context.Context, w *stricken, nodes []*corev1
 				w.node, w.fault, len(w.failures), to))
 			return
 		}
-		s.log.Info("no replacement; requeueing the gang whole", "group", w.key, "node", w.node, "why", err)
+		why = err.Error()
+	}
+	if why != "" {
+		s.log.Info("requeueing whole", "unit", w.key, "node", w.node, "why", why)
 	}
 	if err := s.requeueUnit(ctx, w, ann); err != nil {
 		s.log.Warn("requeueing after a node fault", "unit", w.key, "err", err)

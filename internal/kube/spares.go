@@ -112,9 +112,10 @@ func (s *Scheduler) bindMoved(ctx context.Context, g *podGroup, binds []binding)
 
 // planMoves finds a node for each failed member in the cluster as it is,
 // taking room as it goes, or says why there is none. The core moves them
-// (gang.State.Replace: a spare of the failed node's innermost domain
-// first, then a free node there, evicting the pods lent the spare); a move
-// wider than the gang's required pack level is refused. Kubernetes' filter
+// (gang.State.ReplaceMember: a spare of the failed node's innermost domain
+// first, then a free node there, evicting the pods lent the spare, never
+// wider than the gang's required pack level nor against a required
+// spread). Kubernetes' filter
 // plugins judge each copy as they judge every pod corral places (its
 // nodeSelector, affinity, taints, volumes, claims): a node they refuse it
 // is closed to it, as to a pending pod (moveFilters).
@@ -141,25 +142,15 @@ func (s *Scheduler) planMoves(ctx context.Context, w *stricken, nodes []*corev1.
 	if err := lendSpares(st, f, byNode, w); err != nil {
 		return nil, err
 	}
-	widest := 0
-	if w.group != nil {
-		for _, c := range w.group.Topology {
-			if i := slices.Index(f.Levels, c.Level); c.Required && !c.Spread && i >= 0 {
-				widest = max(widest, i)
-			}
-		}
-	}
+	g := gangOf(w)
 	taints := clusterTaints(nodes)
 	var moves []move
 	for i, p := range w.failures {
-		m, err := moveOff(st, p, w.node, append(tolerated([]*corev1.Pod{p}, taints), opens[i]...), bound)
-		if err == nil && slices.Index(f.Levels, m.level) < widest {
-			err = fmt.Errorf("%s's %s is wider than the gang may span", m.to, m.level)
-		}
+		m, err := moveOff(st, p, w.node, append(tolerated([]*corev1.Pod{p}, taints), opens[i]...), bound, g)
 		if err != nil {
-			return nil, fmt.Errorf("no spare or free node in the %s of %s can take %s: %w", f.Levels[max(widest, 0)], w.node, podKey(p), err)
+			return nil, fmt.Errorf("moving %s off %s: %w", podKey(p), w.node, err)
 		}
-		moves = append(moves, m.move)
+		moves = append(moves, m)
 	}
 	if len(moves) == 0 {
 		return nil, errors.New("nothing to move")
@@ -195,34 +186,47 @@ func lendSpares(st *gang.State, f *fleet.Fleet, byNode map[string][]*corev1.Pod,
 	return nil
 }
 
-// placedMove is a move and the level of the domain it stays in.
-type placedMove struct {
-	move
-	level string
+// movingGang is what bounds a member's move: the group's topology and its
+// members' jobs in the core's state.
+type movingGang struct {
+	topology []job.Constraint
+	members  []string
+}
+
+func gangOf(w *stricken) movingGang {
+	var g movingGang
+	if w.group != nil {
+		g.topology = w.group.Topology
+	}
+	for _, p := range w.members {
+		g.members = append(g.members, boundJobName(p))
+	}
+	return g
 }
 
 // moveOff moves one failed pod, pinned on node from, with the tolerations
-// given, through gang.State.Replace.
-func moveOff(st *gang.State, p *corev1.Pod, from string, tolerations []string, bound map[string]*corev1.Pod) (placedMove, error) {
+// given, through gang.State.ReplaceMember: the core keeps the gang's
+// required topology (no wider than its pack level, a required spread kept).
+func moveOff(st *gang.State, p *corev1.Pod, from string, tolerations []string, bound map[string]*corev1.Pod, g movingGang) (move, error) {
 	d, err := demand(p)
 	if err != nil {
-		return placedMove{}, err
+		return move{}, err
 	}
 	name := boundJobName(p)
 	if st.Job(name) != nil {
 		if err := st.Release(name); err != nil {
-			return placedMove{}, err
+			return move{}, err
 		}
 	}
 	j := &job.Job{Name: name, Tolerations: tolerations, Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
 	if _, err := st.Adopt(j, from); err != nil {
-		return placedMove{}, err
+		return move{}, err
 	}
-	rep, err := st.Replace(name, from)
+	rep, err := st.ReplaceMember(name, from, g.topology, g.members)
 	if err != nil {
-		return placedMove{}, err
+		return move{}, err
 	}
-	m := placedMove{move: move{pod: p, to: rep.To}, level: rep.Level}
+	m := move{pod: p, to: rep.To}
 	for _, e := range rep.Evicted {
 		if lent := bound[e]; lent != nil {
 			m.borrowed = append(m.borrowed, lent)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,6 +66,7 @@ type kubeFace struct {
 	submitting []twin.Job
 	finishing  []string
 	started    []string
+	moved      []string
 	preempted  []string
 }
 
@@ -73,6 +75,9 @@ type kubeJob struct {
 	running bool      // its pods are bound
 	gone    bool      // finished
 	queued  time.Time // when it was submitted: its pods keep this place in the queue
+	// pods are the UIDs of its pods when last seen bound: a running job
+	// whose pods changed without stopping was moved off a failed node.
+	pods []string
 }
 
 // Fleet makes the script's nodes, in racks by the rack label the test
@@ -87,7 +92,7 @@ type kubeJob struct {
 func (f *kubeFace) Fleet(tf twin.Fleet) error {
 	f.fleet = tf
 	for i, name := range tf.NodeNames() {
-		f.createNode(f.node(name), tf.Rack(i))
+		f.createNode(f.node(name), tf.Rack(i), tf.Spare(i))
 	}
 	f.cfg = f.e.config()
 	f.cfg.ReclaimPatience = -1
@@ -100,14 +105,18 @@ func (f *kubeFace) Fleet(tf twin.Fleet) error {
 
 // createNode makes one node of the script's model and mode, in rack
 // ("" for none).
-func (f *kubeFace) createNode(name, rack string) {
+func (f *kubeFace) createNode(name, rack string, spare bool) {
 	tf := f.fleet
 	model := cmp.Or(tf.Model, twin.DefaultModel)
 	labels := map[string]string{LabelProduct: "NVIDIA-" + model, LabelCount: fmt.Sprint(tf.GPUs)}
-	var rackLabel map[string]string
+	rackLabel := map[string]string{}
 	if rack != "" {
 		labels["corral.test/rack"] = rack
-		rackLabel = map[string]string{"corral.test/rack": rack}
+		rackLabel["corral.test/rack"] = rack
+	}
+	if spare {
+		key, value, _ := strings.Cut(DefaultSpareLabel, "=")
+		labels[key], rackLabel[key] = value, value
 	}
 	switch {
 	case tf.MIG:
@@ -247,6 +256,7 @@ func (f *kubeFace) observe() {
 			continue
 		}
 		mine := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Labels[labelTwinJob] != name })
+		mine = f.endReplaced(mine)
 		evicted := slices.ContainsFunc(mine, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
 		bound := len(mine) == max(j.j.Tasks, 1) && !slices.ContainsFunc(mine, func(p corev1.Pod) bool { return p.Spec.NodeName == "" })
 		switch {
@@ -258,10 +268,65 @@ func (f *kubeFace) observe() {
 		case bound && !j.running:
 			f.started = append(f.started, name)
 			j.running = true
+		case bound && !slices.Equal(j.pods, podUIDs(mine)):
+			if kept(j.pods, podUIDs(mine)) {
+				f.moved = append(f.moved, name) // its pods on a failed node started again beside the rest
+			} else {
+				f.started = append(f.started, name) // stopped with its node and placed anew at once
+			}
 		case !bound && j.running: // stopped with its node, and queued again
 			j.running = false
 		}
+		j.pods = nil
+		if bound {
+			j.pods = podUIDs(mine)
+		}
 	}
+}
+
+// Moved returns the jobs moved off failed nodes since the last call.
+func (f *kubeFace) Moved() []string {
+	m := f.moved
+	f.moved = nil
+	return m
+}
+
+// endReplaced ends, as their kubelet would, the stopping pods that corral
+// replaced with copies (a unit stopped by a node fault is queued again as
+// copies while its pods on healthy nodes take their grace), and returns
+// the others: such a stop is not a preemption.
+func (f *kubeFace) endReplaced(pods []corev1.Pod) []corev1.Pod {
+	replaced := map[string]bool{}
+	for _, p := range pods {
+		if from := p.Annotations[AnnotationRequeuedFrom]; from != "" {
+			replaced[from] = true
+		}
+	}
+	return slices.DeleteFunc(pods, func(p corev1.Pod) bool {
+		if p.DeletionTimestamp == nil || !replaced[p.Name] {
+			return false
+		}
+		zero := int64(0)
+		err := f.e.c.Client.CoreV1().Pods(p.Namespace).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		if err != nil && !apierrors.IsNotFound(err) {
+			f.t.Fatal(err)
+		}
+		return true
+	})
+}
+
+// kept reports whether some pod of before is among now.
+func kept(before, now []string) bool {
+	return slices.ContainsFunc(before, func(uid string) bool { return slices.Contains(now, uid) })
+}
+
+func podUIDs(pods []corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, string(p.UID))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // createPods creates a job's pods, in a pod group when it has several. As

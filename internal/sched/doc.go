@@ -34,6 +34,16 @@
 //	allocation (gang.State)   one, all along    one, all along (built     one, kept between cycles;
 //	                                            again when nodes change)  each cycle a trial it undoes
 //
+// A node that goes under a running unit is met by one rule in every face
+// (failure.go, MovesOff): a gang of two tasks or more on a node that
+// failed without notice, and that did not ask to be requeued, moves its
+// tasks there to a spare or free node next to the rest
+// (gang.State.Replace, or ReplaceMember where each pod is a job of its
+// own, which keep the gang's required topology); anything else stops
+// whole and queues again at the front. The simulator moves a job placed as
+// one placement; the server runs one machine, so a failure there has
+// nowhere to move to.
+//
 // Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
 // period (a tenant in the server, a queue in the Kubernetes face), at
 // admission only: running work is never stopped for a budget. The rule:

@@ -61,7 +61,7 @@ func (s *Sim) evict(node string, notice bool) {
 	for _, name := range names {
 		rec := s.faultRecord(name, node, notice)
 		lost := s.lostSoFar(name)
-		if !notice && s.replaceOnSpare(name, node) {
+		if s.replaceOnSpare(name, node, notice) {
 			s.recordFault(rec, faultrec.Replaced, lost)
 			continue
 		}

@@ -2,19 +2,25 @@ package sim
 
 import (
 	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
-// replaceOnSpare moves a running topology-constrained gang off a failed
-// node onto a hot spare (or a free node) of the same domain, where it
-// restarts at once from its last checkpoint instead of going back to the
-// queue. Preemptible work borrowing the spare is stopped and requeued. It
-// reports whether the gang was moved.
-func (s *Sim) replaceOnSpare(name, node string) bool {
+// replaceOnSpare moves a running gang off a node that failed without
+// notice, when the core's rule says so (sched.MovesOff), onto a hot spare
+// (or a free node) of the same domain, where it restarts at once from its
+// last checkpoint instead of going back to the queue. Preemptible work
+// borrowing the spare is stopped and requeued. It reports whether the
+// gang was moved. The simulator moves a job placed as one placement (not
+// one grown in parts).
+func (s *Sim) replaceOnSpare(name, node string, notice bool) bool {
 	r := s.running[name]
-	if r == nil || len(r.parts) != 1 || r.parts[0] != name || len(r.a.Job.Topology) == 0 || r.a.Job.Tasks() < 2 {
+	if r == nil || len(r.parts) != 1 || r.parts[0] != name {
 		return false
 	}
 	cur := s.state.Job(name)
+	if move, _ := sched.MovesOff(sched.Struck{Tasks: len(cur.Tasks), Notice: notice}); !move {
+		return false
+	}
 	old := *cur
 	old.Tasks = append([]gang.Task(nil), cur.Tasks...)
 	borrowers := s.spareBorrowers()

@@ -25,6 +25,7 @@ type simFace struct {
 	arrivals int
 	stops    map[string]int // preemptions per job at the last settle
 	before   map[string]bool
+	moved    []string // jobs moved off failed nodes since the last settle
 }
 
 func newSimFace() *simFace { return &simFace{stops: map[string]int{}, before: map[string]bool{}} }
@@ -76,9 +77,26 @@ func (f *simFace) Finish(name string) error {
 // fault process does; Up repairs it.
 func (f *simFace) Down(node string) error {
 	for _, n := range f.nodes(node) {
+		struck := map[string]bool{}
+		for _, part := range f.s.state.Affected(n) {
+			struck[f.s.ownerOf(part)] = true
+		}
 		f.s.fault(workload.Fault{At: f.s.now, Kind: workload.NodeFailure, Node: n})
+		for name := range struck {
+			if f.s.running[name] != nil && !slices.Contains(f.moved, name) {
+				f.moved = append(f.moved, name) // still running: moved, not stopped
+			}
+		}
 	}
 	return nil
+}
+
+// Moved returns the jobs the simulator moved off failed nodes since the
+// last call.
+func (f *simFace) Moved() []string {
+	m := f.moved
+	f.moved = nil
+	return m
 }
 
 func (f *simFace) Up(node string) error {
@@ -130,7 +148,10 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 // with its node) started again at this moment.
 func (f *simFace) restarted(name string) bool { return f.s.running[name].start == f.s.now }
 
-var _ twin.Face = (*simFace)(nil)
+var (
+	_ twin.Face  = (*simFace)(nil)
+	_ twin.Mover = (*simFace)(nil)
+)
 
 // TestTwinSim holds the simulator's corral policy to the transcripts the
 // core writes (internal/twin/testdata), as the server's and the

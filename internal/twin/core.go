@@ -36,10 +36,13 @@ type Core struct {
 	submitted map[string]sched.Unit // as submitted, to requeue
 	mem       *sched.Memory         // claims, preemption counts, back-offs
 	started   []string
+	moved     []string
 	preempted []string
-	// tweak, when set, changes the cycle's settings: a face that decides
-	// otherwise, for the test that the transcripts catch it.
-	tweak func(*sched.Config)
+	// tweak, when set, changes the cycle's settings, and requeueStruck
+	// stops every job on a failed node: a face that decides otherwise,
+	// for the test that the transcripts catch it.
+	tweak         func(*sched.Config)
+	requeueStruck bool
 }
 
 // NewCore is an empty core face.
@@ -83,6 +86,7 @@ func BuildFleet(tf Fleet) (*fleet.Fleet, *gpu.Model, error) {
 		if tf.RackSize > 0 {
 			n.Domains = []string{tf.Rack(i)}
 		}
+		n.Spare = tf.Spare(i)
 		if !tf.MIG && tf.Slices > 1 {
 			n.TimeSlices = tf.Slices
 		}
@@ -134,25 +138,53 @@ func (c *Core) end(r sched.Running) error {
 	return c.book.Release(r.Queue, r.Need)
 }
 
-// Down takes a node away (every node for ""): its jobs wait again, in
-// their old places.
+// Down takes a node away (every node for ""): a gang the core's rule
+// moves (sched.MovesOff) goes on with its tasks there on a spare or free
+// node next to the rest; every other job on it waits again, in its old
+// place.
 func (c *Core) Down(node string) error {
-	stopped := map[string]bool{}
+	stopped := map[string][]string{} // job -> the failed nodes it is on
 	for _, n := range c.nodes(node) {
 		if err := c.state.SetHealth(n, fleet.Unhealthy); err != nil {
 			return err
 		}
 		for _, name := range c.state.Affected(n) {
-			stopped[name] = true
+			stopped[name] = append(stopped[name], n)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(stopped)) {
+		if c.moveOff(name, stopped[name]) {
+			continue
+		}
 		if err := c.end(c.running[name]); err != nil {
 			return err
 		}
 		c.pending = append(c.pending, c.submitted[name])
 	}
 	return nil
+}
+
+// moveOff moves a job's tasks off the failed nodes when the rule says so
+// and nodes take them, one failed node after another as the faces learn
+// of them; false when the job is to stop whole.
+func (c *Core) moveOff(name string, failed []string) bool {
+	if move, _ := sched.MovesOff(sched.Struck{Tasks: len(c.state.Job(name).Tasks)}); !move || c.requeueStruck {
+		return false
+	}
+	for _, n := range failed {
+		if _, err := c.state.Replace(name, n); err != nil {
+			return false
+		}
+	}
+	c.moved = append(c.moved, name)
+	return true
+}
+
+// Moved returns the jobs moved off failed nodes since the last call.
+func (c *Core) Moved() []string {
+	m := c.moved
+	c.moved = nil
+	return m
 }
 
 // Up brings a node back (every node for "").
@@ -247,4 +279,7 @@ func CoreJob(j Job) *job.Job {
 	return cj
 }
 
-var _ Face = (*Core)(nil)
+var (
+	_ Face  = (*Core)(nil)
+	_ Mover = (*Core)(nil)
+)

@@ -11,8 +11,11 @@
 // server, a change of leader on Kubernetes; the transcript must not
 // change), and "settle", which lets the face decide until nothing
 // changes — then a line "----" and the expected transcript: after each
-// settle, the jobs started and the jobs preempted since the last one,
-// then the jobs still waiting, each group sorted by name. Core runs a
+// settle, the jobs started, the jobs moved off a failed node (a gang whose
+// tasks there went to a spare or free node while the rest ran on: a face
+// that moves implements Mover) and the jobs preempted since the last one,
+// then the jobs still waiting, each group sorted by name. A fleet may keep
+// hot spares (spares=K: the last K nodes of each rack). Core runs a
 // script on internal/sched directly, and writes the transcripts
 // (go test ./internal/twin -update); the simulator, the server and the
 // Kubernetes face implement Face in their own tests (TestTwinSim,
@@ -29,7 +32,10 @@
 // racks.txt (four nodes in two racks: gangs packed in a rack, a gang
 // borrowing and reclaimed, a restart, one node failing and coming back),
 // sharegang.txt (gangs of shared-GPU tasks on two nodes, started whole,
-// a node failing under one).
+// a node failing under one), failover.txt (two racks with a hot spare
+// each: gangs moved to the spare when a node under them fails, a gang
+// stopped whole when its rack has nothing left, a single job queued again
+// and placed anew).
 //
 // It imports internal/fleet, internal/gang, internal/gpu, internal/job,
 // internal/queue and internal/sched only. Start with Run in twin.go.

@@ -10,14 +10,26 @@ import (
 // of Model each, every GPU cut into Slices time-sliced shares when
 // Slices > 1, or split into MIG instances when MIG is set. RackSize > 0
 // puts the nodes in racks of that many, in name order: a topology level
-// "rack" that jobs may ask to be packed in.
+// "rack" that jobs may ask to be packed in. The last Spares nodes of each
+// rack (of the fleet, without racks) are hot spares: kept free, for the
+// gangs a failed node strikes to move to.
 type Fleet struct {
 	GPUs     int
 	Nodes    int
 	RackSize int
+	Spares   int
 	Model    string // a catalog name; "" is DefaultModel
 	Slices   int
 	MIG      bool
+}
+
+// Spare reports whether the i-th node is a hot spare.
+func (f Fleet) Spare(i int) bool {
+	size := f.RackSize
+	if size <= 0 {
+		size = len(f.NodeNames())
+	}
+	return f.Spares > 0 && i%size >= size-f.Spares
 }
 
 // NodeNames are the fleet's nodes by name: "node" for one machine, else
@@ -80,8 +92,10 @@ type Face interface {
 	Tenant(t Tenant) error
 	Submit(j Job) error
 	Finish(name string) error
-	// Down takes a node away (every node when node is ""): its jobs stop
-	// and wait again, and nothing is placed on it until Up brings it back.
+	// Down takes a node away (every node when node is ""): a gang the
+	// core's rule moves (sched.MovesOff) goes on with its tasks there on
+	// a spare or free node next to the rest; its other jobs stop and wait
+	// again; nothing is placed on it until Up brings it back.
 	Down(node string) error
 	Up(node string) error
 	// Restart stops the face's process and starts another on what it
@@ -95,6 +109,13 @@ type Face interface {
 	Settle() (started, preempted, waiting []string, err error)
 }
 
+// Mover is a face that moves a gang off a failed node instead of
+// stopping it (sched.MovesOff): Moved returns the jobs moved since the
+// last call. A face that is not a Mover moves nothing.
+type Mover interface {
+	Moved() []string
+}
+
 // Run plays the script's steps on face and returns the transcript.
 func Run(face Face, s *Script) ([]string, error) {
 	var out []string
@@ -102,7 +123,7 @@ func Run(face Face, s *Script) ([]string, error) {
 		var err error
 		switch st.Cmd {
 		case "fleet":
-			err = face.Fleet(Fleet{GPUs: st.Int("gpus", 8), Nodes: st.Int("nodes", 1), RackSize: st.Int("rack", 0),
+			err = face.Fleet(Fleet{GPUs: st.Int("gpus", 8), Nodes: st.Int("nodes", 1), RackSize: st.Int("rack", 0), Spares: st.Int("spares", 0),
 				Model: st.Args["model"], Slices: st.Int("slices", 0), MIG: st.Args["mig"] == "true"})
 		case "tenant":
 			err = face.Tenant(Tenant{Name: st.Name, Quota: st.Int("quota", 0), Cohort: st.Args["cohort"]})
@@ -144,11 +165,15 @@ func settle(face Face) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	var moved []string
+	if m, ok := face.(Mover); ok {
+		moved = m.Moved()
+	}
 	var out []string
 	for _, g := range []struct {
 		word  string
 		names []string
-	}{{"start", started}, {"preempt", preempted}, {"waiting", waiting}} {
+	}{{"start", started}, {"move", moved}, {"preempt", preempted}, {"waiting", waiting}} {
 		names := slices.Sorted(slices.Values(g.names))
 		for _, n := range names {
 			out = append(out, g.word+" "+n)
