@@ -245,7 +245,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.verbose, "v", false, "log every cycle")
 	fs.StringVar(&f.accounting, "accounting", "", "append accounting records (JSON lines: pods and pod groups started, preempted, ended, with waits and GPU-seconds) to this file")
 	fs.StringVar(&f.accountingCMs, "accounting-configmaps", "", "keep the accounting records in the API server too, in ConfigMaps PREFIX-NNNNNN of NAMESPACE (namespace/prefix), which outlive a replica and which a new leader continues and reads the Queues' budgets' ended use from")
-	fs.StringVar(&f.unitMemoryCM, "memory-configmap", "", "keep what the scheduler remembers of units (preemption counts, reborrow back-offs, claimed room) and the placements of gangs inferred from Jobs, JobSets and LeaderWorkerSets while they are bound in this ConfigMap (namespace/name), so that a new leader continues them; empty: in this replica only")
+	fs.StringVar(&f.unitMemoryCM, "memory-configmap", "", "keep what the scheduler remembers of units (preemption counts, reborrow back-offs, claimed room), the mix of pod shapes its packing policy learned, and the placements of gangs inferred from Jobs, JobSets and LeaderWorkerSets while they are bound in this ConfigMap (namespace/name), so that a new leader continues them; empty: in this replica only")
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
 	fs.StringVar(&f.draGPUDrivers, "dra-gpu-drivers", strings.Join(kube.DefaultDRAGPUDrivers, ","), "DRA drivers whose devices are GPUs to the core (counted for packing and quotas); empty: none")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)

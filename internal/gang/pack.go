@@ -98,7 +98,7 @@ func (s *State) copyToMirror(n int) {
 // observe teaches the learner a job's tasks the first time the job is
 // offered, and again after it has run (a requeued job arrives anew).
 func (s *State) observe(j *job.Job) {
-	if s.packer.observed[j.Name] || s.jobs[j.Name] != nil {
+	if s.packer.observed[j.Name] || s.jobs[j.Name] != nil || s.counted {
 		return
 	}
 	s.noteObserved(j.Name)

@@ -33,6 +33,7 @@ type State struct {
 	jobs    map[string]*Placement
 	opt     Options
 	quiet   bool     // TryPlace: no explanations
+	counted bool     // Counted: adoptions teach the packer nothing
 	shares  shareMix // running shared tasks by size
 	packer  *packer  // the packing policy for single tasks
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),

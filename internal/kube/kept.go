@@ -15,6 +15,7 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/placement"
 	"github.com/corral-sched/corral/internal/sched"
 )
 
@@ -39,6 +40,16 @@ type keptCluster struct {
 	dirty     bool       // a pod released or its object replaced since order was made
 	bound     []boundPod // order's pods as the cycle sees them; nil until asked
 	builds    int        // fleets built, for tests
+	// learned is what the packing policy had learned from the bound pods
+	// when the last cycle began (learned.go). carry, when set, is the mix
+	// the state takes at the next cycle, before it adopts the pods: the
+	// old state's after a rebuild, or the one a former leader kept; the
+	// pods it counts (known, or all with knownAll) are adopted without
+	// being learned again.
+	learned  placement.Learned
+	carry    *placement.Learned
+	known    map[types.UID]bool
+	knownAll bool
 }
 
 // keptPod is a bound pod as the state holds it.
@@ -72,7 +83,9 @@ func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[strin
 	if err := k.syncNodes(nodes, cfg, extra); err != nil {
 		return nil, nil, nil, nil, err
 	}
+	k.takeCarry(log)
 	k.syncPods(byNode, charger, log)
+	k.known, k.knownAll, k.learned = nil, false, k.state.Learned()
 	if err := k.state.Begin(); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -162,6 +175,13 @@ func (k *keptCluster) build(nodes []*corev1.Node, cfg *Config, extra map[string]
 	if err != nil {
 		return err
 	}
+	if k.state != nil && k.carry == nil { // the new state would learn the bound pods again, in node order
+		old := k.state.Learned()
+		k.carry, k.known = &old, make(map[types.UID]bool, len(k.pods))
+		for uid := range k.pods {
+			k.known[uid] = true
+		}
+	}
 	k.state, k.skipped, k.described, k.extra, k.nvlink = st, skipped, described, key, nvlink
 	k.nodes = make(map[string]*corev1.Node, len(nodes))
 	for _, n := range nodes {
@@ -241,7 +261,13 @@ func (k *keptCluster) release(uid types.UID, kp *keptPod) {
 // does not fit there in corral's view.
 func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
 	p := kp.obj
-	pl, err := pinPod(k.state, kp.node, p)
+	var pl *gang.Placement
+	var err error
+	if k.knownAll || k.known[p.UID] {
+		k.state.Counted(func() { pl, err = pinPod(k.state, kp.node, p) })
+	} else {
+		pl, err = pinPod(k.state, kp.node, p)
+	}
 	if err != nil {
 		log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", kp.node, "err", err)
 		return false

@@ -95,6 +95,9 @@ type Scheduler struct {
 	// continues it.
 	units      *sched.Memory
 	unitsStore *memoryStore // nil: kept in this replica only
+	// learnedRenewed is the renewal of the learned mix last written to
+	// the unit memory ConfigMap (learned.go).
+	learnedRenewed int
 	// refusals are where the filter plugins refused pending pods the core
 	// had placed (refusals.go).
 	refusals map[types.UID]refusal
@@ -256,6 +259,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 // hold nothing.
 func (s *Scheduler) Cycle(ctx context.Context) error {
 	defer s.persistUnits(ctx)
+	defer s.persistLearned(ctx)
 	s.useLive()
 	s.recoverIntents(ctx)
 	s.handleFaults(ctx)

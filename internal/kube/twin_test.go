@@ -227,13 +227,14 @@ func (f *kubeFace) Settle() (started, preempted, waiting []string, err error) {
 	f.finishing, f.submitting = nil, nil
 	for range 20 {
 		f.waitCache()
-		before := f.s.Stats()
+		before, pods := f.s.Stats(), podUIDs(f.pods())
 		if err := f.s.Cycle(context.Background()); err != nil {
 			return nil, nil, nil, err
 		}
 		after := f.s.Stats()
+		changed := !slices.Equal(pods, podUIDs(f.pods())) // a fault's pods stopped, or queued again as copies
 		f.observe()
-		if after.Binds == before.Binds && after.Evictions == before.Evictions {
+		if after.Binds == before.Binds && after.Evictions == before.Evictions && !changed {
 			break
 		}
 	}

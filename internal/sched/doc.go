@@ -33,6 +33,8 @@
 //	                                            (bbolt)                   ConfigMaps
 //	allocation (gang.State)   one, all along    one, all along (built     one, kept between cycles;
 //	                                            again when nodes change)  each cycle a trial it undoes
+//	learned mix (packing)     gang.State        the store, at every       the ConfigMap, at every
+//	                                            renewal and at stop       renewal
 //
 // A node that goes under a running unit is met by one rule in every face
 // (failure.go, MovesOff): a gang of two tasks or more on a node that

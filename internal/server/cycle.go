@@ -51,6 +51,7 @@ func (s *Server) cycle() {
 	s.applyStarts(d.Starts, snap.Now, begin)
 	s.applyPreempts(d.Preempts)
 	s.persistMemory()
+	s.persistLearned(false)
 	for i, w := range d.Waiting {
 		if id, err := store.ParseID(w.Unit); err == nil {
 			s.waits[id] = lastWait{Wait: w, ahead: i}

@@ -114,24 +114,33 @@ func (s *Server) rebuild() error {
 			return err
 		}
 	}
+	adopt := func(fn func()) { fn() }
+	if s.learnedCounts { // what the old state learned counts the running jobs already
+		if err := state.Learn(s.state.Learned()); err != nil {
+			return err
+		}
+		adopt = state.Counted
+	}
 	pairs := map[int]int{}
-	for _, id := range sortedIDs(s.runs) {
-		r := s.runs[id]
-		if r.drained {
-			continue
-		}
-		p, err := state.Adopt(gangJob(&r.job), nodeName)
-		if err != nil {
-			s.log.Error("running job does not fit the machine's GPUs", "job", r.job.Name(), "err", err)
-			continue
-		}
-		for i, t := range p.Tasks {
-			if i < len(r.job.Tasks) {
-				pair(pairs, t.GPUs, r.job.Tasks[i].GPUs)
+	adopt(func() {
+		for _, id := range sortedIDs(s.runs) {
+			r := s.runs[id]
+			if r.drained {
+				continue
+			}
+			p, err := state.Adopt(gangJob(&r.job), nodeName)
+			if err != nil {
+				s.log.Error("running job does not fit the machine's GPUs", "job", r.job.Name(), "err", err)
+				continue
+			}
+			for i, t := range p.Tasks {
+				if i < len(r.job.Tasks) {
+					pair(pairs, t.GPUs, r.job.Tasks[i].GPUs)
+				}
 			}
 		}
-	}
-	s.state, s.phys = state, completeMapping(pairs, gpus)
+	})
+	s.state, s.phys, s.learnedCounts = state, completeMapping(pairs, gpus), true
 	return nil
 }
 

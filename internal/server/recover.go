@@ -33,6 +33,7 @@ func (s *Server) recover() error {
 		s.adopt(j)
 	}
 	s.restoreMemory()
+	s.restoreLearned()
 	return s.rebuild()
 }
 

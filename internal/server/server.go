@@ -122,8 +122,13 @@ type Server struct {
 	waits   map[uint64]lastWait         // what the last cycle said of each waiting job
 	blocked map[uint64]eligible.Verdict // waiting jobs kept out of the cycle (held, dependencies, ...): judge
 	mem     *sched.Memory               // the scheduler's memory of jobs, persisted in their records (memory.go)
-	ledger  sched.Ledger                // the tenants' quotas and fair share
-	tenants map[string]store.Tenant
+	// learnedRenewed and learnedSeen are the renewal and the arrivals of
+	// the learned mix the store last kept; learnedCounts says whether the
+	// state's learned mix counts the running jobs (learned.go).
+	learnedRenewed, learnedSeen int
+	learnedCounts               bool
+	ledger                      sched.Ledger // the tenants' quotas and fair share
+	tenants                     map[string]store.Tenant
 	// spent caches, by tenant, what its ended runs used in its budget's
 	// current period; records counts the accounting records written, so
 	// that a new one refreshes it.
@@ -258,6 +263,9 @@ func (s *Server) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.stopped:
+			s.mu.Lock()
+			s.persistLearned(true)
+			s.mu.Unlock()
 			return
 		case e := <-s.ended:
 			s.finish(e)

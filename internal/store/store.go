@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ var (
 	bucketAcct    = []byte("acct")
 	bucketAudit   = []byte("audit")
 	keyNextJob    = []byte("next_job")
+	keyLearnedMix = []byte("learned_mix")
 )
 
 // Sentinel errors, for errors.Is.
@@ -201,6 +203,20 @@ func (t *Tx) Jobs(fn func(*Job) bool) error {
 		}
 	}
 	return nil
+}
+
+// PutLearnedMix keeps what the packing policy has learned of the mix of
+// jobs (JSON, as the core writes it), for the next server on this store.
+func (t *Tx) PutLearnedMix(data []byte) error {
+	if err := t.tx.Bucket(bucketMeta).Put(keyLearnedMix, data); err != nil {
+		return fmt.Errorf("write the learned mix: %w", err)
+	}
+	return nil
+}
+
+// LearnedMix is what PutLearnedMix kept, nil when nothing is.
+func (t *Tx) LearnedMix() []byte {
+	return bytes.Clone(t.tx.Bucket(bucketMeta).Get(keyLearnedMix))
 }
 
 // NextID is the ID the next submitted job gets.
