@@ -101,13 +101,14 @@ type cycleInput struct {
 	snap    *sched.Snapshot
 	units   map[string]*unit           // by core job name
 	byGroup map[string][][]*corev1.Pod // each unit's pods, by task group
-	running map[string]victimSet       // by running unit name
+	sets    []victimSet                // the running units
+	running map[string]*victimSet      // sets by name, made when first asked (runningSet)
 	left    []rejection                // pods of groups started without them
 	prs     []*preemption              // the cycle's evictions
 }
 
 func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
-	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}, running: map[string]victimSet{}}
+	in := &cycleInput{kube: snap, units: map[string]*unit{}, byGroup: map[string][][]*corev1.Pod{}}
 	in.snap = &sched.Snapshot{
 		Now:   snap.now,
 		State: snap.state,
@@ -121,11 +122,9 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 		},
 		Spent: snap.spent,
 	}
-	sets := runningUnits(snap)
-	in.running = make(map[string]victimSet, len(sets))
-	in.snap.Running = make([]sched.Running, 0, len(sets))
-	for _, v := range sets {
-		in.running[v.name] = v
+	in.sets = runningUnits(snap)
+	in.snap.Running = make([]sched.Running, 0, len(in.sets))
+	for _, v := range in.sets {
 		in.snap.Running = append(in.snap.Running, in.runningOf(v))
 	}
 	if snap.ledger != nil {
@@ -138,6 +137,20 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 	return in
 }
 
+// runningSet is the running unit of that name (empty when none runs).
+func (in *cycleInput) runningSet(name string) victimSet {
+	if in.running == nil {
+		in.running = make(map[string]*victimSet, len(in.sets))
+		for i := range in.sets {
+			in.running[in.sets[i].name] = &in.sets[i]
+		}
+	}
+	if v := in.running[name]; v != nil {
+		return *v
+	}
+	return victimSet{}
+}
+
 // runningOf is a bound unit as the cycle sees it: only corral's own pods
 // that are not already terminating may be preempted.
 func (in *cycleInput) runningOf(v victimSet) sched.Running {
@@ -146,7 +159,10 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 	var milli int64
 	q := v.pods[0].queue
 	queued := in.kube.queues[q] != nil
-	need := queue.Amounts{}
+	var need queue.Amounts
+	if queued {
+		need = queue.Amounts{}
+	}
 	var limit runLimit
 	for _, b := range v.pods {
 		milli += b.milli
@@ -236,7 +252,7 @@ func (in *cycleInput) preemptions(preempts []sched.Preempt) []*preemption {
 			byUnit[p.For] = pr
 			list = append(list, pr)
 		}
-		for _, b := range in.running[p.Victim].pods {
+		for _, b := range in.runningSet(p.Victim).pods {
 			pr.pods = append(pr.pods, b.pod)
 		}
 		pr.victims[p.Victim] = p.NoBorrowUntil
@@ -344,7 +360,7 @@ func (in *cycleInput) preemptingMessage(u *unit, w sched.Wait, resvs []sched.Res
 	for _, r := range resvs {
 		if r.Unit == w.Unit {
 			for _, name := range r.Releasing {
-				pods += len(in.running[name].pods)
+				pods += len(in.runningSet(name).pods)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,11 +38,17 @@ type preemption struct {
 
 // runningUnits groups the bound pods into the units they were placed as:
 // a pod, or the bound pods of one pod group. Priority is the highest of
-// its pods, creation the earliest, start the latest bind.
+// its pods, creation the earliest, start the latest bind. A pod alone is a
+// unit of its own, its pods a view of the snapshot's bound pods.
 func runningUnits(snap *snapshot) []victimSet {
-	at := make(map[string]int, len(snap.bound)) // unit name -> index in sets
+	at := map[string]int{} // group unit name -> index in sets
 	sets := make([]victimSet, 0, len(snap.bound))
-	for _, b := range snap.bound {
+	for k, b := range snap.bound {
+		if !strings.HasPrefix(b.unit, groupUnitPrefix) {
+			sets = append(sets, victimSet{name: b.unit, pods: snap.bound[k : k+1 : k+1], priority: b.priority, created: b.created,
+				started: b.boundTime(snap.boundAt)})
+			continue
+		}
 		i, ok := at[b.unit]
 		if !ok {
 			i = len(sets)

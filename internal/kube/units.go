@@ -45,10 +45,14 @@ func (groupCounts) add(to map[string]int, p *corev1.Pod) {
 // Pending and running units, faults and preemptions all go by it.
 func unitName(p *corev1.Pod) string {
 	if g := GroupName(p); g != "" {
-		return "group " + p.Namespace + "/" + g
+		return groupUnitPrefix + p.Namespace + "/" + g
 	}
 	return "pod " + podKey(p)
 }
+
+// groupUnitPrefix starts the name of a unit of several pods; any other
+// unit is one pod, and no two pods share its name.
+const groupUnitPrefix = "group "
 
 func buildUnits(pending []*corev1.Pod, groups map[string]*podGroup, members groupCounts) []*unit {
 	byName := map[string]*unit{}
