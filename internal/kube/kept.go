@@ -261,18 +261,20 @@ func (k *keptCluster) release(uid types.UID, kp *keptPod) {
 // does not fit there in corral's view.
 func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
 	p := kp.obj
+	d, err := demand(p)
 	var pl *gang.Placement
-	var err error
-	if k.knownAll || k.known[p.UID] {
-		k.state.Counted(func() { pl, err = pinPod(k.state, kp.node, p) })
-	} else {
-		pl, err = pinPod(k.state, kp.node, p)
+	switch {
+	case err != nil:
+	case k.knownAll || k.known[p.UID]:
+		k.state.Counted(func() { pl, err = pinDemand(k.state, kp.node, p, d) })
+	default:
+		pl, err = pinDemand(k.state, kp.node, p, d)
 	}
 	if err != nil {
 		log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", kp.node, "err", err)
 		return false
 	}
-	kp.demand, _ = demand(p) // pinPod read it
+	kp.demand = d
 	kp.gpu = p.Annotations[annotationDRAGPU]
 	kp.b = newBoundPod(k.state, p, pl, k.charger)
 	k.pods[p.UID] = kp

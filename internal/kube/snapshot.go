@@ -236,6 +236,11 @@ func pinPod(st *gang.State, node string, p *corev1.Pod) (*gang.Placement, error)
 	if err != nil {
 		return nil, err
 	}
+	return pinDemand(st, node, p, d)
+}
+
+// pinDemand is pinPod for p, whose demand d is read already.
+func pinDemand(st *gang.State, node string, p *corev1.Pod, d job.Demand) (*gang.Placement, error) {
 	j := &job.Job{Name: boundJobName(p), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
 	if g, err := strconv.Atoi(p.Annotations[annotationDRAGPU]); err == nil {
 		if pl, err := st.AdoptShareOn(j, node, g); err == nil {
