@@ -12,9 +12,10 @@ import (
 // TestReplaceKeepsTheJobsRequiredTopology moves a gang's task off a
 // failed node on a fleet of two blocks of two racks of three 8-GPU nodes
 // (n000-n002 rack0 and n003-n005 rack1 in block0; n006-n011 in block1).
-// A move looks no wider than the domain the gang must pack in, and under
-// a required spread takes no node whose domain already holds the gang's
-// allowance; a preferred constraint bounds nothing.
+// A move looks no wider than the domain the gang must pack in (the whole
+// fleet when none), and under a required spread takes no node whose
+// domain already holds the gang's allowance; a preferred constraint
+// bounds nothing.
 func TestReplaceKeepsTheJobsRequiredTopology(t *testing.T) {
 	rack := func(required bool) job.Constraint { return job.Constraint{Level: "rack", Required: required} }
 	block := job.Constraint{Level: "block", Required: true}
@@ -34,8 +35,10 @@ func TestReplaceKeepsTheJobsRequiredTopology(t *testing.T) {
 		{"packed in a rack without room: refused", gpuJob("g", 2, 8, rack(true)), []string{"n000", "n001"}, []string{"n002"}, "n001", "", "in its rack can take 1 tasks"},
 		{"rack only preferred: moves within the block", gpuJob("g", 2, 8, rack(false)), []string{"n000", "n001"}, []string{"n002"}, "n001", "n003", ""},
 		{"packed in a rack with room there", gpuJob("g", 2, 8, rack(true)), []string{"n000", "n001"}, nil, "n001", "n002", ""},
-		{"required spread: the rack the other task holds is refused", gpuJob("g", 2, 8, spread(true)), []string{"n000", "n003"}, []string{"n001", "n002"}, "n000", "", "with at most 1 of the job's tasks per rack"},
-		{"preferred spread: that rack is taken", gpuJob("g", 2, 8, spread(false)), []string{"n000", "n003"}, []string{"n001", "n002"}, "n000", "n004", ""},
+		{"required spread in a block: the rack the other task holds is refused", gpuJob("g", 2, 8, block, spread(true)), []string{"n000", "n003"}, []string{"n001", "n002"}, "n000", "", "with at most 1 of the job's tasks per rack"},
+		{"required spread: a rack of the other block is taken", gpuJob("g", 2, 8, spread(true)), []string{"n000", "n003"}, []string{"n001", "n002"}, "n000", "n006", ""},
+		{"preferred spread: the rack the other task holds is taken", gpuJob("g", 2, 8, spread(false)), []string{"n000", "n003"}, []string{"n001", "n002"}, "n000", "n004", ""},
+		{"no pack level: a node of the other block is taken", gpuJob("g", 2, 8), []string{"n000", "n001"}, []string{"n002", "n003", "n004", "n005"}, "n001", "n006", ""},
 		{"required spread: a free node in its own rack is taken", gpuJob("g", 2, 8, spread(true)), []string{"n000", "n003"}, nil, "n000", "n001", ""},
 		{"every task on the failed node: the whole job moves", gpuJob("g", 2, 4, job.Constraint{Level: "node", Required: true}), []string{"n000"}, nil, "n000", "n001", ""},
 	}

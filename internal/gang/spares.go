@@ -14,15 +14,15 @@ type Replacement struct {
 	Job     string
 	From    string
 	To      string
-	Level   string   // the innermost level whose domain holds both nodes
+	Level   string   // the innermost level whose domain holds both nodes ("fleet": none below it)
 	Spare   bool     // the new node was a hot spare
 	Evicted []string // preemptible jobs removed from the spare to make room
 }
 
 // Replace moves job's tasks off a failed node onto a hot spare in the
-// failed node's innermost domain (its rack, then block, and so on), or
-// else onto a free node there. Preemptible work borrowing the spare is
-// evicted. The failed node is marked unhealthy.
+// failed node's innermost domain (its rack, then block, and so on, then
+// the whole fleet), or else onto a free node there. Preemptible work
+// borrowing the spare is evicted. The failed node is marked unhealthy.
 //
 // A move keeps the job's required topology: it looks no wider than the
 // domain the job is required to pack in (while other tasks of the job stay
@@ -98,7 +98,7 @@ func (s *State) replace(jobName, failed string, topology []job.Constraint, other
 
 // moveBounds are how far a move may take a job's tasks (Replace).
 type moveBounds struct {
-	outermost int    // the outermost level searched; above the innermost: none
+	outermost int    // the outermost level searched, -1 for the whole fleet; above the innermost: none
 	within    string // that level's name, for errors
 	// spreadDepth is the depth of a required spread's domains (-2: none),
 	// each of which may hold spreadMax of the job's tasks; staying counts
@@ -111,11 +111,7 @@ type moveBounds struct {
 // boundsOf is the bounds of a move of some of gang's tasks, staying
 // staying where they are.
 func (s *State) boundsOf(gang *job.Job, staying []Task) (moveBounds, error) {
-	levels := s.tree.levels
-	b := moveBounds{outermost: 0, within: "fleet", spreadDepth: -2}
-	if levels > 0 {
-		b.within = s.fleet.Levels[0]
-	}
+	b := moveBounds{outermost: -1, within: fleetLevel, spreadDepth: -2}
 	if gang == nil || len(staying) == 0 {
 		return b, nil // the whole gang moves onto one node: every constraint holds
 	}
@@ -138,7 +134,7 @@ func (s *State) boundsOf(gang *job.Job, staying []Task) (moveBounds, error) {
 
 // refusal says why no node within the bounds took k tasks.
 func (b moveBounds) refusal(s *State, k int) string {
-	if b.outermost >= s.tree.levels && s.tree.levels > 0 {
+	if b.outermost >= s.tree.levels {
 		return fmt.Sprintf("the job keeps its tasks on one node, so its %d tasks there cannot move alone", k)
 	}
 	why := fmt.Sprintf("no spare or free node in its %s can take %d tasks", b.within, k)
@@ -163,11 +159,17 @@ func (s *State) keepsSpread(n, k int, b moveBounds) bool {
 	return held <= b.spreadMax
 }
 
+// fleetLevel names the whole fleet as the domain of a move.
+const fleetLevel = "fleet"
+
 // replaceIn looks for a node to host the moving tasks within the bounds,
 // innermost domain first; spares before ordinary nodes at each level.
 func (s *State) replaceIn(p *Placement, from int, moving []Task, b moveBounds) (*Replacement, []Task, bool) {
 	for l := s.tree.levels - 1; l >= b.outermost; l-- {
-		v := s.tree.path[from][l]
+		v, level := 0, fleetLevel // the root: the whole fleet
+		if l >= 0 {
+			v, level = s.tree.path[from][l], s.fleet.Levels[l]
+		}
 		for _, wantSpare := range []bool{true, false} {
 			for _, n := range s.tree.nodes(v) {
 				node := &s.fleet.Nodes[n]
@@ -186,7 +188,7 @@ func (s *State) replaceIn(p *Placement, from int, moving []Task, b moveBounds) (
 						s.countShares(s.jobs[j], -1)
 						delete(s.jobs, j)
 					}
-					return &Replacement{To: node.Name, Level: s.fleet.Levels[l], Spare: wantSpare, Evicted: evicted}, moved, true
+					return &Replacement{To: node.Name, Level: level, Spare: wantSpare, Evicted: evicted}, moved, true
 				}
 				s.rollback()
 			}
