@@ -200,6 +200,46 @@ func TestNodeNotReadyUnderRackGangMovesToSpare(t *testing.T) {
 	e.eventually(func() error { return e.groupEvent("train", EventNodeFault) })
 }
 
+// TestNodeNotReadyUnderOnePodGroupRequeuesIt: a pod group of one pod is
+// a single task to the core's rule (sched.MovesOff): when its node fails
+// it is queued again and placed anew, not moved to the rack's spare,
+// whose borrower keeps running. Before the rule, any pod group moved.
+func TestNodeNotReadyUnderOnePodGroupRequeuesIt(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []struct{ name, rack string }{{"a1", "r1"}, {"a2", "r1"}} {
+		e.node(n.name, 8, map[string]string{"corral.test/rack": n.rack})
+	}
+	e.node("s1", 8, map[string]string{"corral.test/rack": "r1", "corral.sh/spare": "true"})
+	clock := &fakeClock{now: time.Now()}
+	acct := &lockedBuffer{}
+	cfg := e.config()
+	cfg.Accounting, cfg.Now = acct, clock.Now
+	st := e.stepper(cfg)
+	borrower := pod("borrower", 4)
+	borrower.Annotations = map[string]string{AnnotationPreemptible: "true", AnnotationRuntime: "30m"}
+	borrower.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "s1"}
+	e.create(borrower)
+	e.podGroup("solo", 1, map[string]string{AnnotationPack: "rack"})
+	e.create(inGroup(pod("only", 8), "solo"))
+	st.cycles(1)
+	if got := e.livePods(); got["only"] == "" || got["only"][0] != 'a' || got["borrower"] != "s1" {
+		t.Fatalf("pods %v, want only on an a node and the borrower on the spare s1", got)
+	}
+	failed := failUnder(e, st, clock, "only")
+	st.cycles(2)
+	got := e.livePods()
+	if to := got["only-r1"]; to == "s1" || to == failed {
+		t.Errorf("only's copy on %q: want it placed anew on a healthy node, not moved to the spare", to)
+	}
+	if got["borrower"] != "s1" {
+		t.Errorf("the borrower on the spare was stopped: pods %v", got)
+	}
+	recs := acct.faults(t)
+	if len(recs) != 1 || recs[0].Action != faultrec.Requeued {
+		t.Errorf("fault records %+v: want one requeue", recs)
+	}
+}
+
 func TestNodeNotReadyWithoutSpareRequeuesWhole(t *testing.T) {
 	for _, c := range []struct {
 		name  string
