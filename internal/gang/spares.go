@@ -227,9 +227,7 @@ func (s *State) untakeBorrowers(n int) []string {
 		if !p.job.Preemptible {
 			continue
 		}
-		for i := len(p.Tasks) - 1; i >= 0; i-- {
-			s.untake(p.Tasks[i])
-		}
+		s.untakeTasks(p.Tasks)
 		out = append(out, name)
 	}
 	return out

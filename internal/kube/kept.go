@@ -263,12 +263,13 @@ func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
 	p := kp.obj
 	d, err := demand(p)
 	var pl *gang.Placement
-	switch {
-	case err != nil:
-	case k.knownAll || k.known[p.UID]:
-		k.state.Counted(func() { pl, err = pinDemand(k.state, kp.node, p, d) })
-	default:
-		pl, err = pinDemand(k.state, kp.node, p, d)
+	if err == nil {
+		pin := func() { pl, err = pinDemand(k.state, kp.node, p, d) }
+		if k.knownAll || k.known[p.UID] {
+			k.state.Counted(pin) // the carried mix counts it already
+		} else {
+			pin()
+		}
 	}
 	if err != nil {
 		log.Warn("bound pod does not fit its node in corral's view", "pod", podKey(p), "node", kp.node, "err", err)

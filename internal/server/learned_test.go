@@ -1,6 +1,7 @@
 package server
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -67,4 +68,42 @@ func learnedOf(h *harness) placement.Learned {
 	h.srv.mu.Lock()
 	defer h.srv.mu.Unlock()
 	return h.srv.state.Learned()
+}
+
+// TestUnreadableLearnedMixIsLearnedAgain: a learned mix in the store that
+// no server wrote (a hand-edited or damaged store) is logged and set
+// aside: the server starts, learns the mix again from what it is
+// offered, and writes a good one.
+func TestUnreadableLearnedMixIsLearnedAgain(t *testing.T) {
+	for name, stored := range map[string]string{
+		"not JSON":        "{not json",
+		"refused by core": `{"seen":1,"renewed":2,"shapes":[]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, st := tempStore(t)
+			if err := st.Update(func(tx *store.Tx) error { return tx.PutLearnedMix([]byte(stored)) }); err != nil {
+				t.Fatal(err)
+			}
+			srv, err := New(Config{Store: st, GPUs: fakeGPUs(1), StateDir: filepath.Join(dir, "tasks"), Interval: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatalf("a bad stored mix kept the server from starting: %v", err)
+			}
+			h := startHarness(t, srv, st)
+			if got := learnedOf(h); got.Seen != 0 {
+				t.Fatalf("the server took a bad stored mix: %+v", got)
+			}
+			c := h.tenant("alice", 0)
+			j := h.submit(c, api.JobRequest{GPUs: 1, Command: []string{"true"}})
+			h.waitState(c, j.ID, store.Succeeded, 20*time.Second)
+			if got := learnedOf(h); got.Seen != 1 {
+				t.Errorf("learned %d arrivals after one job, want 1", got.Seen)
+			}
+			h.stop(false)
+			var kept []byte
+			_ = st.View(func(tx *store.Tx) error { kept = tx.LearnedMix(); return nil })
+			if string(kept) == stored {
+				t.Error("the bad stored mix was not replaced by the learned one")
+			}
+		})
+	}
 }
