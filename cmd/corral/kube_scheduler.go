@@ -108,6 +108,7 @@ type kubeSchedulerFlags struct {
 	noPreemption                                            bool
 	preemptionGrace                                         time.Duration
 	reclaimPatience                                         time.Duration
+	reservations                                            int
 	faultConditions, faultTaints, faultLabels               string
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
@@ -249,6 +250,7 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.BoolVar(&f.noPreemption, "no-preemption", false, "never evict lower-priority pods to make room")
 	fs.StringVar(&f.draGPUDrivers, "dra-gpu-drivers", strings.Join(kube.DefaultDRAGPUDrivers, ","), "DRA drivers whose devices are GPUs to the core (counted for packing and quotas); empty: none")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
+	fs.IntVar(&f.reservations, "reservations", 1, "how many waiting pods or pod groups hold a reservation (the room they wait for, which later pods take only if they end before it is due); 0: none, so every pod starts as soon as it fits, as the upstream scheduler places them, and a large gang waits until small pods leave it room")
 	fs.DurationVar(&f.preemptionGrace, "preemption-grace", -1, "termination grace period of preempted pods; negative: each pod's own")
 	fs.StringVar(&f.faultConditions, "fault-conditions", strings.Join(kube.DefaultFaultConditions, ","),
 		"node condition types that mark a GPU fault when True (Type=Status for another status); empty: none")
@@ -297,9 +299,12 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 	if err != nil {
 		return kube.Config{}, fmt.Errorf("--node-selector: %w", err)
 	}
+	if f.reservations < 0 {
+		return kube.Config{}, fmt.Errorf("--reservations %d: want 0 (none) or more", f.reservations)
+	}
 	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: nvlink, NodeSelector: sel,
 		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience),
-		DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...)}
+		Reservations: reservationSetting(f.reservations), DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...)}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
 		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
 		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth, MoveOffCordoned: f.moveOffCordoned}

@@ -45,6 +45,7 @@ func TestKubeSchedulerBadFlags(t *testing.T) {
 		{[]string{"--print-topology", "-o", "yaml"}, 1},
 		{[]string{"--print-topology", "--kubeconfig", "/nonexistent/kubeconfig"}, 1},
 		{[]string{"--nvlink-level", "clique", "--topology-levels", "rack=r"}, 1}, // clique is a default level only
+		{[]string{"--reservations", "-1", "--kubeconfig", "/nonexistent"}, 1},
 		{[]string{"extra"}, 2}, // a usage error
 	} {
 		var errb bytes.Buffer
@@ -166,5 +167,30 @@ func TestKubeSchedulerHealthFlags(t *testing.T) {
 		h.SpareLabel != "pool=spare" || h.Grace != 30*time.Second || !slices.Equal(h.FaultTaints, kube.DefaultFaultTaints) ||
 		!h.MoveOffCordoned || !h.IgnoreDeviceHealth {
 		t.Errorf("health %+v", h)
+	}
+}
+
+// --reservations 0 is none, which the core spells negative; the default
+// is one, and a count passes as given.
+func TestKubeSchedulerReservationsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 1},
+		{[]string{"--reservations", "0"}, -1},
+		{[]string{"--reservations", "4"}, 4},
+	} {
+		f, err := parseKubeSchedulerFlags(append([]string{"--leader-elect=false"}, tc.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := f.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Reservations != tc.want {
+			t.Errorf("%v: Reservations %d, want %d", tc.args, cfg.Reservations, tc.want)
+		}
 	}
 }

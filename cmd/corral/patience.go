@@ -15,3 +15,13 @@ func patienceSetting(flag time.Duration) time.Duration {
 	}
 	return flag
 }
+
+// reservationSetting is kube.Config.Reservations for --reservations: the
+// flag's 0 is none, which the config spells negative (its 0 is the
+// default, one).
+func reservationSetting(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
+}

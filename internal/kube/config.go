@@ -61,6 +61,13 @@ type Config struct {
 	// for room before it evicts the cohort peers' borrowing pods: 0 is
 	// sched.DefaultReclaimPatience, negative reclaims at once.
 	ReclaimPatience time.Duration
+	// Reservations is how many waiting units (pods, or whole pod groups)
+	// hold a reservation: the room they wait for, which later units may
+	// use only if they end before it is due (backfill). 0 means 1;
+	// negative means none, so every unit starts as soon as it fits, as
+	// the upstream scheduler places pods: a large gang then waits until
+	// the small pods that keep arriving leave it room.
+	Reservations int
 	// Accounting, when set, receives a JSON line per Record: pods and pod
 	// groups started, preempted and ended, with waits and GPU-seconds.
 	Accounting io.Writer

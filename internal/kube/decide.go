@@ -117,6 +117,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			Preemption:      preempting,
 			FairShare:       true,
 			ReclaimPatience: sched.Patience(snap.reclaimPatience),
+			Reservations:    snap.reservations,
 			Charge:          func(p *gang.Placement) queue.Amounts { return snap.charger.Placed(snap.state, p) },
 			Budgets:         snap.budgets,
 		},

@@ -43,6 +43,8 @@ type snapshot struct {
 	scheduler string // the scheduler name: only its pods are preempted
 	// reclaimPatience is Config.ReclaimPatience.
 	reclaimPatience time.Duration
+	// reservations is Config.Reservations.
+	reservations int
 	// boundAt is when this replica bound the pods it knows it bound.
 	boundAt map[types.UID]time.Time
 	// nodeCaps are units whose pods a node took only so many of, in an
@@ -124,7 +126,7 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 	filter filterFunc, kept *keptCluster, log *slog.Logger) (*snapshot, error) {
 	var onNodes []*corev1.Pod
 	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName,
-		reclaimPatience: cfg.ReclaimPatience}
+		reclaimPatience: cfg.ReclaimPatience, reservations: cfg.Reservations}
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {

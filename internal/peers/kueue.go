@@ -32,10 +32,11 @@ const (
 )
 
 var (
-	kueueGroup     = "kueue.x-k8s.io/v1beta2"
-	resourceFlavor = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
-	clusterQueue   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
-	localQueue     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
+	kueueGroup       = "kueue.x-k8s.io/v1beta2"
+	resourceFlavor   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
+	clusterQueue     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	localQueue       = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"}
+	topologyResource = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "topologies"}
 )
 
 // kueueConfig is Kueue's Configuration: Jobs only, no leader election,
@@ -78,7 +79,7 @@ func (r *Rig) startKueue(ctx context.Context, dir string, w workload.Workload, o
 	if err := r.Namespace(ctx, "kueue-system"); err != nil {
 		return err
 	}
-	if err := r.kueueQueues(ctx, w, o.GPUs); err != nil {
+	if err := r.kueueQueues(ctx, w, o.GPUs, o.Scheduler == KueueTAS); err != nil {
 		return err
 	}
 	certDir := filepath.Join(dir, "kueue-certs")
@@ -122,8 +123,17 @@ func (r *Rig) startKueue(ctx context.Context, dir string, w workload.Workload, o
 // its share of the fleet's GPUs (its share of the workload's GPU-hours, as
 // the kueue-like model gives it) in cohort "fleet", which lends what is
 // unused and reclaims it, and a LocalQueue in each tenant's namespace.
-func (r *Rig) kueueQueues(ctx context.Context, w workload.Workload, gpus int) error {
-	flavor := obj("ResourceFlavor", kueueFlavor, "", map[string]any{})
+// With tas the flavor names a Topology of the fleet's levels (kueueTopology).
+func (r *Rig) kueueQueues(ctx context.Context, w workload.Workload, gpus int, tas bool) error {
+	spec := map[string]any{}
+	if tas {
+		if err := r.kueueTopology(ctx); err != nil {
+			return err
+		}
+		// A TAS flavor must select its nodes by at least one label.
+		spec = map[string]any{"nodeLabels": map[string]any{"type": "kwok"}, "topologyName": kueueTopologyName}
+	}
+	flavor := obj("ResourceFlavor", kueueFlavor, "", spec)
 	if _, err := r.Dynamic.Resource(resourceFlavor).Create(ctx, flavor, metav1CreateOptions); err != nil {
 		return fmt.Errorf("resource flavor: %w", err)
 	}
@@ -162,6 +172,25 @@ func (r *Rig) kueueQueues(ctx context.Context, w workload.Workload, gpus int) er
 		if _, err := r.Dynamic.Resource(localQueue).Namespace(ns).Create(ctx, lq, metav1CreateOptions); err != nil {
 			return fmt.Errorf("local queue %s: %w", ns, err)
 		}
+	}
+	return nil
+}
+
+// kueueTopologyName is the Topology KueueTAS's flavor names.
+const kueueTopologyName = "fleet"
+
+// kueueTopology makes the Topology of the fleet's levels, outermost
+// first, as Kueue's TAS guide writes one: block, rack, and the node
+// itself (kubernetes.io/hostname), which lets Kueue assign each pod its
+// node.
+func (r *Rig) kueueTopology(ctx context.Context) error {
+	var levels []any
+	for _, l := range []string{levelLabels["block"], levelLabels["rack"], "kubernetes.io/hostname"} {
+		levels = append(levels, map[string]any{"nodeLabel": l})
+	}
+	t := obj("Topology", kueueTopologyName, "", map[string]any{"levels": levels})
+	if _, err := r.Dynamic.Resource(topologyResource).Create(ctx, t, metav1CreateOptions); err != nil {
+		return fmt.Errorf("topology: %w", err)
 	}
 	return nil
 }

@@ -51,6 +51,10 @@ type Options struct {
 	Slack time.Duration
 	GPUs  int // the fleet's GPUs, for Kueue's quotas
 	Dir   string
+	// PodGroups makes each gang a Workload API PodGroup for corral too,
+	// as for KubeGang (which has no other gang), so that both read the
+	// same objects; otherwise corral infers the gang from its Job.
+	PodGroups bool
 }
 
 // Replay submits w's jobs to the rig as Indexed Jobs (one pod per task, all
@@ -221,6 +225,9 @@ func (r *Rig) submit(ctx context.Context, a workload.Arrival, ref jobRef, o Opti
 		},
 	}
 	r.decorate(job, o.Scheduler)
+	if err := r.constrain(ctx, job, a.Job, o); err != nil {
+		return fmt.Errorf("replay: job %s: %w", a.Job.Name, err)
+	}
 	if _, err := r.Client.BatchV1().Jobs(ref.namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("replay: job %s: %w", a.Job.Name, err)
 	}
@@ -230,10 +237,10 @@ func (r *Rig) submit(ctx context.Context, a workload.Arrival, ref jobRef, o Opti
 // decorate sets what the scheduler needs on a Job: its scheduler name,
 // or Kueue's queue label (Kueue admits a Job by unsuspending it).
 func (r *Rig) decorate(job *batchv1.Job, scheduler string) {
-	switch scheduler {
-	case Corral:
+	switch {
+	case isCorral(scheduler):
 		job.Spec.Template.Spec.SchedulerName = "corral"
-	case Kueue:
+	case isKueue(scheduler):
 		job.Labels[kueueQueueLabel] = localQueueName
 		suspend := true
 		job.Spec.Suspend = &suspend
@@ -244,17 +251,19 @@ func (r *Rig) decorate(job *batchv1.Job, scheduler string) {
 func (r *Rig) startScheduler(ctx context.Context, w workload.Workload, o Options) (func(), error) {
 	dir := o.Dir
 	switch o.Scheduler {
-	case KubePacked:
-		return func() {}, r.startKubePacked(dir, o.QPS)
+	case KubePacked, KubeGang:
+		return func() {}, r.startKubePacked(dir, o.QPS, o.Scheduler == KubeGang)
 	case Corral:
-		return r.startCorral(ctx, o.QPS)
-	case Kueue:
+		return r.startCorral(ctx, o.QPS, 0)
+	case CorralNoReserve:
+		return r.startCorral(ctx, o.QPS, -1)
+	case Kueue, KueueTAS:
 		if err := r.startKueue(ctx, dir, w, o); err != nil {
 			return nil, err
 		}
-		return func() {}, r.startKubePacked(dir, o.QPS)
+		return func() {}, r.startKubePacked(dir, o.QPS, false)
 	}
-	return nil, fmt.Errorf("replay: unknown scheduler %q (want %s)", o.Scheduler, strings.Join(Schedulers(), ", "))
+	return nil, fmt.Errorf("replay: unknown scheduler %q (want %s)", o.Scheduler, strings.Join(GangSchedulers(), ", "))
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {

@@ -3,10 +3,12 @@ package peers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 	"github.com/corral-sched/corral/internal/workload"
 )
@@ -94,5 +96,44 @@ func checkHolds(t *testing.T, w workload.Workload, got *Result) {
 				t.Errorf("%s: hold %+v; want %d GPUs on a node from its arrival at %v to no later than its end at %v", a.Job.Name, h, a.Job.Groups[0].Task.GPUs, a.At, o.End)
 			}
 		}
+	}
+}
+
+// TestReplayKeepsGangsInTheirRack runs two gangs of 64 GPUs, each
+// required to stay in one rack, and a few single pods on two NVL72-like
+// racks (18 nodes of 4 GPUs each) under every scheduler that honours a
+// topology: each gang starts whole in one rack, as its PodGroup, pack
+// annotation or Kueue topology request says. Placed by chance, 16 of 36
+// equal nodes would almost never fall in one rack.
+func TestReplayKeepsGangsInTheirRack(t *testing.T) {
+	f := NVL72(1, 2)
+	gang := func(name string, at time.Duration) workload.Arrival {
+		return workload.Arrival{At: at, Duration: 5 * time.Minute, Class: workload.Recorded, Job: &job.Job{Name: name, Tenant: "research",
+			Groups:   []job.Group{{Name: "tasks", Count: 16, Task: job.Demand{GPUs: 4, CPUMilli: 1000, MemoryMiB: 1024}}},
+			Topology: []job.Constraint{{Level: "rack", Required: true}}}}
+	}
+	w := workload.Workload{Horizon: time.Minute, Arrivals: []workload.Arrival{gang("g1", 0), gang("g2", 30*time.Second)}}
+	for i := range 4 {
+		w.Arrivals = append(w.Arrivals, workload.Arrival{At: time.Duration(i) * 10 * time.Second, Duration: 3 * time.Minute, Class: workload.Recorded,
+			Job: &job.Job{Name: fmt.Sprintf("pod-%d", i), Tenant: "research", Groups: []job.Group{{Name: "tasks", Count: 1, Task: job.Demand{GPUs: 1, CPUMilli: 1000, MemoryMiB: 1024}}}}})
+	}
+	workload.SortArrivals(w.Arrivals)
+	for _, s := range []string{KubeGang, KueueTAS, Corral} {
+		t.Run(s, func(t *testing.T) {
+			r := startRig(t, f)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			got, err := r.Replay(ctx, w, Options{Scheduler: s, Speedup: 60, GPUs: f.Nodes * f.GPUs, Dir: t.TempDir(), Slack: time.Minute, PodGroups: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReplay(t, w, got)
+			for _, g := range []string{"g1", "g2"} {
+				o := got.Outcomes[g]
+				if racks, _ := f.domainsAt(got.Holds, g, o.Start); racks != 1 {
+					t.Errorf("gang %s started on %d racks, want 1", g, racks)
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
@@ -166,14 +167,50 @@ type Fleet struct {
 	Nodes, GPUs int
 	Product     string // e.g. NVIDIA-H100-80GB-HBM3
 	CPU, Memory string // per node; default 192 cores, 2Ti
+	// RackNodes, when set, puts each run of RackNodes nodes in a rack
+	// (label corral.sh/rack), and BlockRacks racks in a block
+	// (corral.sh/block) when that is set too: a GB200 NVL72 rack is 18
+	// nodes of 4 GPUs, one NVLink domain.
+	RackNodes, BlockRacks int
+}
+
+// NodeName is the name of the fleet's node i.
+func NodeName(i int) string { return fmt.Sprintf("gpu-%03d", i) }
+
+// Rack is the rack of node i ("" without racks).
+func (f Fleet) Rack(i int) string {
+	if f.RackNodes <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("r%02d", i/f.RackNodes)
+}
+
+// Block is the block of node i ("" without blocks).
+func (f Fleet) Block(i int) string {
+	if f.RackNodes <= 0 || f.BlockRacks <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("b%d", i/(f.RackNodes*f.BlockRacks))
+}
+
+// labels are node i's labels: KWOK's, and its rack and block.
+func (f Fleet) labels(i int) map[string]string {
+	out := map[string]string{"type": "kwok"}
+	if r := f.Rack(i); r != "" {
+		out[kube.LabelCorralRack] = r
+	}
+	if b := f.Block(i); b != "" {
+		out[kube.LabelCorralBlock] = b
+	}
+	return out
 }
 
 // addNodes creates the fleet's nodes (gpu-000, gpu-001...), Ready, with
 // nvidia.com/gpu capacity and the product labels corral reads.
 func (r *Rig) addNodes(ctx context.Context, f Fleet) error {
 	for i := range f.Nodes {
-		n := kubetest.Node{Name: fmt.Sprintf("gpu-%03d", i), GPUs: f.GPUs, Product: f.Product, GPUMemMiB: 81559,
-			CPU: or(f.CPU, "192"), Memory: or(f.Memory, "2Ti"), Labels: map[string]string{"type": "kwok"}}
+		n := kubetest.Node{Name: NodeName(i), GPUs: f.GPUs, Product: f.Product, GPUMemMiB: 81559,
+			CPU: or(f.CPU, "192"), Memory: or(f.Memory, "2Ti"), Labels: f.labels(i)}
 		if _, err := r.AddNode(ctx, n); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}

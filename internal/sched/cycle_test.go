@@ -50,6 +50,27 @@ func TestCycleGangReservationHoldsAgainstSmallJobs(t *testing.T) {
 	}
 }
 
+// With reservations turned off (negative), the same gang holds nothing:
+// the 1-GPU job behind it takes the room it waits for, as the upstream
+// scheduler would place it.
+func TestCycleNoReservationsLetsSmallJobsPass(t *testing.T) {
+	w := newWorld(t, 1, 8)
+	w.runMany("r", 6, 0, "", false)
+	w.submit(gpuJob("gang", 2, 2, 0), "")
+	w.submit(gpuJob("small", 1, 1, 0), "")
+	d := Cycle(w.snapshot(Config{Reservations: -1}))
+	want := []string{
+		"start small",
+		"wait gang capacity",
+	}
+	if got := transcript(d); !slices.Equal(got, want) {
+		t.Fatalf("decisions:\n%v\nwant\n%v", got, want)
+	}
+	if len(d.Reservations) != 0 {
+		t.Errorf("reservations %v, want none", d.Reservations)
+	}
+}
+
 // With known ends, a job that ends before the reservation starts backfills;
 // one that would run past it and take the reserved room waits.
 func TestCycleBackfillEndsBeforeReservation(t *testing.T) {

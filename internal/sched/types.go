@@ -134,7 +134,8 @@ type Config struct {
 	// then arrival (Kubernetes' PrioritySort).
 	FairShare bool
 	// Reservations is how many waiting units hold a reservation that later
-	// units may not delay; 0 means 1.
+	// units may not delay; 0 means 1, negative none (every unit starts as
+	// soon as it fits, however long a larger one ahead of it has waited).
 	Reservations int
 	// Estimates is how many more units waiting for room are told when
 	// they could start, without a reservation (Wait.Estimate, Held false):
