@@ -65,12 +65,12 @@ func OfferedLoad(w workload.Workload, f Fleet) float64 {
 // GangStats is how a replay treated a workload's gangs and its single
 // pods; waits in simulated minutes.
 type GangStats struct {
-	Gangs, GangsStarted   int
-	GangWaitP50M          float64 `json:"gang_wait_p50_min"`
-	GangWaitP99M          float64 `json:"gang_wait_p99_min"`
-	Small, SmallStarted   int
-	SmallWaitP50M         float64 `json:"small_wait_p50_min"`
-	SmallWaitP99M         float64 `json:"small_wait_p99_min"`
+	Gangs, GangsStarted int
+	GangWaitP50M        float64 `json:"gang_wait_p50_min"`
+	GangWaitP99M        float64 `json:"gang_wait_p99_min"`
+	Small, SmallStarted int
+	SmallWaitP50M       float64 `json:"small_wait_p50_min"`
+	SmallWaitP99M       float64 `json:"small_wait_p99_min"`
 	// RacksOver are the started gangs that hold more racks than their
 	// GPUs need; BlocksOver those that hold more than one block.
 	RacksOver, BlocksOver int
@@ -93,6 +93,13 @@ type GangPlacement struct {
 	Racks, Blocks int           // the domains its tasks held then
 	// NeedRacks is the fewest racks its GPUs fit in.
 	NeedRacks int
+	// Room is how long after its arrival one domain of its level first
+	// had as many nodes that no other job held as it has tasks (checked
+	// each simulated minute, and at its start): when it could have
+	// started, were its tasks moved to those nodes. Known (HasRoom) only
+	// for a gang of whole-node tasks that started.
+	Room    time.Duration
+	HasRoom bool
 }
 
 // Gangs are res's gangs of w on f, in arrival order.
@@ -109,6 +116,9 @@ func Gangs(w workload.Workload, res *Result, f Fleet) []GangPlacement {
 		if o := res.Outcomes[a.Job.Name]; o.Started {
 			g.Started, g.Wait = true, o.Start-a.At
 			g.Racks, g.Blocks = f.domainsAt(res.Holds, a.Job.Name, o.Start)
+			if a.Job.Groups[0].Task.GPUs == f.GPUs {
+				g.Room, g.HasRoom = f.firstRoom(res.Holds, a, o.Start, g.Level)
+			}
 		}
 		out = append(out, g)
 	}
@@ -170,6 +180,41 @@ func (f Fleet) domainsAt(holds []Hold, jobName string, at time.Duration) (racks,
 		rs[f.Rack(i)], bs[f.Block(i)] = true, true
 	}
 	return len(rs), len(bs)
+}
+
+// firstRoom is how long after a arrived one domain of level first had as
+// many nodes free of every other job as a has tasks, looking each
+// simulated minute up to start, and at start.
+func (f Fleet) firstRoom(holds []Hold, a workload.Arrival, start time.Duration, level string) (time.Duration, bool) {
+	domain := f.Rack
+	if level == "block" {
+		domain = f.Block
+	}
+	for t := a.At; ; t += time.Minute {
+		t = min(t, start)
+		busy := map[int]bool{}
+		for _, h := range holds {
+			if h.Job != a.Job.Name && h.From <= t && h.To > t {
+				if i, ok := nodeIndex(h.Node); ok {
+					busy[i] = true
+				}
+			}
+		}
+		free := map[string]int{}
+		for i := range f.Nodes {
+			if !busy[i] {
+				free[domain(i)]++
+			}
+		}
+		for _, n := range free {
+			if n >= a.Job.Tasks() {
+				return t - a.At, true
+			}
+		}
+		if t == start {
+			return 0, false
+		}
+	}
 }
 
 // nodeIndex is i for NodeName(i).

@@ -142,3 +142,33 @@ func TestRequiredPackRefusesUnknownLevels(t *testing.T) {
 		t.Errorf("a preferred pack: %q %v, want none", level, err)
 	}
 }
+
+// A gang's room is the first minute one domain of its level has a node
+// free of other jobs for each of its tasks.
+func TestGangRoom(t *testing.T) {
+	f := NVL72(1, 2) // r00: nodes 0-17, r01: 18-35
+	a := workload.Arrival{At: 5 * time.Minute, Job: &job.Job{Name: "g", Groups: []job.Group{{Count: 16, Task: job.Demand{GPUs: 4}}},
+		Topology: []job.Constraint{{Level: "rack", Required: true}}}}
+	var holds []Hold
+	for _, n := range []int{0, 1, 2} {
+		holds = append(holds, hold("a", fmt.Sprint(n), NodeName(n), 4, 0, 20)) // r00 short of 16 until 20
+	}
+	for _, n := range []int{18, 19, 20} {
+		holds = append(holds, hold("b", fmt.Sprint(n), NodeName(n), 1, 0, 12)) // r01 short of 16 until 12
+	}
+	holds = append(holds, hold("g", "0", NodeName(18), 4, 30, 90))
+	w := workload.Workload{Horizon: time.Hour, Arrivals: []workload.Arrival{a}}
+	res := &Result{Jobs: &workload.Jobs{Workload: w, Outcomes: map[string]workload.Outcome{"g": {Start: 30 * time.Minute, Started: true}}}, Holds: holds}
+	g := Gangs(w, res, f)
+	if len(g) != 1 || !g[0].HasRoom || g[0].Room != 7*time.Minute || g[0].Wait != 25*time.Minute || g[0].Level != "rack" {
+		t.Fatalf("gangs %+v, want room 7m after arrival (minute 12), wait 25m", g)
+	}
+	// Had other jobs held both racks until it started, it had no room.
+	for _, n := range []int{3, 4, 5, 21, 22, 23} {
+		holds = append(holds, hold("c", fmt.Sprint(n), NodeName(n), 4, 0, 40))
+	}
+	res.Holds = holds
+	if g := Gangs(w, res, f); g[0].HasRoom {
+		t.Errorf("room %v, want none", g[0].Room)
+	}
+}

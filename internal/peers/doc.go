@@ -4,8 +4,10 @@
 // pod bound to one of its GPU nodes for the time its annotation gives and
 // then completes it. Jobs arrive over compressed time (Options.Speedup
 // simulated seconds per real second) under the upstream kube-scheduler
-// configured to pack GPUs, under Kueue in front of it, or under corral's
-// Kubernetes scheduler, and what happened to each job comes back, from a
+// configured to pack GPUs (with its own gang scheduling or without), under
+// Kueue in front of it (with topology-aware scheduling or without), or
+// under corral's Kubernetes scheduler (with reservations or without), on
+// fake nodes in racks and blocks where asked (Fleet, NVL72), and what happened to each job comes back, from a
 // watch on the API server, in the workload's own format: the same input
 // and output as internal/sim, so that a model can be checked against the
 // system it models (Compare in validate.go).

@@ -167,7 +167,8 @@ func writeGangs(w io.Writer, rows []row) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nEach gang: its wait in simulated minutes and the racks it started on (its GPUs' fewest in brackets):")
+	fmt.Fprintln(w, "\nEach gang: its wait in simulated minutes, when one domain of its level first had nodes free of other jobs")
+	fmt.Fprintln(w, "for all its tasks (room), and the racks it started on (its GPUs' fewest in brackets):")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "gang\tGPUs\tpacked in\t")
 	for _, r := range rows {
@@ -182,7 +183,11 @@ func writeGangs(w io.Writer, rows []row) {
 				fmt.Fprint(tw, "not started\t")
 				continue
 			}
-			fmt.Fprintf(tw, "%.1fm, %d racks (%d)\t", p.Wait.Minutes(), p.Racks, p.NeedRacks)
+			room := "?"
+			if p.HasRoom {
+				room = fmt.Sprintf("%.0fm", p.Room.Minutes())
+			}
+			fmt.Fprintf(tw, "%.1fm, room %s, %d racks (%d)\t", p.Wait.Minutes(), room, p.Racks, p.NeedRacks)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -11,6 +11,7 @@
 #
 #   bench/peers/gangs/run.sh
 #   ARGS="-gangs 4 -small 200 -span 30m -blocks 1" bench/peers/gangs/run.sh   # a quick look
+#   OUT=bench/peers/gangs/seed2 ARGS="-seed 2" bench/peers/gangs/run.sh         # another draw, files apart
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
@@ -18,8 +19,10 @@ bash scripts/deps/10-kube.sh
 bash scripts/deps/30-peers.sh
 echo "# $(uname -srm), $(nproc) CPUs, $("$GO" version), at $(git rev-parse --short HEAD)"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
+OUT=${OUT:-bench/peers/gangs}
+mkdir -p "$OUT"
 BIN=$(mktemp -d)/gangs-bench
 "$GO" build -o "$BIN" ./bench/peers/gangs
 # shellcheck disable=SC2086
-"$BIN" -schedulers "${SCHEDULERS:-kube-packed,kube-gang,kueue-tas,corral,corral-noreserve}" -out bench/peers/gangs ${ARGS:-}
+"$BIN" -schedulers "${SCHEDULERS:-kube-packed,kube-gang,kueue-tas,corral,corral-noreserve}" -out "$OUT" ${ARGS:-}
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
