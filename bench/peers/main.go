@@ -120,20 +120,11 @@ func input(o options) (workload.Workload, string, error) {
 	if o.workload == "" {
 		return peers.Synthetic(o.jobs, o.span, o.seed), fmt.Sprintf("peers.Synthetic(%d jobs over %v, seed %d)", o.jobs, o.span, o.seed), nil
 	}
-	j, err := readJobs(o.workload)
+	j, err := workload.ReadJobsFile(o.workload)
 	if err != nil {
 		return workload.Workload{}, "", err
 	}
 	return j.Workload, o.workload, nil
-}
-
-func readJobs(path string) (*workload.Jobs, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	return workload.ReadJobs(file, path)
 }
 
 // compareOne replays w under the real system s and under its model.
@@ -158,7 +149,7 @@ func compareOne(o options, f *fleet.Fleet, w workload.Workload, s string, stdout
 	}
 	model := &workload.Jobs{Workload: w, Outcomes: simOutcomes(res)}
 	modelUsage := meter.ModelUsage(res.Summary.IdleHeldGPUH)
-	if err := writeJobs(filepath.Join(o.out, o.tag+"model-"+policy+".csv"), model); err != nil {
+	if err := workload.WriteJobsFile(filepath.Join(o.out, o.tag+"model-"+policy+".csv"), model); err != nil {
 		return row{}, err
 	}
 	stops := -1 // unknown: read from a jobs file, which does not keep them
@@ -186,7 +177,7 @@ func realReplay(o options, w workload.Workload, s string, stdout io.Writer) (*pe
 	path := filepath.Join(o.out, o.tag+"real-"+s+".csv")
 	holdsPath := filepath.Join(o.out, o.tag+"real-"+s+"-holds.csv")
 	if o.reuse || s == slurm {
-		j, err := readJobs(path)
+		j, err := workload.ReadJobsFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +193,7 @@ func realReplay(o options, w workload.Workload, s string, stdout io.Writer) (*pe
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
 	fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
-	if err := writeJobs(path, real.Jobs); err != nil {
+	if err := workload.WriteJobsFile(path, real.Jobs); err != nil {
 		return nil, err
 	}
 	return real, peers.WriteHoldsFile(holdsPath, real.Holds)
@@ -296,18 +287,6 @@ func summarise(w workload.Workload, out map[string]workload.Outcome) stats {
 		s.MeanJCTM = jct.Minutes() / float64(s.Ended)
 	}
 	return s
-}
-
-func writeJobs(path string, j *workload.Jobs) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := workload.WriteJobs(f, &j.Workload, j.Outcomes); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func writeTable(w io.Writer, rows []row) {

@@ -40,6 +40,14 @@ type keptCluster struct {
 	dirty     bool       // a pod released or its object replaced since order was made
 	bound     []boundPod // order's pods as the cycle sees them; nil until asked
 	builds    int        // fleets built, for tests
+	// sweep counts syncPods' passes; a kept pod seen in the current one
+	// carries its number, so that a pass finds the pods gone without a
+	// set of the pods it saw.
+	sweep uint64
+	// byNode is the last cycle's bound pods by node, cleared and filled
+	// again by the next (podsByNode), so that a cycle does not allocate
+	// the map and its lists anew.
+	byNode map[string][]*corev1.Pod
 	// learned is what the packing policy had learned from the bound pods
 	// when the last cycle began (learned.go). carry, when set, is the mix
 	// the state takes at the next cycle, before it adopts the pods: the
@@ -60,7 +68,8 @@ type keptPod struct {
 	demand job.Demand
 	gpu    string // its annotationDRAGPU
 	b      boundPod
-	gone   bool // released
+	gone   bool   // released
+	seen   uint64 // the last syncPods pass that saw it (keptCluster.sweep)
 }
 
 // fleetOf is the cycle's fleet, state and bound pods: kept, or built
@@ -196,21 +205,23 @@ func (k *keptCluster) build(nodes []*corev1.Node, cfg *Config, extra map[string]
 // then pod order, and takes up a replaced object whose demand is the
 // same.
 func (k *keptCluster) syncPods(byNode map[string][]*corev1.Pod, charger sched.Charger, log *slog.Logger) {
-	seen := make(map[types.UID]bool, len(k.pods))
+	k.sweep++
 	var adopt []*keptPod
 	for node, pods := range byNode {
 		if _, err := k.state.NodeIndex(node); err != nil {
 			continue // a node outside the fleet: its pods hold nothing corral places on
 		}
 		for _, p := range pods {
-			seen[p.UID] = true
+			if kp := k.pods[p.UID]; kp != nil {
+				kp.seen = k.sweep
+			}
 			if !k.keep(p, node) {
 				adopt = append(adopt, &keptPod{obj: p, node: node, order: node + "\x00" + podKey(p)})
 			}
 		}
 	}
 	for uid, kp := range k.pods {
-		if !seen[uid] {
+		if kp.seen != k.sweep {
 			k.release(uid, kp)
 		}
 	}
@@ -301,6 +312,27 @@ func (k *keptCluster) merge(adopted []*keptPod) {
 		out = append(out, kp)
 	}
 	k.order, k.dirty, k.bound = append(out, adopted[i:]...), false, nil
+}
+
+// podsByNode is an empty map of pods by node for the cycle to fill: the
+// kept one, its lists emptied but their room kept, or a new one when k is
+// nil. The lists are the cycle's until the next one asks.
+func (k *keptCluster) podsByNode() map[string][]*corev1.Pod {
+	if k == nil {
+		return map[string][]*corev1.Pod{}
+	}
+	if k.byNode == nil {
+		k.byNode = map[string][]*corev1.Pod{}
+	}
+	for node, pods := range k.byNode {
+		if len(pods) == 0 {
+			delete(k.byNode, node) // no pod there last cycle: let it go
+			continue
+		}
+		clear(pods) // no object outlives its cycle here
+		k.byNode[node] = pods[:0]
+	}
+	return k.byNode
 }
 
 // boundList is the bound pods in node, then pod order, as pinBound gives

@@ -127,7 +127,7 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod,
 	var onNodes []*corev1.Pod
 	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName,
 		reclaimPatience: cfg.ReclaimPatience, reservations: cfg.Reservations}
-	byNode := map[string][]*corev1.Pod{}
+	byNode := kept.podsByNode()
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue

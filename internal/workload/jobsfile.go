@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -310,4 +311,27 @@ func jobRow(a Arrival, o Outcome) []string {
 		strconv.FormatInt(d.CPUMilli, 10), strconv.FormatInt(d.MemoryMiB, 10), strconv.Itoa(j.Priority),
 		secs(j.CheckpointEvery), secs(j.Runtime), strconv.Itoa(j.MinMember), strconv.FormatBool(j.Preemptible),
 		strings.Join(d.Models, "|"), a.Class, opt(o.Started, o.Start), opt(o.Ended, o.End)}
+}
+
+// ReadJobsFile reads the jobs file at path.
+func ReadJobsFile(path string) (*Jobs, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadJobs(f, path)
+}
+
+// WriteJobsFile writes j, with its outcomes, as a jobs file at path.
+func WriteJobsFile(path string, j *Jobs) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteJobs(f, &j.Workload, j.Outcomes); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

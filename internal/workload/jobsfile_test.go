@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -195,5 +196,27 @@ func TestReadJobsByGPUMemory(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("row %q: error %v, want one containing %q", tc.row, err, tc.want)
 		}
+	}
+}
+
+// A jobs file written to a path reads back as written, outcomes included;
+// a path that is not there is an error naming it.
+func TestJobsFileRoundTrip(t *testing.T) {
+	w := &Workload{Horizon: time.Hour, Arrivals: []Arrival{{At: time.Minute, Duration: 10 * time.Minute, Class: Recorded,
+		Job: &job.Job{Name: "a", Tenant: "t", Groups: []job.Group{{Name: "tasks", Count: 2, Task: job.Demand{GPUs: 4}}}}}}}
+	path := filepath.Join(t.TempDir(), "jobs.csv")
+	out := map[string]Outcome{"a": {Start: 2 * time.Minute, Started: true}}
+	if err := WriteJobsFile(path, &Jobs{Workload: *w, Outcomes: out}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJobsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Workload.Arrivals) != 1 || got.Workload.Arrivals[0].Job.Tasks() != 2 || got.Outcomes["a"] != out["a"] {
+		t.Errorf("read back %+v, outcomes %v", got.Workload.Arrivals, got.Outcomes)
+	}
+	if _, err := ReadJobsFile(filepath.Join(t.TempDir(), "none.csv")); err == nil || !strings.Contains(err.Error(), "none.csv") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

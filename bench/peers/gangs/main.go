@@ -93,7 +93,7 @@ func replay(o options, f peers.Fleet, w workload.Workload, s string, stdout io.W
 	jobsPath := filepath.Join(o.out, "jobs-"+s+".csv")
 	holdsPath := filepath.Join(o.out, "holds-"+s+".csv")
 	if o.reuse {
-		j, err := readJobs(jobsPath)
+		j, err := workload.ReadJobsFile(jobsPath)
 		if err != nil {
 			return nil, err
 		}
@@ -120,31 +120,10 @@ func replay(o options, f peers.Fleet, w workload.Workload, s string, stdout io.W
 		return nil, err
 	}
 	fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
-	if err := writeJobs(jobsPath, res.Jobs); err != nil {
+	if err := workload.WriteJobsFile(jobsPath, res.Jobs); err != nil {
 		return nil, err
 	}
 	return res, peers.WriteHoldsFile(holdsPath, res.Holds)
-}
-
-func readJobs(path string) (*workload.Jobs, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	return workload.ReadJobs(file, path)
-}
-
-func writeJobs(path string, j *workload.Jobs) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := workload.WriteJobs(f, &j.Workload, j.Outcomes); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func writeTable(w io.Writer, rows []row) {
