@@ -182,12 +182,15 @@ func (f Fleet) domainsAt(holds []Hold, jobName string, at time.Duration) (racks,
 	return len(rs), len(bs)
 }
 
-// firstRoom is how long after a arrived one domain of level first had as
-// many nodes free of every other job as a has tasks, looking each
-// simulated minute up to start, and at start.
+// firstRoom is how long after a arrived one domain of level (the whole
+// fleet for none) first had as many nodes free of every other job as a
+// has tasks, looking each simulated minute up to start, and at start.
 func (f Fleet) firstRoom(holds []Hold, a workload.Arrival, start time.Duration, level string) (time.Duration, bool) {
-	domain := f.Rack
-	if level == "block" {
+	domain := func(int) string { return "" } // no level: the whole fleet
+	switch level {
+	case "rack":
+		domain = f.Rack
+	case "block":
 		domain = f.Block
 	}
 	for t := a.At; ; t += time.Minute {

@@ -171,4 +171,11 @@ func TestGangRoom(t *testing.T) {
 	if g := Gangs(w, res, f); g[0].HasRoom {
 		t.Errorf("room %v, want none", g[0].Room)
 	}
+	// Without a level, the fleet's free nodes count together: 36 less
+	// the 6 held until 40 and the 6 held until 20 and 12, 24 of them.
+	a.Job.Topology = nil
+	w.Arrivals[0] = a
+	if g := Gangs(w, res, f); !g[0].HasRoom || g[0].Room != 0 {
+		t.Errorf("no level: room %v (%v), want at once", g[0].Room, g[0].HasRoom)
+	}
 }
