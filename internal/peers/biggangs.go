@@ -57,7 +57,7 @@ func BigGangs(f Fleet, gangs, small int, span time.Duration, seed uint64) worklo
 func OfferedLoad(w workload.Workload, f Fleet) float64 {
 	var work float64
 	for _, a := range w.Arrivals {
-		work += float64(a.Job.Tasks()*a.Job.Groups[0].Task.GPUs) * a.Duration.Minutes()
+		work += gpuTime(a).Minutes()
 	}
 	return work / (float64(f.Nodes*f.GPUs) * w.Horizon.Minutes())
 }

@@ -200,7 +200,7 @@ func (r *Rig) kueueTopology(ctx context.Context) error {
 func TenantShares(w workload.Workload) map[string]float64 {
 	work, total := map[string]float64{}, 0.0
 	for _, a := range w.Arrivals {
-		h := float64(a.Job.Tasks()*a.Job.Groups[0].Task.GPUs) * a.Duration.Hours()
+		h := gpuTime(a).Hours()
 		work[tenant(a)] += h
 		total += h
 	}
@@ -212,6 +212,11 @@ func TenantShares(w workload.Workload) map[string]float64 {
 		}
 	}
 	return work
+}
+
+// gpuTime is a's GPUs times its duration (its one task shape).
+func gpuTime(a workload.Arrival) time.Duration {
+	return time.Duration(a.Job.Tasks()*a.Job.Groups[0].Task.GPUs) * a.Duration
 }
 
 func obj(kind, name, namespace string, spec map[string]any) *unstructured.Unstructured {
