@@ -247,7 +247,11 @@ func replayReal(o options, w workload.Workload, s string) (*peers.Result, error)
 		return nil, err
 	}
 	defer rig.Stop()
-	return rig.Replay(ctx, w, peers.Options{Scheduler: s, Speedup: o.speedup, GPUs: 8 * o.nodes, Dir: dir})
+	res, err := rig.Replay(ctx, w, peers.Options{Scheduler: s, Speedup: o.speedup, GPUs: 8 * o.nodes, Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	return res, rig.DeployedErr()
 }
 
 // simOutcomes are a model's job records as outcomes.

@@ -44,7 +44,17 @@ func TestReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkReplay(t, w, got)
+			checkDeployed(t, r)
 		})
+	}
+}
+
+// checkDeployed checks that corral, where it ran, needed nothing beyond
+// deploy/rbac.yaml.
+func checkDeployed(t *testing.T, r *Rig) {
+	t.Helper()
+	if err := r.DeployedErr(); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -128,6 +138,7 @@ func TestReplayKeepsGangsInTheirRack(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkReplay(t, w, got)
+			checkDeployed(t, r)
 			for _, g := range []string{"g1", "g2"} {
 				o := got.Outcomes[g]
 				if racks, _ := f.domainsAt(got.Holds, g, o.Start); racks != 1 {

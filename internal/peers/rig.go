@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,19 @@ type Rig struct {
 	*kubetest.Cluster
 	Kubeconfig string
 	Bin        string // the directory of the binaries
-	procs      []*kubetest.Process
+	// CorralForbidden counts the requests of corral's scheduler, run as
+	// deployed, that the API server forbade; nil until it starts.
+	CorralForbidden *atomic.Int64
+	procs           []*kubetest.Process
+}
+
+// DeployedErr says how many of corral's requests deploy/rbac.yaml forbade,
+// nil when none did or corral did not run.
+func (r *Rig) DeployedErr() error {
+	if r.CorralForbidden == nil || r.CorralForbidden.Load() == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of corral's requests forbidden by deploy/rbac.yaml", r.CorralForbidden.Load())
 }
 
 // BinDir is where the binaries are: $CORRAL_KUBE_BIN, else

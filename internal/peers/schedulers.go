@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/corral-sched/corral/internal/kube"
+	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
 // Schedulers the rig replays under.
@@ -100,10 +101,20 @@ func (r *Rig) startKubePacked(dir string, qps float64, gangs bool) error {
 }
 
 // startCorral runs corral's Kubernetes scheduler in this process, on a
-// client of its own at qps, with reservations as kube.Config takes them
-// (0: one, negative: none), until ctx ends; stop waits for it.
+// client of its own at qps acting as the ServiceAccount of deploy/ with
+// deploy/rbac.yaml's permissions only (the requests they forbid are
+// counted in CorralForbidden), with reservations as kube.Config takes
+// them (0: one, negative: none), until ctx ends; stop waits for it.
 func (r *Rig) startCorral(ctx context.Context, qps float64, reservations int) (stop func(), err error) {
-	cfg := *r.Config
+	if err := r.ApplyDeployRBAC(ctx); err != nil {
+		return nil, fmt.Errorf("deploy/rbac.yaml: %w", err)
+	}
+	id, err := r.As(kubetest.SchedulerUser, "system:serviceaccounts", "system:serviceaccounts:corral-system")
+	if err != nil {
+		return nil, err
+	}
+	r.CorralForbidden = id.Forbidden
+	cfg := *id.Config
 	cfg.QPS, cfg.Burst = float32(qps), int(2*qps)
 	cl, err := kube.NewClients(&cfg)
 	if err != nil {

@@ -119,6 +119,9 @@ func replay(o options, f peers.Fleet, w workload.Workload, s string, stdout io.W
 	if err != nil {
 		return nil, err
 	}
+	if err := rig.DeployedErr(); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(stdout, "# %s: replayed in %.0f s\n", s, time.Since(start).Seconds())
 	if err := workload.WriteJobsFile(jobsPath, res.Jobs); err != nil {
 		return nil, err
