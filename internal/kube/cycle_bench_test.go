@@ -18,9 +18,10 @@ import (
 // every bound pod pinned) and the decisions for 200 pending 1-GPU pods,
 // on nodes of 8 H100s in racks of 16, four 1-GPU pods bound to each.
 // Between cycles the pods placed are bound, as many bound pods end and
-// 200 new pods arrive. fresh builds the snapshot afresh every cycle;
-// kept keeps the fleet and bound pods from the cycle before, as the
-// scheduler does (keptCluster). The upstream filters are left out
+// 200 new pods arrive. fresh classes every pod and builds the snapshot
+// afresh every cycle; kept is told only the pods that changed, as the
+// informer tells the scheduler, and keeps the pods' classes, the fleet
+// and the bound pods from the cycle before (podClasses, keptCluster). The upstream filters are left out
 // (BenchmarkFilters in upstream measures them). With images, every node
 // lists the pods' image in its status, so image locality weighs every
 // node for every pod. Whether a cycle's cost per pod stays flat from
@@ -51,13 +52,26 @@ func benchCycle(b *testing.B, n, pending int, images, keep bool) {
 	cfg := Config{SchedulerName: DefaultSchedulerName, Levels: []Level{{Name: "rack", Labels: []string{"corral.test/rack"}}}}
 	log := testLogger()
 	var kept *keptCluster
+	classes := classesOf(cfg.SchedulerName, pods, nil)
 	if keep {
 		kept = &keptCluster{}
 	}
 	var snapTime, decideTime time.Duration
+	var changed []*corev1.Pod
+	var gone []types.UID
 	cycle := func(i int) {
 		t0 := time.Now()
-		snap, err := takeFilteredSnapshot(&cfg, nodes, pods, nil, nil, nil, kept, log)
+		if keep {
+			for _, p := range changed {
+				classes.set(p.UID, p, p.Spec.NodeName)
+			}
+			for _, uid := range gone {
+				classes.set(uid, nil, "")
+			}
+		} else {
+			classes = classesOf(cfg.SchedulerName, pods, nil)
+		}
+		snap, err := takeFilteredSnapshot(&cfg, nodes, classes, nil, nil, kept, log)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +84,7 @@ func benchCycle(b *testing.B, n, pending int, images, keep bool) {
 			b.Fatalf("%d pods bound of %d", len(d.binds), pending)
 		}
 		b.StopTimer()
-		pods = nextCycle(pods, d.binds, i)
+		pods, changed, gone = nextCycle(pods, d.binds, i)
 		b.StartTimer()
 	}
 	cycle(0) // the first cycle builds what kept keeps
@@ -85,22 +99,24 @@ func benchCycle(b *testing.B, n, pending int, images, keep bool) {
 }
 
 // nextCycle is the pods after a cycle: those it placed bound, as many of
-// the longest bound ended, and as many new ones pending.
-func nextCycle(pods []*corev1.Pod, binds []binding, cycle int) []*corev1.Pod {
+// the longest bound ended, and as many new ones pending; and the changes,
+// as an informer gives them: the pods new or replaced, and those gone.
+func nextCycle(pods []*corev1.Pod, binds []binding, cycle int) (out, changed []*corev1.Pod, gone []types.UID) {
 	placed := map[types.UID]string{}
 	for _, bd := range binds {
 		placed[bd.pod.UID] = bd.node
 	}
 	ended := len(binds)
-	out := make([]*corev1.Pod, 0, len(pods))
+	out = make([]*corev1.Pod, 0, len(pods))
 	for _, p := range pods {
 		switch node, ok := placed[p.UID]; {
 		case ok:
 			c := p.DeepCopy()
 			c.Spec.NodeName, c.Status.Phase = node, corev1.PodRunning
-			out = append(out, c)
+			out, changed = append(out, c), append(changed, c)
 		case p.Spec.NodeName != "" && ended > 0:
 			ended-- // the oldest bound pods end
+			gone = append(gone, p.UID)
 		default:
 			out = append(out, p)
 		}
@@ -109,9 +125,9 @@ func nextCycle(pods []*corev1.Pod, binds []binding, cycle int) []*corev1.Pod {
 	for j := range binds {
 		p := pod(fmt.Sprintf("pending-%d-%05d", cycle, j), 1)
 		p.Namespace, p.UID, p.CreationTimestamp = "bench", types.UID(fmt.Sprintf("p-%d-%d", cycle, j)), created
-		out = append(out, p)
+		out, changed = append(out, p), append(changed, p)
 	}
-	return out
+	return out, changed, gone
 }
 
 // benchCluster is n GPU nodes in racks of 16 with bound 1-GPU pods on

@@ -105,6 +105,19 @@ func (d *draListers) describe(nodes []*corev1.Node, pods []*corev1.Pod) ([]*core
 	return asGPUNodes(nodes, gpus), d.asGPUPods(pods, gpus)
 }
 
+// describer is describe in two steps: the nodes now, and any pods given
+// to the function it returns, against the same devices.
+func (d *draListers) describer(nodes []*corev1.Node) ([]*corev1.Node, func([]*corev1.Pod) []*corev1.Pod) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	gpus := d.nodeGPUs()
+	return asGPUNodes(nodes, gpus), func(pods []*corev1.Pod) []*corev1.Pod {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.asGPUPods(pods, gpus)
+	}
+}
+
 // classVerdict is what a DeviceClass selects of the GPU drivers' devices.
 type classVerdict struct {
 	gpus bool              // whole GPUs, and no MIG devices

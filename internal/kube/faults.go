@@ -70,12 +70,12 @@ func (s *Scheduler) handleFaults(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	pods, err := s.pods.List(labels.Everything())
-	if err != nil {
+	faulty, sick := s.faultyNodes(nodes), s.cfg.Health.deviceFaults(s.podsNow.pods(s.podsNow.sick))
+	if len(faulty) == 0 && len(sick) == 0 {
 		return
 	}
-	faulty, sick := s.faultyNodes(nodes), s.cfg.Health.deviceFaults(pods)
-	if len(faulty) == 0 && len(sick) == 0 {
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
 		return
 	}
 	for _, w := range s.strickenUnits(pods, faulty, sick) {
@@ -465,26 +465,19 @@ func (s *Scheduler) markStopping(pods []*corev1.Pod) []*corev1.Pod {
 	if len(s.handled) == 0 {
 		return pods
 	}
-	out := make([]*corev1.Pod, len(pods))
-	seen := map[types.UID]bool{}
+	var now *metav1.Time
 	for i, p := range pods {
-		out[i] = p
-		if s.handled[p.UID] {
-			seen[p.UID] = true
-			if p.DeletionTimestamp == nil {
-				c := p.DeepCopy()
-				now := metav1.Now()
-				c.DeletionTimestamp = &now
-				out[i] = c
+		if s.handled[p.UID] && p.DeletionTimestamp == nil {
+			if now == nil {
+				t := metav1.Now()
+				now = &t
 			}
+			c := p.DeepCopy()
+			c.DeletionTimestamp = now
+			pods[i] = c
 		}
 	}
-	for uid := range s.handled {
-		if !seen[uid] {
-			delete(s.handled, uid) // gone
-		}
-	}
-	return out
+	return pods
 }
 
 // keepPlaces puts a gang requeued after a fault back in its place: its

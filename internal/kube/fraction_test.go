@@ -115,7 +115,11 @@ func TestDRAFractionsRecordedWhereAllocated(t *testing.T) {
 	e.waitUnschedulable("big", "cannot allocate all claims")
 	stop() // the test takes the snapshot: the scheduler's loop must not take one at the same time
 	e.eventually(func() error {
-		snap, err := s.snapshot(context.Background())
+		changed, err := s.refreshPods()
+		if err != nil {
+			return err
+		}
+		snap, err := s.snapshot(context.Background(), changed)
 		if err != nil || snap.state == nil {
 			return fmt.Errorf("no state built: %v", err)
 		}

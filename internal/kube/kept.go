@@ -22,11 +22,13 @@ import (
 // keptCluster is the cluster as the core holds it, kept from one cycle to
 // the next the way kube-scheduler keeps its cache: the fleet built from
 // the nodes, and every bound pod adopted on its node. Each cycle it is
-// told the node and pod objects the informers hold; it changes only what
-// changed (an object the informer replaced), and the cycle decides in a
-// trial (gang.State.Begin) that the next cycle undoes first. A node that
-// changes more than its health or images, a new selector taint or a node
-// added or gone builds the fleet again.
+// told the node objects the informers hold and the bound pods that
+// changed since it last looked (podClasses.changed); it changes only
+// what changed (an object the informer replaced), and the cycle decides
+// in a trial (gang.State.Begin) that the next cycle undoes first. A node
+// that changes more than its health or images, a new selector taint or a
+// node added or gone builds the fleet again, and every bound pod is
+// adopted again.
 type keptCluster struct {
 	nodes     map[string]*corev1.Node // the objects the fleet was built from
 	extra     string                  // the selector taints in the fleet, as a key
@@ -40,14 +42,9 @@ type keptCluster struct {
 	dirty     bool       // a pod released or its object replaced since order was made
 	bound     []boundPod // order's pods as the cycle sees them; nil until asked
 	builds    int        // fleets built, for tests
-	// sweep counts syncPods' passes; a kept pod seen in the current one
-	// carries its number, so that a pass finds the pods gone without a
-	// set of the pods it saw.
-	sweep uint64
-	// byNode is the last cycle's bound pods by node, cleared and filled
-	// again by the next (podsByNode), so that a cycle does not allocate
-	// the map and its lists anew.
-	byNode map[string][]*corev1.Pod
+	// all: the next sync adopts every bound pod, not only those changed
+	// (the fleet was built again).
+	all bool
 	// learned is what the packing policy had learned from the bound pods
 	// when the last cycle began (learned.go). carry, when set, is the mix
 	// the state takes at the next cycle, before it adopts the pods: the
@@ -68,13 +65,12 @@ type keptPod struct {
 	demand job.Demand
 	gpu    string // its annotationDRAGPU
 	b      boundPod
-	gone   bool   // released
-	seen   uint64 // the last syncPods pass that saw it (keptCluster.sweep)
+	gone   bool // released
 }
 
 // fleetOf is the cycle's fleet, state and bound pods: kept, or built
 // afresh when k is nil.
-func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[string][]string, byNode map[string][]*corev1.Pod,
+func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[string][]string, classes *podClasses,
 	charger sched.Charger, log *slog.Logger) (*gang.State, map[string]error, map[string]string, []boundPod, error) {
 	if k == nil {
 		f, skipped, described := buildFleet(nodes, cfg, extra)
@@ -82,7 +78,7 @@ func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[strin
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		return st, skipped, described, pinBound(st, byNode, charger, log), nil
+		return st, skipped, described, pinBound(st, classes.byNode(), charger, log), nil
 	}
 	if k.state != nil && k.state.InTrial() {
 		if err := k.state.Undo(); err != nil {
@@ -93,7 +89,7 @@ func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[strin
 		return nil, nil, nil, nil, err
 	}
 	k.takeCarry(log)
-	k.syncPods(byNode, charger, log)
+	k.syncPods(classes, charger, log)
 	k.known, k.knownAll, k.learned = nil, false, k.state.Learned()
 	if err := k.state.Begin(); err != nil {
 		return nil, nil, nil, nil, err
@@ -196,33 +192,40 @@ func (k *keptCluster) build(nodes []*corev1.Node, cfg *Config, extra map[string]
 	for _, n := range nodes {
 		k.nodes[n.Name] = n
 	}
-	k.pods, k.order, k.bound = map[types.UID]*keptPod{}, nil, nil
+	k.pods, k.order, k.bound, k.all = map[types.UID]*keptPod{}, nil, nil, true
 	k.builds++
 	return nil
 }
 
-// syncPods releases the pods gone or moved, adopts the new ones in node
-// then pod order, and takes up a replaced object whose demand is the
-// same.
-func (k *keptCluster) syncPods(byNode map[string][]*corev1.Pod, charger sched.Charger, log *slog.Logger) {
-	k.sweep++
-	var adopt []*keptPod
-	for node, pods := range byNode {
-		if _, err := k.state.NodeIndex(node); err != nil {
-			continue // a node outside the fleet: its pods hold nothing corral places on
+// syncPods releases the bound pods changed since the last sync that are
+// gone or moved, adopts the new ones in node then pod order, and takes up
+// a replaced object whose demand is the same; after a build, it adopts
+// every bound pod.
+func (k *keptCluster) syncPods(classes *podClasses, charger sched.Charger, log *slog.Logger) {
+	changed := classes.takeChanged()
+	if k.all {
+		changed = make(map[types.UID]bool, len(classes.bound))
+		for uid := range classes.bound {
+			changed[uid] = true
 		}
-		for _, p := range pods {
-			if kp := k.pods[p.UID]; kp != nil {
-				kp.seen = k.sweep
-			}
-			if !k.keep(p, node) {
-				adopt = append(adopt, &keptPod{obj: p, node: node, order: node + "\x00" + podKey(p)})
-			}
-		}
+		k.all = false
 	}
-	for uid, kp := range k.pods {
-		if kp.seen != k.sweep {
-			k.release(uid, kp)
+	var adopt []*keptPod
+	for uid := range changed {
+		e := classes.bound[uid]
+		if e != nil {
+			if _, err := k.state.NodeIndex(e.node); err != nil {
+				e = nil // a node outside the fleet: its pods hold nothing corral places on
+			}
+		}
+		if e == nil {
+			if kp := k.pods[uid]; kp != nil {
+				k.release(uid, kp)
+			}
+			continue
+		}
+		if !k.keep(e.pod, e.node) {
+			adopt = append(adopt, &keptPod{obj: e.pod, node: e.node, order: e.node + "\x00" + podKey(e.pod)})
 		}
 	}
 	if charger != k.charger {
@@ -312,27 +315,6 @@ func (k *keptCluster) merge(adopted []*keptPod) {
 		out = append(out, kp)
 	}
 	k.order, k.dirty, k.bound = append(out, adopted[i:]...), false, nil
-}
-
-// podsByNode is an empty map of pods by node for the cycle to fill: the
-// kept one, its lists emptied but their room kept, or a new one when k is
-// nil. The lists are the cycle's until the next one asks.
-func (k *keptCluster) podsByNode() map[string][]*corev1.Pod {
-	if k == nil {
-		return map[string][]*corev1.Pod{}
-	}
-	if k.byNode == nil {
-		k.byNode = map[string][]*corev1.Pod{}
-	}
-	for node, pods := range k.byNode {
-		if len(pods) == 0 {
-			delete(k.byNode, node) // no pod there last cycle: let it go
-			continue
-		}
-		clear(pods) // no object outlives its cycle here
-		k.byNode[node] = pods[:0]
-	}
-	return k.byNode
 }
 
 // boundList is the bound pods in node, then pod order, as pinBound gives

@@ -82,6 +82,7 @@ func TestKeptClusterDecidesAsAFreshOne(t *testing.T) {
 		nodes, _ := benchCluster(24, 0, 0)
 		w := &keptWorld{rng: rand.New(rand.NewPCG(seed, 9)), nodes: nodes, gpus: []int{1, 2, 4, 8}[seed%4]}
 		var kept keptCluster
+		classes := newPodClasses(cfg.SchedulerName)
 		for cycle := range 40 {
 			w.change()
 			pods := append(slices.Clone(w.bound), w.pending...)
@@ -89,7 +90,8 @@ func TestKeptClusterDecidesAsAFreshOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kept, err := takeFilteredSnapshot(&cfg, w.nodes, pods, nil, nil, nil, &kept, testLogger())
+			classes.setList(pods, nil)
+			kept, err := takeFilteredSnapshot(&cfg, w.nodes, classes, nil, nil, &kept, testLogger())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,11 +30,13 @@ func TestKeptClusterKeepsItsLearnedMixWhenRebuilt(t *testing.T) {
 	cfg := Config{SchedulerName: DefaultSchedulerName, Levels: []Level{{Name: "rack", Labels: []string{"corral.test/rack"}}}}
 	nodes, _ := benchCluster(5, 0, 0)
 	var kept keptCluster
+	classes := newPodClasses(cfg.SchedulerName)
 	cycle := func(nodes []*corev1.Node, pods ...*corev1.Pod) {
 		t.Helper()
 		waiting := pod(fmt.Sprintf("waiting-%d", kept.builds), 1)
 		waiting.Namespace, waiting.UID = "learned", types.UID(waiting.Name)
-		if _, err := takeFilteredSnapshot(&cfg, nodes, append(pods, waiting), nil, nil, nil, &kept, testLogger()); err != nil {
+		classes.setList(append(pods, waiting), nil)
+		if _, err := takeFilteredSnapshot(&cfg, nodes, classes, nil, nil, &kept, testLogger()); err != nil {
 			t.Fatal(err)
 		}
 	}

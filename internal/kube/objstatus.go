@@ -297,9 +297,10 @@ func sameJSON(a, b map[string]any) bool {
 }
 
 // statusPatches computes the status every PodGroup and Queue should show
-// now and returns the patches of those that differ.
-func (s *Scheduler) statusPatches(pods []*corev1.Pod, assumed map[string]string, queues map[string]*queueSpec) []statusPatch {
-	counts := countGroups(pods, assumed, s.cfg.SchedulerName)
+// now and returns the patches of those that differ, given the pods of pod
+// groups (grouped) and those in a Queue (queued).
+func (s *Scheduler) statusPatches(grouped, queued []*corev1.Pod, assumed map[string]string, queues map[string]*queueSpec) []statusPatch {
+	counts := countGroups(grouped, assumed, s.cfg.SchedulerName)
 	owned := map[string]bool{}
 	// mine is a group's pod counts, or nil when its status is not this
 	// scheduler's to write: none of its pods is this scheduler's, nor was
@@ -341,7 +342,7 @@ func (s *Scheduler) statusPatches(pods []*corev1.Pod, assumed map[string]string,
 		}
 	}
 	s.ownedGroups = owned
-	use := s.queueUse(pods, assumed, queues)
+	use := s.queueUse(queued, assumed, queues)
 	for _, obj := range s.listCustom(s.crds.lister(keyQueues)) {
 		if q := queues[obj.GetName()]; q != nil {
 			if p, ok := queueStatus(obj, q, use[q.Name]); ok {

@@ -58,7 +58,14 @@ type Scheduler struct {
 	upstream *upstream.Framework
 	dra      draListers  // NVIDIA's DRA GPUs, read as GPUs; set by Start
 	kept     keptCluster // the fleet and bound pods from the last cycle (only the cycle's goroutine uses it)
-	sigs     signatures  // the pending pods' filter signatures from the last cycle (the cycle's goroutine too)
+	// feed is the pods the informer saw change since the last cycle;
+	// podsNow, classes and touched are what the cycle keeps of them
+	// (livepods.go: only the cycle's goroutine uses these three).
+	feed    *podFeed
+	podsNow *livePods
+	classes *podClasses
+	touched map[types.UID]bool // assumed or stopping last cycle: classed again in the next
+	sigs    signatures         // the pending pods' filter signatures from the last cycle (the cycle's goroutine too)
 	// bindAsync: single pods are bound in the background (bindAll); set
 	// by the scheduling loop. binding is closed when that batch is done
 	// (nil: none runs). Only the cycle's goroutine uses them.
@@ -116,7 +123,8 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, units: sched.NewMemory(), refusals: map[types.UID]refusal{}, notes: map[string]string{}, handled: map[types.UID]bool{}}
+	s := &Scheduler{cfg: cfg, client: client, dyn: dyn, log: log, kick: make(chan struct{}, 1), assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, units: sched.NewMemory(), refusals: map[types.UID]refusal{}, notes: map[string]string{}, handled: map[types.UID]bool{},
+		feed: newPodFeed(), podsNow: newLivePods(), classes: newPodClasses(cfg.SchedulerName)}
 	s.ledger = newLedger(cfg.Accounting, cfg.Now)
 	s.ledger.store = s.accountingStore()
 	if st, err := newMemoryStore(client, cfg.UnitMemoryConfigMap); err != nil {
@@ -138,9 +146,9 @@ func New(client kubernetes.Interface, dyn dynamic.Interface, cfg Config, log *sl
 	}
 	_, _ = s.factory.Core().V1().Nodes().Informer().AddEventHandler(handler)
 	_, _ = s.factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.wake() },
-		UpdateFunc: func(old, cur any) { s.podUpdated(old, cur); s.wake() },
-		DeleteFunc: func(obj any) { s.podDeleted(obj); s.wake() },
+		AddFunc:    func(obj any) { s.feed.saw(obj); s.wake() },
+		UpdateFunc: func(old, cur any) { s.feed.saw(cur); s.podUpdated(old, cur); s.wake() },
+		DeleteFunc: func(obj any) { s.feed.deleted(obj); s.podDeleted(obj); s.wake() },
 	})
 	if dyn != nil {
 		s.crds = newLiveResources(dyn, client.Discovery(), handler, log, s.wake)
@@ -261,9 +269,13 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	defer s.persistUnits(ctx)
 	defer s.persistLearned(ctx)
 	s.useLive()
+	changed, err := s.refreshPods()
+	if err != nil {
+		return err
+	}
 	s.recoverIntents(ctx)
 	s.handleFaults(ctx)
-	snap, err := s.snapshot(ctx)
+	snap, err := s.snapshot(ctx, changed)
 	if err != nil {
 		return err
 	}
@@ -297,31 +309,45 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	return nil
 }
 
-// snapshot takes the cycle's snapshot from the informer cache.
-func (s *Scheduler) snapshot(ctx context.Context) (*snapshot, error) {
-	nodes, err := s.nodes.List(s.cfg.NodeSelector)
-	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
+// refreshPods takes in the pods the informer saw change since the last
+// cycle (every pod, listed, at the first), and returns their uids.
+func (s *Scheduler) refreshPods() ([]types.UID, error) {
+	changed, relist := s.feed.take()
+	if !relist {
+		return s.podsNow.apply(changed), nil
 	}
 	pods, err := s.pods.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
+	return s.podsNow.reset(pods), nil
+}
+
+// snapshot takes the cycle's snapshot from the informer cache: the nodes
+// as listed, the pods as classed from the last cycle, the pods changed
+// since classed again (livepods.go).
+func (s *Scheduler) snapshot(ctx context.Context, changed []types.UID) (*snapshot, error) {
+	nodes, err := s.nodes.List(s.cfg.NodeSelector)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
 	// The plugins see the nodes as they are: a node whose GPUs only DRA
 	// publishes has no nvidia.com/gpu for them, so the DynamicResources
 	// plugin allocates what a DeviceClass stands for there (KEP-5004).
 	asTheyAre := nodes
+	describe := func(pods []*corev1.Pod) []*corev1.Pod { return pods }
 	if s.dra.slices != nil { // DRA drivers' GPUs are GPUs to the core (dra.go)
-		nodes, pods = s.dra.describe(nodes, pods)
+		nodes, describe = s.dra.describer(nodes)
 	}
-	mem := s.recall(pods)
+	mem := s.recall()
 	queues := s.queueSpecs()
-	s.status.submit(s.statusPatches(pods, mem.assumed, queues))
-	pods = s.markStopping(pods)
+	s.status.submit(s.statusPatches(s.podsNow.pods(s.podsNow.grouped), s.podsNow.pods(s.podsNow.queued), mem.assumed, queues))
+	s.classify(changed, describe, mem.assumed)
+	mem.hints = s.reserveHints()
 	filter := func(onNodes, pending []*corev1.Pod) *filtering {
 		return filterPending(ctx, s.upstream.NewView(asTheyAre, onNodes), nodes, onNodes, pending, mem.refused, &s.sigs, s.cfg.SchedulerName)
 	}
-	snap, err := takeFilteredSnapshot(&s.cfg, nodes, pods, queues, mem.assumed, filter, &s.kept, s.log)
+	snap, err := takeFilteredSnapshot(&s.cfg, nodes, s.classes, queues, filter, &s.kept, s.log)
 	if snap != nil {
 		snap.boundAt, snap.stops, snap.nodeCaps, snap.hints = mem.boundAt, mem.stops, mem.refused.caps, mem.hints
 	}
@@ -540,42 +566,101 @@ type memory struct {
 	refused refusedNodes
 }
 
-// recall forgets, in one pass over the pods, what is about pods gone or
-// caught up with (an assumption the cache now shows, the bind time of a
-// pod gone, the stops of a unit gone, the refusals of a pod bound or
-// gone), and returns copies of the rest for the cycle.
-func (s *Scheduler) recall(pods []*corev1.Pod) memory {
+// recall forgets what is about pods gone or caught up with (an
+// assumption the cache now shows, the bind time of a pod gone, the stops
+// of a unit gone, the refusals of a pod bound or gone), and returns the
+// rest for the cycle. It looks at what it remembers, and at the pods
+// deleted since the last cycle, not at every pod. The bind times are
+// handed over as they are: only the cycle's goroutine changes them.
+func (s *Scheduler) recall() memory {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := memory{assumed: map[string]string{}, boundAt: map[types.UID]time.Time{}, stops: map[string]sched.Remembered{},
-		hints: map[string]int{}, refused: refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}}
-	present := map[string]bool{}
-	for _, p := range pods {
-		if node, ok := s.assumed[string(p.UID)]; ok && p.Spec.NodeName == "" {
-			m.assumed[string(p.UID)] = node
+	m := memory{stops: map[string]sched.Remembered{}, refused: refusedNodes{pods: map[types.UID][]string{}, caps: map[string]int{}}}
+	unbound := func(uid types.UID) bool {
+		p := s.podsNow.raw[uid]
+		return p != nil && p.Spec.NodeName == ""
+	}
+	maps.DeleteFunc(s.assumed, func(uid, _ string) bool { return !unbound(types.UID(uid)) })
+	for _, uid := range s.podsNow.takeGone() {
+		delete(s.boundAt, uid)
+	}
+	m.assumed, m.boundAt = maps.Clone(s.assumed), s.boundAt
+	for uid, r := range s.refusals {
+		if unbound(uid) {
+			m.refused.add(uid, r)
 		}
-		if at, ok := s.boundAt[p.UID]; ok {
-			m.boundAt[p.UID] = at
-		}
-		if s.units.Len() > 0 {
-			name := unitName(p)
-			present[name] = true
-			if st := s.units.Of(name); st != (sched.Remembered{}) {
-				m.stops[name] = st
+	}
+	if s.units.Len() > 0 {
+		present := func(name string) bool { return s.podsNow.units[name] > 0 }
+		s.units.Keep(s.cfg.Now(), present)
+		for name, r := range s.units.Snapshot() {
+			if present(name) && r != (sched.Remembered{}) {
+				m.stops[name] = r
 			}
 		}
-		if r, ok := s.refusals[p.UID]; ok && p.Spec.NodeName == "" {
-			m.refused.add(p.UID, r)
-		}
-		if h := s.units.ReserveHint(unitName(p)); h > 0 && p.Spec.NodeName == "" {
-			m.hints[unitName(p)] = h
-		}
-	}
-	s.assumed, s.boundAt = maps.Clone(m.assumed), maps.Clone(m.boundAt)
-	if s.units.Len() > 0 {
-		s.units.Keep(s.cfg.Now(), func(name string) bool { return present[name] })
 	}
 	return m
+}
+
+// reserveHints are the hints of the pending pods' units
+// (sched.Memory.ReserveHint), by unit name.
+func (s *Scheduler) reserveHints() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, p := range s.classes.pending {
+		if h := s.units.ReserveHint(unitName(p)); h > 0 {
+			out[unitName(p)] = h
+		}
+	}
+	return out
+}
+
+// classify classes again the pods changed since the last cycle, those
+// assumed bound or stopping now or in the last cycle, and those DRA may
+// describe (described afresh each cycle): a pod this replica assumed
+// bound counts as bound there, a pod it stopped for a fault as being
+// deleted (markStopping).
+func (s *Scheduler) classify(changed []types.UID, describe func([]*corev1.Pod) []*corev1.Pod, assumed map[string]string) {
+	again := s.touched
+	if again == nil {
+		again = map[types.UID]bool{}
+	}
+	for _, uid := range changed {
+		again[uid] = true
+	}
+	s.touched = map[types.UID]bool{}
+	for uid := range assumed {
+		again[types.UID(uid)], s.touched[types.UID(uid)] = true, true
+	}
+	for uid := range s.handled {
+		if s.podsNow.raw[uid] == nil {
+			delete(s.handled, uid) // gone
+			continue
+		}
+		again[uid], s.touched[uid] = true, true
+	}
+	if s.dra.slices != nil {
+		maps.Copy(again, s.podsNow.claimed)
+		if s.dra.classFor != nil && s.dra.classFor(ResourceGPU) != "" {
+			maps.Copy(again, s.podsNow.gpus)
+		}
+	}
+	pods := make([]*corev1.Pod, 0, len(again))
+	for uid := range again {
+		if p := s.podsNow.raw[uid]; p != nil {
+			pods = append(pods, p)
+		} else {
+			s.classes.set(uid, nil, "")
+		}
+	}
+	for _, p := range s.markStopping(describe(pods)) {
+		node := p.Spec.NodeName
+		if node == "" {
+			node = assumed[string(p.UID)]
+		}
+		s.classes.set(p.UID, p, node)
+	}
 }
 
 // stopped remembers the units a preemption stopped.

@@ -116,52 +116,29 @@ func (b *boundPod) boundTime(boundAt map[types.UID]time.Time) time.Time {
 // waits. Pods in assumed (uid -> node) were bound by this scheduler and
 // count as bound even if the cache does not show it yet.
 func takeSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string, log *slog.Logger) (*snapshot, error) {
-	return takeFilteredSnapshot(cfg, nodes, pods, queues, assumed, nil, nil, log)
+	return takeFilteredSnapshot(cfg, nodes, classesOf(cfg.SchedulerName, pods, assumed), queues, nil, nil, log)
 }
 
-// takeFilteredSnapshot is takeSnapshot with the filter plugins run, when
-// filter is not nil, on the pending pods, and the fleet and bound pods
-// kept from the last cycle when kept is not nil.
-func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, pods []*corev1.Pod, queues map[string]*queueSpec, assumed map[string]string,
+// takeFilteredSnapshot is takeSnapshot of the pods as classed, with the
+// filter plugins run, when filter is not nil, on the pending pods, and
+// the fleet and bound pods kept from the last cycle when kept is not nil:
+// then only the bound pods changed since (classes.changed) are looked at.
+func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, classes *podClasses, queues map[string]*queueSpec,
 	filter filterFunc, kept *keptCluster, log *slog.Logger) (*snapshot, error) {
-	var onNodes []*corev1.Pod
-	snap := &snapshot{taints: clusterTaints(nodes), members: newGroupCounts(), queues: queues, scheduler: cfg.SchedulerName,
+	snap := &snapshot{taints: clusterTaints(nodes), members: classes.members, queues: queues, scheduler: cfg.SchedulerName,
 		reclaimPatience: cfg.ReclaimPatience, reservations: cfg.Reservations}
-	byNode := kept.podsByNode()
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		node := p.Spec.NodeName
-		if node == "" {
-			node = assumed[string(p.UID)]
-		}
-		switch {
-		case node != "":
-			byNode[node] = append(byNode[node], p)
-			onNodes = append(onNodes, withNode(p, node))
-			if p.DeletionTimestamp == nil { // a stopping member is no member
-				snap.members.add(snap.members.bound, p)
-			}
-		case p.Spec.SchedulerName != cfg.SchedulerName || p.DeletionTimestamp != nil:
-		case len(p.Spec.SchedulingGates) > 0:
-			snap.gated = append(snap.gated, p)
-			snap.members.add(snap.members.gated, p)
-		default:
-			snap.pending = append(snap.pending, p)
-		}
-	}
+	snap.pending, snap.gated = classes.pendingPods(), classes.gatedPods()
 	if len(snap.pending) == 0 {
 		return snap, nil // nothing to place: no state needed
 	}
 	snap.selectors = nodeSelectors(snap.pending)
 	extra := selectorTaints(nodes, snap.selectors)
 	if filter != nil {
-		snap.filter = filter(onNodes, snap.pending)
+		snap.filter = filter(classes.onNodes(), snap.pending)
 		snap.filter.addTaints(extra)
 	}
 	snap.charger = chargerFor(queues)
-	st, skipped, described, bound, err := kept.fleetOf(nodes, cfg, extra, byNode, snap.charger, log)
+	st, skipped, described, bound, err := kept.fleetOf(nodes, cfg, extra, classes, snap.charger, log)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

@@ -31,10 +31,14 @@ func newGroupCounts() groupCounts {
 	return groupCounts{bound: map[string]int{}, gated: map[string]int{}}
 }
 
-// add counts p in to, when p belongs to a pod group.
-func (groupCounts) add(to map[string]int, p *corev1.Pod) {
-	if g := GroupName(p); g != "" {
-		to[p.Namespace+"/"+g]++
+// count adds n to group's count in to; a count that comes to 0 is
+// dropped. The group "" is none.
+func (groupCounts) count(to map[string]int, group string, n int) {
+	if group == "" {
+		return
+	}
+	if to[group] += n; to[group] == 0 {
+		delete(to, group)
 	}
 }
 
