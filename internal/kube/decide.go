@@ -123,10 +123,14 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 		},
 		Spent: snap.spent,
 	}
-	in.sets = runningUnits(snap)
-	in.snap.Running = make([]sched.Running, 0, len(in.sets))
-	for _, v := range in.sets {
-		in.snap.Running = append(in.snap.Running, in.runningOf(v))
+	if snap.units != nil {
+		in.sets, in.snap.Running = snap.units.list(snap)
+	} else {
+		in.sets = runningUnits(snap)
+		in.snap.Running = make([]sched.Running, 0, len(in.sets))
+		for _, v := range in.sets {
+			in.snap.Running = append(in.snap.Running, runningOf(v, snap, snap.stops[v.name].Preemptions))
+		}
 	}
 	if snap.ledger != nil {
 		book, err := snap.ledger.Sync(snap.specs, in.snap.Running, snap.now)
@@ -152,14 +156,15 @@ func (in *cycleInput) runningSet(name string) victimSet {
 	return victimSet{}
 }
 
-// runningOf is a bound unit as the cycle sees it: only corral's own pods
-// that are not already terminating may be preempted.
-func (in *cycleInput) runningOf(v victimSet) sched.Running {
+// runningOf is a bound unit as the cycle of snap sees it, stopped
+// preemptions times before: only corral's own pods that are not already
+// terminating may be preempted.
+func runningOf(v victimSet, snap *snapshot, preemptions int) sched.Running {
 	r := sched.Running{Name: v.name, Parts: v.jobs(), Priority: int(v.priority), Started: v.started, Preemptible: true,
-		Preemptions: in.kube.stops[v.name].Preemptions}
+		Preemptions: preemptions}
 	var milli int64
 	q := v.pods[0].queue
-	queued := in.kube.queues[q] != nil
+	queued := snap.queues[q] != nil
 	var need queue.Amounts
 	if queued {
 		need = queue.Amounts{}
@@ -175,7 +180,7 @@ func (in *cycleInput) runningOf(v victimSet) sched.Running {
 		if b.stopping {
 			r.StoppingFor = "-"
 		}
-		if b.scheduler != in.kube.scheduler {
+		if b.scheduler != snap.scheduler {
 			r.Preemptible = false
 		}
 		limit.add(b.deadline)

@@ -124,7 +124,7 @@ func TestDRAFractionsRecordedWhereAllocated(t *testing.T) {
 			return fmt.Errorf("no state built: %v", err)
 		}
 		got := map[string]int{}
-		for _, b := range snap.bound {
+		for _, b := range snap.boundPods() {
 			if p := snap.state.Job(b.job); p != nil && len(p.Tasks) == 1 && len(p.Tasks[0].GPUs) == 1 {
 				got[b.pod.Name] = p.Tasks[0].GPUs[0]
 			}

@@ -38,9 +38,11 @@ type keptCluster struct {
 	described map[string]string
 	charger   sched.Charger
 	pods      map[types.UID]*keptPod
-	order     []*keptPod // the kept pods in node, then pod order
-	dirty     bool       // a pod released or its object replaced since order was made
+	order     []*keptPod // the kept pods in node, then pod order, as of the last merge
+	adopted   []*keptPod // the pods adopted since, merged into order when the bound pods are asked for
+	dirty     bool       // a pod released or its object replaced since the last merge
 	bound     []boundPod // order's pods as the cycle sees them; nil until asked
+	units     *keptUnits // the running units the kept pods make
 	builds    int        // fleets built, for tests
 	// all: the next sync adopts every bound pod, not only those changed
 	// (the fleet was built again).
@@ -94,7 +96,7 @@ func (k *keptCluster) fleetOf(nodes []*corev1.Node, cfg *Config, extra map[strin
 	if err := k.state.Begin(); err != nil {
 		return nil, nil, nil, nil, err
 	}
-	return k.state, k.skipped, k.described, k.boundList(), nil
+	return k.state, k.skipped, k.described, nil, nil
 }
 
 // syncNodes keeps the fleet, changing a node's health and images in
@@ -192,7 +194,7 @@ func (k *keptCluster) build(nodes []*corev1.Node, cfg *Config, extra map[string]
 	for _, n := range nodes {
 		k.nodes[n.Name] = n
 	}
-	k.pods, k.order, k.bound, k.all = map[types.UID]*keptPod{}, nil, nil, true
+	k.pods, k.order, k.adopted, k.bound, k.all, k.units = map[types.UID]*keptPod{}, nil, nil, nil, true, newKeptUnits()
 	k.builds++
 	return nil
 }
@@ -233,15 +235,14 @@ func (k *keptCluster) syncPods(classes *podClasses, charger sched.Charger, log *
 		for _, kp := range k.pods {
 			kp.b.need = charger.Placed(k.state, k.state.Job(kp.b.job))
 		}
+		k.units.all()
 	}
 	sort.Slice(adopt, func(a, b int) bool { return adopt[a].order < adopt[b].order })
-	adopted := adopt[:0]
 	for _, kp := range adopt {
 		if k.adopt(kp, log) {
-			adopted = append(adopted, kp)
+			k.adopted = append(k.adopted, kp)
 		}
 	}
-	k.merge(adopted)
 }
 
 // keep reports whether p, bound to node, is held as it is: the same
@@ -255,8 +256,10 @@ func (k *keptCluster) keep(p *corev1.Pod, node string) bool {
 		return true
 	}
 	d, err := demand(p)
-	if err == nil && kp.node == node && kp.gpu == p.Annotations[annotationDRAGPU] && reflect.DeepEqual(d, kp.demand) {
-		kp.obj, kp.b.pod, kp.b.podFacts, k.dirty = p, p, factsOf(p), true
+	facts := factsOf(p)
+	if err == nil && kp.node == node && kp.gpu == p.Annotations[annotationDRAGPU] && facts.unit == kp.b.unit && reflect.DeepEqual(d, kp.demand) {
+		kp.obj, kp.b.pod, kp.b.podFacts, k.dirty = p, p, facts, true
+		k.units.replaced(kp)
 		return true
 	}
 	k.release(p.UID, kp)
@@ -269,6 +272,7 @@ func (k *keptCluster) release(uid types.UID, kp *keptPod) {
 	}
 	delete(k.pods, uid)
 	kp.gone, k.dirty = true, true
+	k.units.remove(kp)
 }
 
 // adopt records kp's pod on its node, as pinBound does; false when it
@@ -293,15 +297,18 @@ func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
 	kp.gpu = p.Annotations[annotationDRAGPU]
 	kp.b = newBoundPod(k.state, p, pl, k.charger)
 	k.pods[p.UID] = kp
+	k.units.add(kp)
 	return true
 }
 
-// merge drops the released pods from the order and merges in the
-// adopted ones, in order themselves.
-func (k *keptCluster) merge(adopted []*keptPod) {
-	if len(adopted) == 0 && !k.dirty {
+// merge drops the released pods from the order and merges in those
+// adopted since the last merge and still kept.
+func (k *keptCluster) merge() {
+	if len(k.adopted) == 0 && !k.dirty {
 		return
 	}
+	adopted := slices.DeleteFunc(k.adopted, func(kp *keptPod) bool { return kp.gone })
+	sort.Slice(adopted, func(a, b int) bool { return adopted[a].order < adopted[b].order })
 	out := make([]*keptPod, 0, len(k.pods))
 	i := 0
 	for _, kp := range k.order {
@@ -314,12 +321,14 @@ func (k *keptCluster) merge(adopted []*keptPod) {
 		}
 		out = append(out, kp)
 	}
-	k.order, k.dirty, k.bound = append(out, adopted[i:]...), false, nil
+	k.order, k.adopted, k.dirty, k.bound = append(out, adopted[i:]...), nil, false, nil
 }
 
 // boundList is the bound pods in node, then pod order, as pinBound gives
-// them.
+// them. A cycle without Queues does not ask for them: its running units
+// are kept (keptUnits).
 func (k *keptCluster) boundList() []boundPod {
+	k.merge()
 	if k.bound == nil && len(k.order) > 0 {
 		k.bound = make([]boundPod, len(k.order))
 		for i, kp := range k.order {

@@ -8,14 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // keptWorld is a cluster that changes between cycles as informers see
 // one change: pods end, bound pods' objects are replaced by status
-// updates, nodes are cordoned, pull images or get a new label, pods
-// arrive.
+// updates, join a pod group or are being deleted, nodes are cordoned, pull images or get a
+// new label, pods of three priorities arrive.
 type keptWorld struct {
 	rng     *rand.Rand
 	nodes   []*corev1.Node
@@ -29,9 +34,17 @@ type keptWorld struct {
 func (w *keptWorld) change() {
 	w.bound = slices.DeleteFunc(w.bound, func(*corev1.Pod) bool { return w.rng.IntN(6) == 0 })
 	for i, p := range w.bound {
-		if w.rng.IntN(5) == 0 {
+		switch w.rng.IntN(10) {
+		case 0, 1:
 			c := p.DeepCopy()
 			c.Status.Phase = corev1.PodRunning
+			w.bound[i] = c
+		case 2: // a running unit of several pods, or one pod leaving it
+			w.bound[i] = inGroup(p.DeepCopy(), fmt.Sprintf("g-%d", w.rng.IntN(3)))
+		case 3: // being deleted: it holds its GPUs, and stops
+			c := p.DeepCopy()
+			now := metav1.Now()
+			c.DeletionTimestamp = &now
 			w.bound[i] = c
 		}
 	}
@@ -53,9 +66,22 @@ func (w *keptWorld) change() {
 	for range 2 + w.rng.IntN(8) {
 		p := pod(fmt.Sprintf("p-%04d", w.next), w.gpus)
 		p.Namespace, p.UID = "kept", types.UID(fmt.Sprintf("u-%d", w.next))
+		prio := int32(w.rng.IntN(3))
+		p.Spec.Priority = &prio
 		w.next++
 		w.pending = append(w.pending, p)
 	}
+}
+
+// stops is what a replica remembers of some bound units' preemptions.
+func (w *keptWorld) stops() map[string]sched.Remembered {
+	out := map[string]sched.Remembered{}
+	for _, p := range w.bound {
+		if w.rng.IntN(8) == 0 {
+			out[unitName(p)] = sched.Remembered{Preemptions: 1 + w.rng.IntN(2)}
+		}
+	}
+	return out
 }
 
 // bind applies a cycle's bindings.
@@ -83,6 +109,7 @@ func TestKeptClusterDecidesAsAFreshOne(t *testing.T) {
 		w := &keptWorld{rng: rand.New(rand.NewPCG(seed, 9)), nodes: nodes, gpus: []int{1, 2, 4, 8}[seed%4]}
 		var kept keptCluster
 		classes := newPodClasses(cfg.SchedulerName)
+		preempts := 0
 		for cycle := range 40 {
 			w.change()
 			pods := append(slices.Clone(w.bound), w.pending...)
@@ -99,18 +126,24 @@ func TestKeptClusterDecidesAsAFreshOne(t *testing.T) {
 				continue
 			}
 			fresh.now, kept.now = now, now
+			fresh.stops = w.stops() // the replica's memory of stops
+			kept.stops = fresh.stops
 			want := decide(fresh, buildUnits(fresh.pending, nil, fresh.members), true)
 			got := decide(kept, buildUnits(kept.pending, nil, kept.members), true)
 			if g, w := decisionsText(got), decisionsText(want); g != w {
 				t.Fatalf("seed %d cycle %d: kept decided\n%s\nfresh decided\n%s", seed, cycle, g, w)
 			}
-			if !reflect.DeepEqual(boundText(kept.bound), boundText(fresh.bound)) {
+			if !reflect.DeepEqual(boundText(kept.boundPods()), boundText(fresh.boundPods())) {
 				t.Fatalf("seed %d cycle %d: the kept bound pods differ from the fresh ones", seed, cycle)
 			}
+			if g, w := runningText(kept), runningText(fresh); g != w {
+				t.Fatalf("seed %d cycle %d: kept running units\n%s\nfresh running units\n%s", seed, cycle, g, w)
+			}
+			preempts += len(want.preempts)
 			w.bind(want.binds)
 			now = now.Add(time.Minute)
 		}
-		t.Logf("seed %d: %d fleets built for %d relabelled nodes in 40 cycles", seed, kept.builds, w.relabel)
+		t.Logf("seed %d: %d fleets built for %d relabelled nodes in 40 cycles, %d preemptions", seed, kept.builds, w.relabel, preempts)
 		if kept.builds > w.relabel+1 {
 			t.Errorf("seed %d: the fleet was built %d times for %d relabelled nodes: the kept cluster is rebuilt when it need not be", seed, kept.builds, w.relabel)
 		}
@@ -141,4 +174,15 @@ func boundText(bs []boundPod) []string {
 		out = append(out, fmt.Sprintf("%s %s %d %v %s", podKey(b.pod), b.job, b.milli, b.need, b.pod.Status.Phase))
 	}
 	return out
+}
+
+// runningText is the core's running units of a snapshot, by name.
+func runningText(snap *snapshot) string {
+	running := slices.Clone(newCycleInput(snap, true).snap.Running)
+	slices.SortFunc(running, func(a, b sched.Running) int { return strings.Compare(a.Name, b.Name) })
+	s := ""
+	for _, r := range running {
+		s += fmt.Sprintf("%+v\n", r)
+	}
+	return s
 }

@@ -34,8 +34,13 @@ type snapshot struct {
 	// described are the GPU nodes whose model the catalog lacks, described
 	// from their labels, and how.
 	described map[string]string
-	bound     []boundPod // in node, then pod order
-	queues    map[string]*queueSpec
+	bound     []boundPod // in node, then pod order; nil when kept (boundPods)
+	// kept is the cluster kept from cycle to cycle, and units its running
+	// units; nil when the snapshot is built afresh (decide then groups
+	// bound into units).
+	kept   *keptCluster
+	units  *keptUnits
+	queues map[string]*queueSpec
 	// budgets are the queues' budgets (spec.budget) and spent what their
 	// ended pods used in each budget's current period.
 	budgets   map[string]sched.Budget
@@ -68,6 +73,14 @@ type snapshot struct {
 	// filter is the verdicts of Kubernetes' filter plugins on the pending
 	// pods; nil when they are not run.
 	filter *filtering
+}
+
+// boundPods is every bound pod, in node, then pod order.
+func (snap *snapshot) boundPods() []boundPod {
+	if snap.kept != nil {
+		return snap.kept.boundList()
+	}
+	return snap.bound
 }
 
 // filterFunc runs the filter plugins for the pending pods, given the pods
@@ -149,7 +162,13 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, classes *podClasses
 		return nil, fmt.Errorf("snapshot: queues: %w", err)
 	}
 	snap.state, snap.nodes, snap.skipped, snap.described, snap.book, snap.bound = st, len(f.Nodes), skipped, described, book, bound
-	for _, b := range snap.bound {
+	if kept != nil {
+		snap.kept, snap.units = kept, kept.units
+	}
+	if len(queues) == 0 {
+		return snap, nil // no quota to charge
+	}
+	for _, b := range snap.boundPods() {
 		q := b.pod.Labels[LabelQueue]
 		if queues[q] == nil || b.need.IsZero() {
 			continue
