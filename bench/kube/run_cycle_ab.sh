@@ -3,15 +3,17 @@
 # snapshot, 1,000 and 5,000 nodes, no API server or upstream filters),
 # this tree against BASE (a commit, default 52386eb): both test binaries
 # are built, then run alternately N rounds (default 3; BASE first in odd
-# rounds). Writes cycle-ab.txt next to this script: every run's line and
-# the medians of decide ms, snapshot ms and µs per pending pod. About 3
-# minutes on 2 cores at N=3.
+# rounds). Writes cycle-ab.txt next to this script (or OUT): every run's
+# line and the medians of decide ms, snapshot ms and µs per pending pod.
+# About 3 minutes on 2 cores at N=3.
+#
+#   BASE=6a181eb OUT=bench/kube/cycle-ab-deltas.txt bench/kube/run_cycle_ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 BASE=${BASE:-52386eb}
 N=${N:-3}
-OUT=bench/kube/cycle-ab.txt
+OUT=${OUT:-bench/kube/cycle-ab.txt}
 BENCH='SnapshotAndDecide/kept/nodes=(1000|5000)/images=false'
 TMP=$(mktemp -d)
 trap 'git worktree remove --force "$TMP/base" >/dev/null 2>&1 || true; rm -rf "$TMP"' EXIT
