@@ -54,8 +54,11 @@ type filtering struct {
 // filterPending runs the filters for every pending pod on view, whose
 // nodes are nodes. Pods of equal namespace, labels and spec share one run.
 // A pod the plugins refused in an earlier cycle where the core had placed
-// it (refused: nodes by pod uid) is allowed the rest.
-func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, onNodes, pending []*corev1.Pod, refused refusedNodes, sigs *signatures, scheduler string) *filtering {
+// it (refused: nodes by pod uid) is allowed the rest. onNodes lists the
+// pods on nodes, asked only when a pod is refused where preemption might
+// make room.
+func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Node, onNodes func() []*corev1.Pod, pending []*corev1.Pod,
+	refused refusedNodes, sigs *signatures, scheduler string) *filtering {
 	defer sigs.next()
 	f := &filtering{view: view, nodes: len(nodes), byNodes: map[string]int{}, set: map[string]int{}, why: map[string]string{},
 		outside: map[string][]string{}, refusals: map[string]podRefusal{}, freeing: map[string][]sched.Freeing{}}
@@ -80,7 +83,7 @@ func filterPending(ctx context.Context, view *upstream.View, nodes []*corev1.Nod
 				break
 			}
 			if byNode == nil {
-				byNode = podsByNode(onNodes)
+				byNode = podsByNode(onNodes())
 			}
 			ways, ok := freeing[sig]
 			if !ok || sig == "" {

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/corral-sched/corral/internal/kube/upstream"
 )
 
 // podClass is what a cycle makes of a pod.
@@ -31,7 +33,8 @@ type classed struct {
 // pending, and kept from one cycle to the next: set is told only the
 // pods that changed, so that a cycle does not look at every pod. The
 // bound pods changed since the kept cluster last synced are collected in
-// changed for it.
+// changed for it, and those changed since the filter plugins' view last
+// looked in viewChanged.
 type podClasses struct {
 	scheduler string
 	of        map[types.UID]*classed // every pod set, ended ones aside
@@ -40,11 +43,14 @@ type podClasses struct {
 	bound     map[types.UID]*classed
 	members   groupCounts
 	changed   map[types.UID]bool // bound before or after a set, since the last takeChanged
+	// viewChanged is the same since the last viewChanges.
+	viewChanged map[types.UID]bool
 }
 
 func newPodClasses(scheduler string) *podClasses {
 	return &podClasses{scheduler: scheduler, of: map[types.UID]*classed{}, pending: map[types.UID]*corev1.Pod{},
-		gated: map[types.UID]*corev1.Pod{}, bound: map[types.UID]*classed{}, members: newGroupCounts(), changed: map[types.UID]bool{}}
+		gated: map[types.UID]*corev1.Pod{}, bound: map[types.UID]*classed{}, members: newGroupCounts(), changed: map[types.UID]bool{},
+		viewChanged: map[types.UID]bool{}}
 }
 
 // classesOf classes every pod of a list at once, pods in assumed (uid ->
@@ -95,7 +101,7 @@ func (c *podClasses) set(uid types.UID, p *corev1.Pod, node string) {
 	switch {
 	case node != "":
 		e.class = classBound
-		c.bound[uid], c.changed[uid] = e, true
+		c.bound[uid], c.changed[uid], c.viewChanged[uid] = e, true, true
 		if p.DeletionTimestamp == nil { // a stopping member is no member
 			e.member = group
 			c.members.count(c.members.bound, group, 1)
@@ -118,7 +124,7 @@ func (c *podClasses) drop(uid types.UID, old *classed) {
 	switch old.class {
 	case classBound:
 		delete(c.bound, uid)
-		c.changed[uid] = true
+		c.changed[uid], c.viewChanged[uid] = true, true
 		c.members.count(c.members.bound, old.member, -1)
 	case classGated:
 		delete(c.gated, uid)
@@ -162,6 +168,22 @@ func (c *podClasses) byNode() map[string][]*corev1.Pod {
 	for _, e := range c.bound {
 		out[e.node] = append(out[e.node], e.pod)
 	}
+	return out
+}
+
+// viewChanges hands over the bound pods changed since the last call, as
+// the filter plugins' view is told them (upstream.Framework.NewViewOf):
+// each on its node, or nil when it left every node.
+func (c *podClasses) viewChanges() []upstream.PodChange {
+	out := make([]upstream.PodChange, 0, len(c.viewChanged))
+	for uid := range c.viewChanged {
+		ch := upstream.PodChange{UID: uid}
+		if e := c.bound[uid]; e != nil {
+			ch.Pod = withNode(e.pod, e.node)
+		}
+		out = append(out, ch)
+	}
+	c.viewChanged = map[types.UID]bool{}
 	return out
 }
 

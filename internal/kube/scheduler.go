@@ -344,8 +344,9 @@ func (s *Scheduler) snapshot(ctx context.Context, changed []types.UID) (*snapsho
 	s.status.submit(s.statusPatches(s.podsNow.pods(s.podsNow.grouped), s.podsNow.pods(s.podsNow.queued), mem.assumed, queues))
 	s.classify(changed, describe, mem.assumed)
 	mem.hints = s.reserveHints()
-	filter := func(onNodes, pending []*corev1.Pod) *filtering {
-		return filterPending(ctx, s.upstream.NewView(asTheyAre, onNodes), nodes, onNodes, pending, mem.refused, &s.sigs, s.cfg.SchedulerName)
+	filter := func(classes *podClasses, pending []*corev1.Pod) *filtering {
+		view := s.upstream.NewViewOf(asTheyAre, classes.viewChanges(), classes.onNodes)
+		return filterPending(ctx, view, nodes, classes.onNodes, pending, mem.refused, &s.sigs, s.cfg.SchedulerName)
 	}
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, s.classes, queues, filter, &s.kept, s.log)
 	if snap != nil {

@@ -85,7 +85,7 @@ func (snap *snapshot) boundPods() []boundPod {
 
 // filterFunc runs the filter plugins for the pending pods, given the pods
 // on nodes (those assumed bound with their node set).
-type filterFunc func(onNodes, pending []*corev1.Pod) *filtering
+type filterFunc func(classes *podClasses, pending []*corev1.Pod) *filtering
 
 // boundPod is a pod running on a node, as the core holds it.
 type boundPod struct {
@@ -147,7 +147,7 @@ func takeFilteredSnapshot(cfg *Config, nodes []*corev1.Node, classes *podClasses
 	snap.selectors = nodeSelectors(snap.pending)
 	extra := selectorTaints(nodes, snap.selectors)
 	if filter != nil {
-		snap.filter = filter(classes.onNodes(), snap.pending)
+		snap.filter = filter(classes, snap.pending)
 		snap.filter.addTaints(extra)
 	}
 	snap.charger = chargerFor(queues)

@@ -45,6 +45,9 @@ type Framework struct {
 	// kept is the cluster the views show, kept from one to the next.
 	kept *keptCluster
 	last *View // the last view of kept, whose placements it forgets next
+	// deltas: the kept cluster is as the last NewViewOf left it, so the
+	// next may be told only what changed since.
+	deltas bool
 	// classes says which extended resources DeviceClasses stand for.
 	classes fwk.DeviceClassResolver
 }

@@ -3,7 +3,9 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,16 +36,24 @@ func newKeptCluster(ctx context.Context) *keptCluster {
 }
 
 // update brings the snapshot to nodes and the pods on them (pods on other
-// nodes are left out). Should upstream's cache find itself inconsistent,
-// which a correct diff never makes it, it is built again from nothing.
-func (k *keptCluster) update(nodes []*corev1.Node, pods []*corev1.Pod) (*keptCluster, error) {
+// nodes are left out): the pods changed, or, changed nil, every pod
+// (all). Every pod is compared, too, when the set of nodes changed. Should
+// upstream's cache find itself inconsistent, which a correct diff never
+// makes it, it is built again from nothing.
+func (k *keptCluster) update(nodes []*corev1.Node, changed []PodChange, all func() []*corev1.Pod) (*keptCluster, error) {
 	logger := klog.FromContext(k.ctx)
 	reordered := k.updateNodes(logger, nodes)
-	if err := k.updatePods(logger, pods); err != nil {
-		return k.rebuilt(nodes, pods, err)
+	var err error
+	if changed == nil || reordered || k.order == nil {
+		err = k.updatePods(logger, all())
+	} else {
+		err = k.applyPods(logger, changed)
+	}
+	if err != nil {
+		return k.rebuilt(nodes, all(), err)
 	}
 	if err := k.cache.UpdateSnapshot(logger, k.snap); err != nil {
-		return k.rebuilt(nodes, pods, err)
+		return k.rebuilt(nodes, all(), err)
 	}
 	if reordered || k.order == nil {
 		k.index()
@@ -54,10 +64,36 @@ func (k *keptCluster) update(nodes []*corev1.Node, pods []*corev1.Pod) (*keptClu
 // rebuilt is a new kept cluster of nodes and pods, after err.
 func (k *keptCluster) rebuilt(nodes []*corev1.Node, pods []*corev1.Pod, err error) (*keptCluster, error) {
 	fresh := newKeptCluster(k.ctx)
-	if _, again := fresh.update(nodes, pods); again != nil {
+	if _, again := fresh.update(nodes, nil, func() []*corev1.Pod { return pods }); again != nil {
 		return nil, fmt.Errorf("the plugins' cluster, built again after %v: %w", err, again)
 	}
 	return fresh, nil
+}
+
+// applyPods tells the cache of the pods changed, as updatePods does for
+// every pod: those that left a node first, then those that came or
+// changed, each in uid order.
+func (k *keptCluster) applyPods(logger klog.Logger, changed []PodChange) error {
+	slices.SortFunc(changed, func(a, b PodChange) int { return strings.Compare(string(a.UID), string(b.UID)) })
+	for _, c := range changed {
+		old, ok := k.pods[c.UID]
+		if !ok || c.Pod != nil && c.Pod.Spec.NodeName == old.Spec.NodeName && k.nodes[c.Pod.Spec.NodeName] != nil {
+			continue
+		}
+		if err := k.cache.RemovePod(logger, old); err != nil {
+			return fmt.Errorf("pod %s/%s: %w", old.Namespace, old.Name, err)
+		}
+		delete(k.pods, c.UID)
+	}
+	for _, c := range changed {
+		if c.Pod == nil || k.nodes[c.Pod.Spec.NodeName] == nil {
+			continue // gone, or on a node not in the view
+		}
+		if err := k.tell(logger, c.Pod); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // updateNodes tells the cache which nodes came, changed and went; true
@@ -116,21 +152,29 @@ func (k *keptCluster) updatePods(logger klog.Logger, pods []*corev1.Pod) error {
 		if now[p.UID] != p {
 			continue // on a node not in the view
 		}
-		old, ok := k.pods[p.UID]
-		var err error
-		switch {
-		case !ok:
-			err = k.cache.AddPod(logger, p)
-		case !sameObject(old.ResourceVersion, p.ResourceVersion, old == p):
-			err = k.cache.UpdatePod(logger, old, p)
-		default:
-			continue
+		if err := k.tell(logger, p); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		k.pods[p.UID] = p
 	}
+	return nil
+}
+
+// tell tells the cache of p, on a node of the view: new, or changed.
+func (k *keptCluster) tell(logger klog.Logger, p *corev1.Pod) error {
+	old, ok := k.pods[p.UID]
+	var err error
+	switch {
+	case !ok:
+		err = k.cache.AddPod(logger, p)
+	case !sameObject(old.ResourceVersion, p.ResourceVersion, old == p):
+		err = k.cache.UpdatePod(logger, old, p)
+	default:
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	k.pods[p.UID] = p
 	return nil
 }
 

@@ -157,9 +157,12 @@ func verdicts(t *testing.T, v *View, w *keptWorld, shapes []*corev1.Pod) []strin
 
 // A kept view decides as one built afresh, cycle after cycle of a
 // changing cluster, pods placed in each view included (the next view
-// forgets them).
+// forgets them); told the whole list each time (NewView), or only the
+// pods that changed (NewViewOf), as the scheduler tells it.
 func TestKeptViewFiltersAsAFreshOne(t *testing.T) {
-	kept, fresh := newTestFramework(t), newTestFramework(t)
+	kept, fresh, told := newTestFramework(t), newTestFramework(t), newTestFramework(t)
+	last := map[types.UID]*corev1.Pod{} // the pods told's last view was told of
+	fulls, moved := 0, 0
 	for seed := range uint64(6) {
 		w := &keptWorld{rng: rand.New(rand.NewPCG(seed, 7))}
 		for i := range 8 {
@@ -172,11 +175,19 @@ func TestKeptViewFiltersAsAFreshOne(t *testing.T) {
 			shapes = append(shapes, p)
 		}
 		for cycle := range 60 {
+			before := nodeNames(w.nodes)
 			w.step()
+			if !slices.Equal(nodeNames(w.nodes), before) || cycle == 0 {
+				moved++ // nodes came or went: every pod is compared
+			}
 			want := verdicts(t, fresh.freshView(w.nodes, w.pods), w, shapes)
 			got := verdicts(t, kept.NewView(w.nodes, w.pods), w, shapes)
 			if !slices.Equal(got, want) {
 				t.Fatalf("seed %d cycle %d: kept view's verdicts\n%v\nfresh view's\n%v", seed, cycle, got, want)
+			}
+			all := func() []*corev1.Pod { fulls++; return w.pods }
+			if got := verdicts(t, told.NewViewOf(w.nodes, podChanges(last, w.pods), all), w, shapes); !slices.Equal(got, want) {
+				t.Fatalf("seed %d cycle %d: the view told the pods changed gave\n%v\nfresh view's\n%v", seed, cycle, got, want)
 			}
 		}
 		on := 0
@@ -188,5 +199,45 @@ func TestKeptViewFiltersAsAFreshOne(t *testing.T) {
 		if n := len(kept.kept.pods); n != on {
 			t.Fatalf("seed %d: the kept cluster holds %d pods, the world %d on its nodes", seed, n, on)
 		}
+		if n := len(told.kept.pods); n != on {
+			t.Fatalf("seed %d: the cluster told the changes holds %d pods, the world %d on its nodes", seed, n, on)
+		}
 	}
+	if fulls > moved {
+		t.Errorf("the view told the changes listed every pod in %d of %d views, where nodes came or went in %d", fulls, 6*60, moved)
+	}
+	t.Logf("every pod listed in %d of %d views (nodes came or went in %d)", fulls, 6*60, moved)
+}
+
+func nodeNames(nodes []*corev1.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// podChanges is what changed from last to pods, as an informer tells it;
+// last becomes pods.
+func podChanges(last map[types.UID]*corev1.Pod, pods []*corev1.Pod) []PodChange {
+	var out []PodChange
+	now := map[types.UID]bool{}
+	for _, p := range pods {
+		now[p.UID] = true
+		if last[p.UID] != p {
+			out = append(out, PodChange{UID: p.UID, Pod: p})
+			last[p.UID] = p
+		}
+	}
+	for uid := range last {
+		if !now[uid] {
+			out = append(out, PodChange{UID: uid})
+			delete(last, uid)
+		}
+	}
+	if out == nil {
+		out = []PodChange{}
+	}
+	return out
 }

@@ -50,14 +50,43 @@ type placed struct {
 // but for a pod's node: a face's copies change nothing else the plugins
 // read.
 func (f *Framework) NewView(nodes []*corev1.Node, pods []*corev1.Pod) *View {
+	f.deltas = false // the next NewViewOf is told a list of its own: it compares every pod
+	return f.newView(nodes, nil, func() []*corev1.Pod { return pods })
+}
+
+// PodChange is a pod that changed since the last view: Pod is it as it
+// is now, on its node (a copy showing it for a pod bound but not yet
+// seen bound), nil when it left every node.
+type PodChange struct {
+	UID types.UID
+	Pod *corev1.Pod
+}
+
+// NewViewOf is NewView told only the pods that changed since the last
+// NewViewOf, as an informer tells its handlers, not every pod: a view
+// costs what changed. all lists every pod, as NewView takes them; it is
+// asked when the set of nodes changed (pods on a node that joined were
+// left out until then), at the first view, after a NewView (told a list
+// of its own), and should the cluster be built again.
+func (f *Framework) NewViewOf(nodes []*corev1.Node, changed []PodChange, all func() []*corev1.Pod) *View {
+	if !f.deltas {
+		changed = nil
+	}
+	f.deltas = true
+	return f.newView(nodes, changed, all)
+}
+
+// newView brings the kept cluster to nodes and the pods changed, or,
+// changed nil, to all.
+func (f *Framework) newView(nodes []*corev1.Node, changed []PodChange, all func() []*corev1.Pod) *View {
 	if f.last != nil {
 		f.last.forget()
 	}
-	k, err := f.kept.update(nodes, pods)
+	k, err := f.kept.update(nodes, changed, all)
 	if err != nil {
 		klog.FromContext(f.kept.ctx).Error(err, "keeping the plugins' cluster; this view is built afresh")
 		f.kept, f.last = newKeptCluster(f.kept.ctx), nil
-		return f.freshView(nodes, pods)
+		return f.freshView(nodes, all())
 	}
 	f.kept = k
 	v := &View{f: f, snap: k.snap, nodes: k.order, byName: k.named, written: map[types.UID]bool{}}
