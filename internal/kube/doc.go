@@ -12,14 +12,18 @@
 // scheduler.go) takes a snapshot from that cache (snapshot.go): a
 // fleet.Fleet from the nodes' labels and allocatable resources (nodes.go),
 // a gang.State holding every bound pod where it runs, and a queue.Book of
-// the quota in use (queues.go). The fleet and state are kept from cycle
-// to cycle (kept.go): only the nodes and pods whose objects the informers
-// replaced are described and adopted again, and a cycle decides in a
+// the quota in use (queues.go). The pods reach a cycle as the informer's
+// handlers saw them change (livepods.go: podFeed), not as a list: the
+// cycle keeps every pod's class, bound, gated or pending
+// (podclasses.go), and what it asks of them without looking at every
+// pod. The fleet, state and running units are kept from cycle to cycle
+// (kept.go, keptunits.go): only the nodes replaced and the bound pods
+// changed are described and adopted again, and a cycle decides in a
 // trial (gang.State.Begin) that the next undoes. Kubernetes' own filter plugins
 // (internal/kube/upstream, run by filters.go) say on which nodes each
 // pending pod may run, dynamic resources included, on a view of the
 // cluster they keep from cycle to cycle as kube-scheduler keeps its
-// cache; their verdicts reach
+// cache, told the pods that came to or left the nodes; their verdicts reach
 // the core as taints, and every pod the core places is checked again with
 // those placed before it, its claims written before it is bound. decide
 // (decide.go) then runs the shared

@@ -35,6 +35,9 @@
 //	                                            again when nodes change)  each cycle a trial it undoes
 //	learned mix (packing)     gang.State        the store, at every       the ConfigMap, at every
 //	                                            renewal and at stop       renewal
+//	running units             kept, each made   built each cycle from     kept between cycles, each
+//	                          as it starts      its running jobs          built again when its pods
+//	                          (coreRun)                                   change (keptUnits)
 //
 // A node that goes under a running unit is met by one rule in every face
 // (failure.go, MovesOff): a gang of two tasks or more on a node that
