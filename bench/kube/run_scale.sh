@@ -19,6 +19,11 @@
 #   SIZES=5000 WORKLOADS=plain bench/kube/run_scale.sh
 #   SUFFIX=-r2 SCHEDULERS=corral,ceiling bench/kube/run_scale.sh
 #                       # a repeat, to results-scale-{trace,plain}-N-r2.json
+#   MODE=arrival bench/kube/run_scale.sh
+#                       # the scheduler runs while the pods arrive (16
+#                       # clients create them), timed from the first
+#                       # pod's creation, to results-scale-arrival-*.json;
+#                       # the ceiling always drains
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
@@ -36,8 +41,12 @@ for n in ${SIZES:-1000 5000}; do
 		plain) args=(-plain -pods $((4 * n))) ;;
 		*) echo "unknown workload $w (want trace or plain)" >&2 && exit 2 ;;
 		esac
-		"$BIN" -nodes "$n" -racks "$racks" "${args[@]}" -groups 50 -schedulers "$S" -drain \
-			-json "bench/kube/results-scale-$w-$n${SUFFIX:-}.json"
+		case ${MODE:-drain} in
+		drain) mode=(-drain) out=bench/kube/results-scale-$w-$n${SUFFIX:-}.json ;;
+		arrival) mode=() out=bench/kube/results-scale-arrival-$w-$n${SUFFIX:-}.json ;;
+		*) echo "unknown MODE $MODE (want drain or arrival)" >&2 && exit 2 ;;
+		esac
+		"$BIN" -nodes "$n" -racks "$racks" "${args[@]}" -groups 50 -schedulers "$S" "${mode[@]}" -json "$out"
 		echo
 	done
 done
