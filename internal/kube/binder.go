@@ -85,6 +85,9 @@ func bindOnly(ctx context.Context, client kubernetes.Interface, b binding, n *co
 	if !b.at.IsZero() { // the API server copies a binding's annotations onto the pod
 		target.Annotations = map[string]string{AnnotationBoundAt: b.at.UTC().Format(time.RFC3339Nano)}
 	}
+	if b.shareGPU != "" {
+		target.Annotations = withLabels(target.Annotations, map[string]string{AnnotationShareGPU: b.shareGPU})
+	}
 	err := client.CoreV1().Pods(b.pod.Namespace).Bind(ctx, target, metav1.CreateOptions{})
 	switch {
 	case err == nil:

@@ -25,6 +25,9 @@ type binding struct {
 	// at is when the cycle bound it, written on the pod with the binding
 	// (AnnotationBoundAt); set by Scheduler.assume.
 	at time.Time
+	// shareGPU is the GPU a time-sliced share is counted on, written on
+	// the pod with the binding (AnnotationShareGPU); "": none.
+	shareGPU string
 	// prepare writes what the pod claims before it is bound; nil: nothing.
 	prepare func(context.Context) error
 	// release gives back what the pod's placement reserved (its claims'
@@ -236,7 +239,8 @@ func (in *cycleInput) binds(starts []sched.Start) []binding {
 		u, p := in.units[st.Unit.Job.Name], st.Placement
 		placed, left := assignPods(p, in.byGroup[st.Unit.Job.Name])
 		for i, pod := range placed {
-			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name, prepare: in.kube.filter.prepare(pod), release: in.kube.filter.release(pod)})
+			out = append(out, binding{pod: pod, node: p.Tasks[i].NodeName, unit: u.name, shareGPU: sharedOn(p.Tasks[i], pod),
+				prepare: in.kube.filter.prepare(pod), release: in.kube.filter.release(pod)})
 		}
 		if len(left) > 0 {
 			in.left = append(in.left, rejection{pods: left, code: sched.CodeCapacity,
@@ -244,6 +248,16 @@ func (in *cycleInput) binds(starts []sched.Start) []binding {
 		}
 	}
 	return out
+}
+
+// sharedOn is the GPU task t, pod's, counts a time-sliced share on; ""
+// for a task that is no such share (whole GPUs, MIG, or a share a DRA
+// driver allocates and says where).
+func sharedOn(t gang.Task, pod *corev1.Pod) string {
+	if t.Milli == 0 || len(t.GPUs) != 1 || pod.Annotations[annotationDRA] != "" {
+		return ""
+	}
+	return strconv.Itoa(t.GPUs[0])
 }
 
 // preemptions are the evictions the cycle chose, one per unit they make
@@ -409,6 +423,20 @@ func gpuString(milli int64) string {
 	return strconv.FormatFloat(float64(milli)/queue.Milli, 'f', -1, 64)
 }
 
+// coreTolerations are the core taints a pod of demand d may ignore: a
+// share those of nodes that offer only time-sliced GPUs, a pod whose GPUs
+// come by DRA those of nodes whose GPUs only DRA publishes (dra.go).
+func coreTolerations(p *corev1.Pod, d job.Demand) []string {
+	var out []string
+	if d.Shares > 0 {
+		out = append(out, sharedOnly)
+	}
+	if p.Annotations[annotationDRA] == "true" {
+		out = append(out, draOnly)
+	}
+	return out
+}
+
 // unitJob makes the core's job for a unit: one task group per distinct pod
 // demand, in the order of the pods; byGroup lists each group's pods.
 func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
@@ -424,11 +452,10 @@ func unitJob(u *unit, snap *snapshot) (*job.Job, [][]*corev1.Pod, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("pod %s %w", p.Name, err)
 		}
-		if d.Shares > 0 && !slices.Contains(j.Tolerations, sharedOnly) {
-			j.Tolerations = append(j.Tolerations, sharedOnly)
-		}
-		if p.Annotations[annotationDRA] == "true" && !slices.Contains(j.Tolerations, draOnly) {
-			j.Tolerations = append(j.Tolerations, draOnly) // its GPUs come by DRA (dra.go)
+		for _, t := range coreTolerations(p, d) {
+			if !slices.Contains(j.Tolerations, t) {
+				j.Tolerations = append(j.Tolerations, t)
+			}
 		}
 		// Pods the filter plugins allow different nodes are groups of
 		// their own, each kept to its nodes.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +66,7 @@ type keptPod struct {
 	node   string
 	order  string // node and pod key: where it comes in the bound pods
 	demand job.Demand
-	gpu    string // its annotationDRAGPU
+	gpu    string // the GPU of its share (shareGPU), as text
 	b      boundPod
 	gone   bool // released
 }
@@ -257,7 +258,7 @@ func (k *keptCluster) keep(p *corev1.Pod, node string) bool {
 	}
 	d, err := demand(p)
 	facts := factsOf(p)
-	if err == nil && kp.node == node && kp.gpu == p.Annotations[annotationDRAGPU] && facts.unit == kp.b.unit && reflect.DeepEqual(d, kp.demand) {
+	if err == nil && kp.node == node && kp.gpu == shareGPUKey(p) && facts.unit == kp.b.unit && reflect.DeepEqual(d, kp.demand) {
 		kp.obj, kp.b.pod, kp.b.podFacts, k.dirty = p, p, facts, true
 		k.units.replaced(kp)
 		return true
@@ -294,7 +295,7 @@ func (k *keptCluster) adopt(kp *keptPod, log *slog.Logger) bool {
 		return false
 	}
 	kp.demand = d
-	kp.gpu = p.Annotations[annotationDRAGPU]
+	kp.gpu = shareGPUKey(p)
 	kp.b = newBoundPod(k.state, p, pl, k.charger)
 	k.pods[p.UID] = kp
 	k.units.add(kp)
@@ -336,6 +337,14 @@ func (k *keptCluster) boundList() []boundPod {
 		}
 	}
 	return k.bound
+}
+
+// shareGPUKey is shareGPU as text, "" for none.
+func shareGPUKey(p *corev1.Pod) string {
+	if g, ok := shareGPU(p); ok {
+		return strconv.Itoa(g)
+	}
+	return ""
 }
 
 // extraKey is the selector taints as one string.

@@ -50,6 +50,14 @@ const (
 	annotationDRAGPU = "corral.sh/dra-gpu-index"
 )
 
+// AnnotationShareGPU is the place on its node of the GPU corral counted a
+// pod's time-sliced share on, written with the binding. The device
+// plugin hands out replicas without regard to it; corral keeps its own
+// count of each GPU's shares by it, so that a restarted scheduler or a
+// new leader counts them on the GPUs the one that bound them did, not as
+// it would place them afresh.
+const AnnotationShareGPU = "corral.sh/share-gpu-index"
+
 const mib = 1 << 20
 
 // buildFleet turns the nodes into a fleet, in name order, each node with

@@ -1,11 +1,13 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
@@ -71,8 +73,51 @@ func TestTimeSlicedGPUs(t *testing.T) {
 		e.create(resPod(names[i], "nvidia.com/gpu.shared", 2))
 	}
 	e.waitBound(names...)
+	// Each binding names the GPU corral counted its share on, two pods a
+	// GPU, so that a restarted scheduler counts them there again.
+	on := map[string]int{}
+	for _, name := range names {
+		p, err := e.c.Client.CoreV1().Pods(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		on[p.Annotations[AnnotationShareGPU]]++
+	}
+	if on["0"] != 2 || on["1"] != 2 {
+		t.Errorf("shares by GPU %v, want two on GPU 0 and two on GPU 1", on)
+	}
 	e.create(resPod("share-4", "nvidia.com/gpu.shared", 1))
 	e.waitUnschedulable("share-4", "not enough free GPU capacity")
 	e.create(resPod("mig", "nvidia.com/mig-1g.10gb", 1))
 	e.waitUnschedulable("mig", "")
+}
+
+// A share's GPU is read from the DRA driver's allocation first, then from
+// corral's own binding; anything else pins it nowhere (it is counted
+// where the packing policy puts it).
+func TestShareGPUAnnotations(t *testing.T) {
+	for _, c := range []struct {
+		dra, own string
+		want     int
+		ok       bool
+	}{
+		{"", "", 0, false},
+		{"", "1", 1, true},
+		{"3", "1", 3, true},
+		{"", "-1", 0, false},
+		{"", "one", 0, false},
+		{"x", "2", 2, true},
+	} {
+		p := pod("p", 1)
+		p.Annotations = map[string]string{}
+		if c.dra != "" {
+			p.Annotations[annotationDRAGPU] = c.dra
+		}
+		if c.own != "" {
+			p.Annotations[AnnotationShareGPU] = c.own
+		}
+		if got, ok := shareGPU(p); got != c.want || ok != c.ok {
+			t.Errorf("DRA %q, corral's %q: GPU %d, %v; want %d, %v", c.dra, c.own, got, ok, c.want, c.ok)
+		}
+	}
 }

@@ -227,8 +227,9 @@ func withNode(p *corev1.Pod, node string) *corev1.Pod {
 func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // pinPod records p on node; a share a DRA driver allocated on the GPU it
-// allocated (annotationDRAGPU), when that GPU has the room in corral's
-// view.
+// allocated (annotationDRAGPU), a time-sliced share on the GPU corral
+// counted it on (AnnotationShareGPU), when that GPU has the room in
+// corral's view.
 func pinPod(st *gang.State, node string, p *corev1.Pod) (*gang.Placement, error) {
 	d, err := demand(p)
 	if err != nil {
@@ -240,12 +241,23 @@ func pinPod(st *gang.State, node string, p *corev1.Pod) (*gang.Placement, error)
 // pinDemand is pinPod for p, whose demand d is read already.
 func pinDemand(st *gang.State, node string, p *corev1.Pod, d job.Demand) (*gang.Placement, error) {
 	j := &job.Job{Name: boundJobName(p), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
-	if g, err := strconv.Atoi(p.Annotations[annotationDRAGPU]); err == nil {
+	if g, ok := shareGPU(p); ok {
 		if pl, err := st.AdoptShareOn(j, node, g); err == nil {
 			return pl, nil
 		}
 	}
 	return st.Adopt(j, node)
+}
+
+// shareGPU is the GPU p's share is on: the one a DRA driver allocated, or
+// else the one corral counted it on when it bound it.
+func shareGPU(p *corev1.Pod) (int, bool) {
+	for _, key := range []string{annotationDRAGPU, AnnotationShareGPU} {
+		if g, err := strconv.Atoi(p.Annotations[key]); err == nil && g >= 0 {
+			return g, true
+		}
+	}
+	return 0, false
 }
 
 func boundJobName(p *corev1.Pod) string { return "bound " + string(p.UID) }

@@ -218,7 +218,7 @@ func moveOff(st *gang.State, p *corev1.Pod, from string, tolerations []string, b
 			return move{}, err
 		}
 	}
-	j := &job.Job{Name: name, Tolerations: tolerations, Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
+	j := &job.Job{Name: name, Tolerations: append(tolerations, coreTolerations(p, d)...), Groups: []job.Group{{Name: "pod", Count: 1, Task: d}}}
 	if _, err := st.Adopt(j, from); err != nil {
 		return move{}, err
 	}

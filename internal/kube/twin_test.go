@@ -3,6 +3,7 @@ package kube
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 	"github.com/corral-sched/corral/internal/twin"
 )
@@ -48,11 +50,7 @@ const labelTwinJob = "corral.test/twin-job"
 
 // kubeDiffers are the scripts whose transcript the Kubernetes face does
 // not give, and why: a known difference of model, not of decision.
-var kubeDiffers = map[string]string{
-	"sharegang.txt": "the device plugin's time-sliced replicas are not pinned to a GPU: the Kubernetes face " +
-		"derives their GPUs from the bound pods each cycle, so after shares end it finds five halves on two nodes " +
-		"where the server's GPUs, pinned, have four",
-}
+var kubeDiffers = map[string]string{}
 
 type kubeFace struct {
 	t          *testing.T
@@ -68,6 +66,11 @@ type kubeFace struct {
 	started    []string
 	moved      []string
 	preempted  []string
+	// acct is the scheduler's accounting log, whose fault records say
+	// which gangs it moved off a failed node (all of whose pods may have
+	// been there); read is how many of its lines were read.
+	acct *lockedBuffer
+	read int
 }
 
 type kubeJob struct {
@@ -95,6 +98,8 @@ func (f *kubeFace) Fleet(tf twin.Fleet) error {
 		f.createNode(f.node(name), tf.Rack(i), tf.Spare(i))
 	}
 	f.cfg = f.e.config()
+	f.acct = &lockedBuffer{}
+	f.cfg.Accounting = f.acct
 	f.cfg.ReclaimPatience = -1
 	f.cfg.UnitMemoryConfigMap = leaseNamespace + "/" + f.e.ns + "-twin-memory"
 	f.t.Cleanup(func() {
@@ -252,6 +257,7 @@ func (f *kubeFace) Settle() (started, preempted, waiting []string, err error) {
 // deletes and creates again (their controller would).
 func (f *kubeFace) observe() {
 	pods := f.pods()
+	replaced := f.replaced()
 	for name, j := range f.jobs {
 		if j.gone {
 			continue
@@ -270,8 +276,8 @@ func (f *kubeFace) observe() {
 			f.started = append(f.started, name)
 			j.running = true
 		case bound && !slices.Equal(j.pods, podUIDs(mine)):
-			if kept(j.pods, podUIDs(mine)) {
-				f.moved = append(f.moved, name) // its pods on a failed node started again beside the rest
+			if kept(j.pods, podUIDs(mine)) || replaced[name] {
+				f.moved = append(f.moved, name) // its pods on a failed node started again beside the rest, or elsewhere
 			} else {
 				f.started = append(f.started, name) // stopped with its node and placed anew at once
 			}
@@ -283,6 +289,23 @@ func (f *kubeFace) observe() {
 			j.pods = podUIDs(mine)
 		}
 	}
+}
+
+// replaced are the jobs the accounting log says were moved off a failed
+// node since the last call.
+func (f *kubeFace) replaced() map[string]bool {
+	f.acct.mu.Lock()
+	defer f.acct.mu.Unlock()
+	out := map[string]bool{}
+	lines := strings.Split(strings.TrimSpace(f.acct.buf.String()), "\n")
+	for _, line := range lines[min(f.read, len(lines)):] {
+		var r faultrec.Record
+		if json.Unmarshal([]byte(line), &r) == nil && r.Event == faultrec.Event && r.Action == faultrec.Replaced {
+			out[r.Work[strings.LastIndex(r.Work, "/")+1:]] = true
+		}
+	}
+	f.read = len(lines)
+	return out
 }
 
 // Moved returns the jobs moved off failed nodes since the last call.

@@ -20,8 +20,10 @@
 // (go test ./internal/twin -update); the simulator, the server and the
 // Kubernetes face implement Face in their own tests (TestTwinSim,
 // TestTwinServer, TestTwinKube) over the real thing. The server runs one
-// machine and skips scripts of several nodes (ErrOneMachine); the
-// Kubernetes face skips sharegang.txt, saying why (kubeDiffers).
+// machine and skips scripts of several nodes (ErrOneMachine); a face
+// whose model differs on a script skips it, saying why (the Kubernetes
+// face's kubeDiffers, empty now: it counts a time-sliced share on the
+// GPU its binding names, AnnotationShareGPU, as the server pins it).
 //
 // The scripts: tenants.txt (quotas, a gang's reservation, a priority
 // preemption, fair share), cohort.txt (borrowing and reclaim in a cohort,
