@@ -331,6 +331,11 @@ func (s *Scheduler) snapshot(ctx context.Context, changed []types.UID) (*snapsho
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
+	more, err := s.refreshPods() // what recovering gangs and handling faults changed just now
+	if err != nil {
+		return nil, err
+	}
+	changed = append(changed, more...)
 	// The plugins see the nodes as they are: a node whose GPUs only DRA
 	// publishes has no nvidia.com/gpu for them, so the DynamicResources
 	// plugin allocates what a DeviceClass stands for there (KEP-5004).
