@@ -161,15 +161,6 @@ func (l *livePods) pods(uids map[types.UID]bool) []*corev1.Pod {
 	return out
 }
 
-// list is every pod.
-func (l *livePods) list() []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, len(l.raw))
-	for _, p := range l.raw {
-		out = append(out, p)
-	}
-	return out
-}
-
 // mayUseDRA says whether DRA may describe the pod (draListers.asGPUPods):
 // it has resource claims or asks for an extended resource other than the
 // device plugin's (claims), or asks for nvidia.com/gpu, which a
