@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"slices"
 	"strings"
 	"sync"
 
@@ -105,10 +104,11 @@ func (l *livePods) reset(pods []*corev1.Pod) []types.UID {
 // set records the pod of uid as p; nil: gone.
 func (l *livePods) set(uid types.UID, p *corev1.Pod) {
 	if old := l.raw[uid]; old != nil {
-		if n := l.units[unitName(old)] - 1; n > 0 {
-			l.units[unitName(old)] = n
+		name := unitName(old)
+		if n := l.units[name] - 1; n > 0 {
+			l.units[name] = n
 		} else {
-			delete(l.units, unitName(old))
+			delete(l.units, name)
 		}
 	}
 	delete(l.grouped, uid)
@@ -167,13 +167,15 @@ func (l *livePods) pods(uids map[types.UID]bool) []*corev1.Pod {
 // DeviceClass may stand for (gpus).
 func mayUseDRA(p *corev1.Pod) (claims, gpus bool) {
 	claims = len(p.Spec.ResourceClaims) > 0 || len(p.Status.ResourceClaimStatuses) > 0 || p.Status.ExtendedResourceClaimStatus != nil
-	for _, c := range slices.Concat(p.Spec.InitContainers, p.Spec.Containers) {
-		for name := range c.Resources.Requests {
-			switch {
-			case name == ResourceGPU:
-				gpus = true
-			case strings.Contains(string(name), "/") && !strings.HasPrefix(string(name), "nvidia.com/"):
-				claims = true
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} { // no copy: every changed pod comes here
+		for i := range cs {
+			for name := range cs[i].Resources.Requests {
+				switch {
+				case name == ResourceGPU:
+					gpus = true
+				case strings.Contains(string(name), "/") && !strings.HasPrefix(string(name), "nvidia.com/"):
+					claims = true
+				}
 			}
 		}
 	}
