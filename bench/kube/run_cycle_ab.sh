@@ -29,7 +29,7 @@ for r in $(seq 1 "$N"); do
 done | tee "$TMP/runs"
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 {
-  echo "# go test -bench '$BENCH' -benchtime 40x ./internal/kube: this tree ($(git rev-parse --short HEAD)$(git diff --quiet || echo +edits)) against $BASE, $N rounds each, alternating, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# go test -bench '$BENCH' -benchtime 40x ./internal/kube: this tree ($(git rev-parse --short HEAD)$(git diff --quiet -- . ":!$OUT" || echo +edits)) against $BASE, $N rounds each, alternating, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
   cat "$TMP/runs"
   echo "| nodes | decide ms/cycle, $BASE | this tree | snapshot ms/cycle, $BASE | this tree | µs per pending pod, $BASE | this tree |"
   echo "|---:|---:|---:|---:|---:|---:|---:|"
