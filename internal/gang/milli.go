@@ -91,3 +91,13 @@ func (s *State) leastProfileMilli(profile string) int64 {
 	}
 	return least
 }
+
+// FreeMilli is what the fleet's GPUs have free, in thousandths: every
+// GPU of every node, less what placed work holds (PlacedMilli).
+func (s *State) FreeMilli() int64 {
+	free := int64(s.fleet.GPUs()) * 1000
+	for _, p := range s.jobs {
+		free -= s.PlacedMilli(p)
+	}
+	return free
+}

@@ -45,6 +45,8 @@ type cycle struct {
 	// models it allows (dollar budgets), found once per cycle.
 	prices map[string]unitPrice
 	models []string // the fleet's GPU models (modelcap.go)
+	// elastic: some running unit may grow or give back (elastic.go).
+	elastic bool
 }
 
 // head is a waiting unit with a reservation.
@@ -81,6 +83,7 @@ func Cycle(snap *Snapshot) Decisions {
 			c.stopping[r.Name] = true
 			c.victimsOf[r.StoppingFor] = append(c.victimsOf[r.StoppingFor], r.Name)
 		}
+		c.elastic = c.elastic || r.Grow != nil || len(r.Grown) > 0
 	}
 	for _, v := range c.victimsOf {
 		slices.Sort(v)
@@ -88,6 +91,8 @@ func Cycle(snap *Snapshot) Decisions {
 	for _, u := range c.order() {
 		c.consider(u)
 	}
+	c.makeRoomForFirst()
+	c.grow()
 	return c.out
 }
 
@@ -210,6 +215,15 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 			return
 		}
 	}
+	if err := c.startPlaced(u, p); err != nil {
+		c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
+		errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
+	}
+}
+
+// startPlaced starts u, placed as p, charging its queue; when the queue
+// refuses, p is lifted again and the refusal returned.
+func (c *cycle) startPlaced(u *Unit, p *gang.Placement) error {
 	start := Start{Unit: u, Placement: p, Backfill: len(c.heads) > 0}
 	if c.snap.Book != nil && u.Queue != "" {
 		need := u.Need
@@ -219,14 +233,13 @@ func (c *cycle) placed(u *Unit, p *gang.Placement) {
 		adm, err := c.snap.Book.Admit(u.Queue, need)
 		if err != nil {
 			c.undo(u.Job.Name)
-			c.wait(u, CodeQuota, fmt.Sprintf("queue %s: %v", u.Queue, err))
-			errors.As(err, &c.out.Waiting[len(c.out.Waiting)-1].Quota)
-			return
+			return err
 		}
 		start.Admission = adm
 	}
 	c.budgetStarted(u)
 	c.out.Starts = append(c.out.Starts, start)
+	return nil
 }
 
 // unfit handles a unit that does not fit now: it waits for the victims

@@ -12,6 +12,9 @@ type reservationMemo struct {
 	hints   map[string]int
 	kept    map[string]*Reservation
 	settled Settled
+	// grew: the last cycle tried to grow every elastic unit that runs
+	// (no unit waited, started or took grown parts back).
+	grew bool
 }
 
 // Settled is what a face's core state was when its cycle ended: the
@@ -31,6 +34,7 @@ func (m *Memory) Reserved(d Decisions) {
 	}
 	clear(r.heads)
 	clear(r.kept)
+	r.grew = len(d.Waiting) == 0 && len(d.GiveBacks) == 0 && len(d.Starts) == 0
 	for i := range d.Reservations {
 		res := d.Reservations[i]
 		r.heads[res.Unit] = true
@@ -65,3 +69,8 @@ func (m *Memory) Kept(unit string, now Settled) *Reservation {
 	}
 	return m.resv.kept[unit]
 }
+
+// GrowKept is Snapshot.GrowKept: the last cycle tried to grow every
+// elastic unit that runs now (it started none) and the face's core state
+// is now as Settle recorded it.
+func (m *Memory) GrowKept(now Settled) bool { return m.resv.grew && now == m.resv.settled }

@@ -93,6 +93,14 @@ type Running struct {
 	Preemptions int
 	// Account is the budget it is charged to (Config.Budgets); "": Queue.
 	Account string
+	// Grow, for an elastic unit running below its full size, is what it
+	// may still add: a job of the tasks it runs without, any number of
+	// which may start (MinMember 1), named for the part it would add
+	// (elastic.go). nil: it runs whole, or its face does not resize.
+	Grow *job.Job
+	// Grown lists the parts it grew by, oldest first: surplus it gives
+	// back, newest first, to a unit that waits for room.
+	Grown []string
 }
 
 // Snapshot is everything one cycle reads.
@@ -107,6 +115,10 @@ type Snapshot struct {
 	// used in the current period of its budget (Config.Budgets); the
 	// running units' use the cycle counts itself (budget.go).
 	Spent map[string]float64
+	// GrowKept says the face knows the last cycle tried to grow every
+	// elastic unit and nothing changed since (Memory.GrowKept): the
+	// cycle does not try again.
+	GrowKept bool
 }
 
 // Config tunes the cycle. The zero value is a cycle without preemption
@@ -169,6 +181,10 @@ type Config struct {
 	// may not borrow again (Preempt.NoBorrowUntil), doubling with each
 	// earlier preemption; 0 is DefaultReborrowBackoff, negative none.
 	ReborrowBackoff time.Duration
+	// Defrag, when set, lets the first unit that waits for room start by
+	// moving small checkpointing units out of its way (defrag.go); nil:
+	// off.
+	Defrag *Defrag
 	// Budgets caps the GPU-hours of accounts per period, by account (a
 	// Unit's Account, or its Queue); a unit that would overrun its
 	// account's budget waits (CodeBudget). Nil: no budgets.
@@ -231,6 +247,29 @@ type Decisions struct {
 	Preempts     []Preempt
 	Reservations []Reservation
 	Waiting      []Wait
+	// GiveBacks are parts elastic running units grew by, taken back so
+	// that the first unit waiting for room starts now (its Start comes
+	// last in Starts), and Grows what elastic units add when no unit
+	// waits (elastic.go). The State no longer holds the parts given back
+	// and holds the parts grown, under the Grow job's name.
+	GiveBacks []GiveBack
+	Grows     []Grow
+}
+
+// GiveBack is a part an elastic running unit grew by and gives back now,
+// as it was placed, so that the unit For starts.
+type GiveBack struct {
+	Unit      string
+	Part      string
+	For       string
+	Placement *gang.Placement
+}
+
+// Grow is a part a running elastic unit adds now, placed under the name
+// of its Running.Grow job.
+type Grow struct {
+	Unit      string
+	Placement *gang.Placement
 }
 
 // Start is a unit to start now, where its placement says.
@@ -262,6 +301,9 @@ type Preempt struct {
 	// NoBorrowUntil, for a reclaim, is when the victim may borrow quota
 	// again once requeued (Unit.NoBorrowUntil; Config.ReborrowBackoff).
 	NoBorrowUntil time.Time
+	// Move: it is moved out of the way of a larger unit (Config.Defrag),
+	// and should be queued again at once to restart elsewhere.
+	Move bool
 }
 
 // Reservation is room held for a waiting unit: it starts once the listed
@@ -291,6 +333,9 @@ type Wait struct {
 	Reclaim *ReclaimWait
 	// Budget is the numbers of the budget that holds it, for CodeBudget.
 	Budget *BudgetWait
+	// Defrag is, for a unit that waits for units moved out of its way
+	// (Config.Defrag), what it gains and what they lose.
+	Defrag *DefragWait
 	// Unfit is why it did not fit when the cycle tried to place it: the
 	// core's reasons as codes with node counts, which a face words its
 	// own way (nil when it was not tried, or under Config.Terse). Cause

@@ -10,13 +10,10 @@ import (
 )
 
 // corralPolicy is the cycle corral runs in every face: internal/sched's
-// Cycle decides what starts, what is stopped for whom, which jobs hold
-// reservations and why the rest wait; the simulator builds its snapshot
-// and applies its decisions, as corral server and corral kube-scheduler
-// do. What only the simulator models is applied around the shared cycle:
-// elastic jobs giving back what they grew by, or growing when nothing
-// waits, and defragmentation (Options.Defrag), both for the first job
-// that holds a reservation.
+// Cycle decides what starts, what is stopped or moved for whom, which jobs
+// hold reservations, why the rest wait, and how elastic jobs resize; the
+// simulator builds its snapshot and applies its decisions, as corral
+// server and corral kube-scheduler do.
 type corralPolicy struct{}
 
 func (corralPolicy) Name() string { return "corral" }
@@ -34,24 +31,19 @@ var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // the stops made room for.
 const maxRounds = 8
 
-// Cycle runs the shared cycle until it stops nothing more, then lets the
-// first job with a reservation take grown tasks back or defragment, and
-// grows elastic jobs when nothing waits.
+// Cycle runs the shared cycle until it changes nothing more that the next
+// would act on.
 func (corralPolicy) Cycle(s *Sim) {
-	var d sched.Decisions
 	for range maxRounds {
 		snap := s.coreSnapshot()
-		if len(snap.Pending) == 0 {
-			d = sched.Decisions{} // nothing to decide: the cycle would say nothing
+		if len(snap.Pending) == 0 && (len(s.growable) == 0 || snap.GrowKept) {
+			s.units.Reserved(sched.Decisions{}) // nothing to decide: the cycle would say nothing
 			break
 		}
-		d = sched.Cycle(snap)
-		if !s.apply(d) && !s.startFirstHead(d) {
+		d := sched.Cycle(snap)
+		if !s.apply(d) {
 			break
 		}
-	}
-	if len(d.Waiting) == 0 {
-		s.growElastic()
 	}
 	s.units.Settle(s.settled())
 }
@@ -87,6 +79,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 		snap.Pending = append(snap.Pending, u)
 	}
 	snap.Running = s.coreRun
+	snap.GrowKept = s.units.GrowKept(now)
 	return snap
 }
 
@@ -96,6 +89,9 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 func (s *Sim) coreConfig() sched.Config {
 	cfg := sched.Config{Preemption: s.opt.PriorityPreemption, Reclaim: true, FairShare: true, Terse: s.opt.Explain == "",
 		Reservations: s.opt.reservations(), ReclaimPatience: s.reclaimPatience(), Grace: s.opt.PreemptGrace, Budgets: s.budgets.of}
+	if d := s.opt.Defrag; d.Enabled {
+		cfg.Defrag = &sched.Defrag{Moves: max(d.movesPerHour()-s.moved.count(s.now), 0), MaxNodes: d.maxNodes()}
+	}
 	if limit := s.opt.MaxPreemptionsPerHour; limit > 0 {
 		left := limit - s.preempted.count(s.now)
 		cfg.PreemptionBudget = left
@@ -115,7 +111,7 @@ func (s *Sim) coreRunning(name string) sched.Running {
 	j := r.a.Job
 	out := sched.Running{Name: name, Parts: r.parts, Priority: j.Priority, Started: epoch.Add(r.start),
 		Preemptible: j.Preemptible, Preemptions: s.units.Of(name).Preemptions, Account: tenantOf(r.a),
-		GPUs: r.gpus, CheckpointEvery: j.CheckpointEvery}
+		GPUs: r.gpus, CheckpointEvery: j.CheckpointEvery, Grow: s.growJob(r), Grown: r.grown}
 	if r.admitted {
 		out.Queue, out.Need = tenantOf(r.a), s.need(r.a)
 	}
@@ -125,16 +121,25 @@ func (s *Sim) coreRunning(name string) sched.Running {
 	return out
 }
 
-// apply carries out one cycle's decisions: starts, stops, estimates, and
-// wake-ups for jobs whose patience or the preemption window runs out. It
-// reports whether anything was stopped.
+// apply carries out one cycle's decisions: starts, stops, estimates,
+// wake-ups for jobs whose patience or the preemption window runs out,
+// and elastic jobs' resizes. It reports whether the cycle should run
+// again at this moment: something was stopped or given back, or an
+// elastic job started below its full size while nothing waits (the next
+// cycle grows it).
 func (s *Sim) apply(d sched.Decisions) bool {
 	byName := make(map[string]*pendingJob, len(s.pending))
 	for _, p := range s.pending {
 		byName[p.a.Job.Name] = p
 	}
-	for _, st := range d.Starts {
+	starts, madeRoom := d.Starts, (*sched.Start)(nil)
+	if n := len(starts); len(d.GiveBacks) > 0 && n > 0 && starts[n-1].Unit.Job.Name == d.GiveBacks[0].For {
+		starts, madeRoom = starts[:n-1], &starts[n-1]
+	}
+	again := len(d.Preempts) > 0 || len(d.GiveBacks) > 0
+	for _, st := range starts {
 		s.startPlaced(byName[st.Unit.Job.Name], st.Placement, st.Unit.Queue != "")
+		again = again || len(d.Waiting) == 0 && s.growable[st.Unit.Job.Name] // the next cycle grows it
 	}
 	for _, pr := range d.Preempts {
 		s.stopForCore(pr, byName[pr.For])
@@ -144,13 +149,31 @@ func (s *Sim) apply(d sched.Decisions) bool {
 		if rec := &s.records[s.byName[w.Unit]]; (w.Code == sched.CodeCapacity || w.Code == sched.CodeQuota) && !w.Estimate.IsZero() && rec.Estimate == 0 {
 			rec.Estimate, rec.EstimatedAt = w.Estimate.Sub(epoch), s.now
 		}
+		if w.Defrag != nil {
+			s.defragGainGPUH += w.Defrag.GainGPUH - w.Defrag.LostGPUH
+		}
 		s.noteWait(w)
 		s.heldByBudget(w)
 		s.wakeLater(p)
 	}
 	s.wakeForBudget(len(d.Waiting) > 0)
+	for _, gb := range d.GiveBacks {
+		s.gone[gb.Part] = gb.Placement // what each held, for the hour's series
+	}
+	for _, gb := range d.GiveBacks {
+		s.gaveBack(gb)
+	}
+	if len(d.GiveBacks) > 0 {
+		s.note(d.GiveBacks[0].For, "elastic jobs give back %d grown placements to make room", len(d.GiveBacks))
+	}
+	if madeRoom != nil {
+		s.startPlaced(byName[madeRoom.Unit.Job.Name], madeRoom.Placement, madeRoom.Unit.Queue != "")
+	}
+	for _, g := range d.Grows {
+		s.grew(g)
+	}
 	s.units.Reserved(d)
-	return len(d.Preempts) > 0
+	return again
 }
 
 // noteWait tells the explained job why it waits, with the cycle's times
@@ -179,16 +202,28 @@ func (s *Sim) startPlaced(p *pendingJob, pl *gang.Placement, admitted bool) {
 // stopForCore stops a victim at once, with the grace to checkpoint in
 // when there is one; the job it makes room for starts when the grace runs
 // out, on the capacity held for it. A victim that gave quota back may not
-// borrow again until the core says.
+// borrow again until the core says; a victim moved out of the way
+// (defragmentation) is placed again in the room left, this moment.
 func (s *Sim) stopForCore(pr sched.Preempt, p *pendingJob) {
-	s.records[s.byName[pr.Victim]].Preemptions++
+	rec := &s.records[s.byName[pr.Victim]]
 	cause := "preempted by higher-priority " + pr.For
-	if pr.Reclaim {
+	switch {
+	case pr.Move:
+		rec.Moves++
+		cause = "moved to make room for " + pr.For
+		s.moved.add(s.now)
+	case pr.Reclaim:
 		cause = "preempted for " + pr.For
+		fallthrough
+	default:
+		rec.Preemptions++
+		s.preempted.add(s.now)
 	}
 	s.units.Preempted(pr.For, map[string]time.Time{pr.Victim: pr.NoBorrowUntil})
-	s.preempted.add(s.now)
 	s.interrupt(pr.Victim, pr.Grace > 0, cause)
+	if pr.Move {
+		s.schedule(event{at: s.now, arrival: -1, wake: pr.Victim})
+	}
 	p.startDelay = pr.Grace
 }
 
@@ -206,29 +241,4 @@ func (s *Sim) wakeForBudget(waiting bool) {
 		s.budgetWake = at
 		s.schedule(event{at: at, arrival: -1, wake: everyJob})
 	}
-}
-
-// startFirstHead lets the first job that waits for room with a
-// reservation start by taking back what elastic jobs grew by, or by
-// moving small jobs out of its way (simulator-only moves); it reports
-// whether it started.
-func (s *Sim) startFirstHead(d sched.Decisions) bool {
-	for _, w := range d.Waiting {
-		if w.Code != sched.CodeCapacity {
-			continue
-		}
-		var p *pendingJob
-		for _, q := range s.pending {
-			if q.a.Job.Name == w.Unit {
-				p = q
-			}
-		}
-		if p == nil || !(s.shrinkElastic(p, p.a.Job, true) || s.defragment(p, p.a.Job)) {
-			return false
-		}
-		s.units.Started(w.Unit)
-		s.start(p, []string{w.Unit})
-		return true
-	}
-	return false
 }

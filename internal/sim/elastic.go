@@ -6,6 +6,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // ran is the GPU-hours a running job has run so far in its current run,
@@ -25,13 +26,29 @@ func (s *Sim) resize(r *runningJob, old []*gang.Placement, gpus float64) {
 	s.acct.used += gpus - r.gpus
 	r.gpus = gpus
 	entry := s.coreEntry(r)
-	entry.Parts, entry.GPUs = r.parts, gpus
+	entry.Parts, entry.GPUs, entry.Grown, entry.Grow = r.parts, gpus, r.grown, s.growJob(r)
+}
+
+// growJob is what a running elastic job below its full size may still
+// add (sched.Running.Grow): the tasks it runs without, any number of
+// them, named for its next part; nil when it cannot grow.
+func (s *Sim) growJob(r *runningJob) *job.Job {
+	name := r.a.Job.Name
+	if !s.growable[name] {
+		return nil
+	}
+	g := r.a.Job.Groups[0]
+	shape := *r.a.Job
+	shape.Name = fmt.Sprintf("%s+%d", name, r.run*1000+len(r.grown)+1)
+	shape.Groups = []job.Group{{Name: g.Name, Count: r.missing, Task: g.Task}}
+	shape.MinMember = 1
+	return &shape
 }
 
 // growElastic adds tasks to running elastic jobs that started smaller than
-// they asked, as far as the fleet allows, in name order. It runs only when
-// nothing waits for room, and what it adds is given back first when
-// something does (shrinkElastic).
+// they asked, as far as the fleet allows, in name order: volcano-like's
+// growth of jobs above minAvailable. corral's cycle decides its own
+// (sched.Decisions.Grows, applied by grew).
 func (s *Sim) growElastic() {
 	if len(s.growable) == 0 || s.growTried == s.version+1 {
 		return // nothing changed since the last attempt
@@ -43,82 +60,52 @@ func (s *Sim) growElastic() {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		r := s.running[name]
-		g := r.a.Job.Groups[0]
-		shape := *r.a.Job
-		shape.Name = fmt.Sprintf("%s+%d", name, r.run*1000+len(r.grown)+1)
-		shape.Groups = []job.Group{{Name: g.Name, Count: r.missing, Task: g.Task}}
-		shape.MinMember = 1
-		p, ok := s.tryPlace(&shape)
-		if !ok {
-			continue
+		if p, ok := s.tryPlace(s.growJob(s.running[name])); ok {
+			s.addGrown(name, p)
 		}
-		old := s.placements(r.parts)
-		r.parts = append(r.parts, shape.Name)
-		r.grown = append(r.grown, shape.Name)
-		s.grown[name] = true
-		s.owner[shape.Name] = name
-		r.missing -= len(p.Tasks)
-		if r.missing == 0 {
-			delete(s.growable, name)
-		}
-		s.resize(r, old, r.gpus+float64(len(p.Tasks))*taskGPUs(g.Task))
-		s.version++
-		s.note(name, "grows by %d tasks to %d", len(p.Tasks), r.a.Job.Tasks()-r.missing)
 	}
 }
 
-// shrinkElastic gives back tasks that elastic jobs grew by, newest first
-// per job and jobs in name order, until p (shaped j) fits, and places it;
-// it changes nothing and reports false if giving all of them back would
-// not make room.
-func (s *Sim) shrinkElastic(p *pendingJob, j *job.Job, quota bool) bool {
-	if len(s.grown) == 0 || s.noShrink.same(p.a.Job.Name, s.version) {
-		return false
-	}
-	s.noShrink.note(p.a.Job.Name, s.version)
-	var parts []string
-	names := make([]string, 0, len(s.grown))
-	for name := range s.grown {
-		names = append(names, name)
-	}
-	if len(names) == 0 {
-		return false
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		g := s.running[name].grown
-		for i := len(g) - 1; i >= 0; i-- {
-			parts = append(parts, g[i])
-		}
-	}
-	if !s.state.WhatIf(parts, j) {
-		return false
-	}
-	// The fewest placements, in this order, whose release makes room.
-	k := sort.Search(len(parts), func(k int) bool { return s.state.WhatIf(parts[:k+1], j) }) + 1
-	for _, part := range parts[:k] {
-		s.giveBack(part)
-	}
-	s.note(j.Name, "elastic jobs give back %d grown placements to make room", k)
-	return s.placeAdmitted(p, j, quota)
+// grew applies a part the cycle grew an elastic job by, already placed.
+func (s *Sim) grew(g sched.Grow) {
+	s.acct.allocated += placedGPUs(g.Placement)
+	s.series.hold(g.Placement, 1)
+	s.placedOn(g.Placement)
+	s.addGrown(g.Unit, g.Placement)
 }
 
-// giveBack releases one placement an elastic job grew by.
-func (s *Sim) giveBack(part string) {
-	name := s.owner[part]
+// addGrown makes p, just placed, a part of the named elastic job.
+func (s *Sim) addGrown(name string, p *gang.Placement) {
 	r := s.running[name]
 	old := s.placements(r.parts)
-	tasks := len(s.state.Job(part).Tasks)
+	r.parts = append(r.parts, p.Job)
+	r.grown = append(r.grown, p.Job)
+	s.owner[p.Job] = name
+	r.missing -= len(p.Tasks)
+	if r.missing == 0 {
+		delete(s.growable, name)
+	}
+	s.resize(r, old, r.gpus+float64(len(p.Tasks))*taskGPUs(r.a.Job.Groups[0].Task))
+	s.version++
+	s.note(name, "grows by %d tasks to %d", len(p.Tasks), r.a.Job.Tasks()-r.missing)
+}
+
+// gaveBack applies a part the cycle took back from an elastic job for a
+// waiting job: the state no longer holds it, s.gone does until now.
+func (s *Sim) gaveBack(gb sched.GiveBack) {
+	name, part, p := gb.Unit, gb.Part, gb.Placement
+	r := s.running[name]
+	old := s.placements(r.parts) // the parts not yet applied are in s.gone
+	delete(s.gone, part)
+	tasks := len(p.Tasks)
 	r.parts = remove(r.parts, part)
 	r.grown = remove(r.grown, part)
-	if len(r.grown) == 0 {
-		delete(s.grown, name)
-	}
 	r.missing += tasks
 	s.growable[name] = true
 	s.resize(r, old, r.gpus-float64(tasks)*taskGPUs(r.a.Job.Groups[0].Task))
-	s.release(part)
+	s.acct.allocated -= placedGPUs(p)
+	s.series.hold(p, -1)
+	s.releasedFrom(p)
 	delete(s.owner, part)
 	s.version++
 	s.note(name, "shrinks by %d tasks to %d", tasks, r.a.Job.Tasks()-r.missing)

@@ -56,12 +56,9 @@ type Sim struct {
 	gone      map[string]*gang.Placement // placements the core removed (evicted from a spare), until the sim lets go of them
 	scale     autoscaling
 	growable  map[string]bool // running elastic jobs below their full size
-	grown     map[string]bool // running elastic jobs that grew: they give back first
-	growTried int             // version (+1) of the last attempt to grow them
-	noShrink  failedAt        // jobs whose last attempt to shrink others failed
-	// Defragmentation: jobs whose last attempt failed (version + 1), the
-	// times of recent moves, and the GPU-hours gained net of work lost.
-	noDefrag       failedAt
+	growTried int             // version (+1) of volcano-like's last attempt to grow them
+	// Defragmentation: the times of recent moves, and the GPU-hours
+	// gained net of work lost.
 	moved          hourWindow
 	defragGainGPUH float64
 	// units is the core's memory of jobs between cycles: how often each
@@ -177,9 +174,9 @@ func newSim(f *fleet.Fleet, w workload.Workload, p Policy, opt Options) (*Sim, e
 	s := &Sim{fleet: fc, state: state, arr: w.Arrivals, running: map[string]*runningJob{}, byName: map[string]int{},
 		book: book, ceiling: ceiling, entitled: entitled, owner: map[string]string{},
 		opt: opt, gone: map[string]*gang.Placement{},
-		noDefrag: failedAt{}, resvs: map[string]reservationCache{},
-		growable: map[string]bool{}, grown: map[string]bool{}, noShrink: failedAt{},
-		budgets: spend, units: sched.NewVolatileMemory(),
+		resvs:    map[string]reservationCache{},
+		growable: map[string]bool{},
+		budgets:  spend, units: sched.NewVolatileMemory(),
 		unmet: unmet}
 	for _, n := range fc.Nodes {
 		if n.Spare {
@@ -323,7 +320,6 @@ func (s *Sim) stop(name string) *runningJob {
 	s.trackEnd(r, false)
 	delete(s.running, name)
 	delete(s.growable, name)
-	delete(s.grown, name)
 	s.version++
 	s.freed = true
 	return r
