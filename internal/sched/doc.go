@@ -49,6 +49,19 @@
 // one placement; the server runs one machine, so a failure there has
 // nowhere to move to.
 //
+// Resizing and moving running work is the cycle's too, once every
+// pending unit was considered (elastic.go, defrag.go): elastic units below
+// their full size (Running.Grow) grow when no unit waits; the first unit
+// that waits for room takes back the fewest parts they grew by (newest
+// first) when that lets it start now, or else, with Config.Defrag, has
+// small checkpointing units moved out of its way when it gains more
+// GPU-hours than they lose (Preempt.Move; a move counts as a stop toward
+// Config.MaxPreemptions). The simulator applies both; the server runs one
+// machine, where free GPUs are never scattered over nodes and a running
+// job's task count is fixed when its processes start, so it sets neither;
+// the Kubernetes face neither, as pod counts are its workloads'
+// controllers' to change.
+//
 // Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
 // period (a tenant in the server, a queue in the Kubernetes face), at
 // admission only: running work is never stopped for a budget. The rule:

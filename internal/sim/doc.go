@@ -5,9 +5,8 @@
 //
 // A Policy decides, at every moment something happens, which pending jobs
 // start: corral's, which is internal/sched's Cycle, the cycle every face
-// runs (corral.go builds its snapshot and applies its decisions; elastic
-// growth and defragmentation, which only the simulator models, are
-// applied around it), and models of
+// runs (corral.go builds its snapshot and applies its decisions, elastic
+// resizes and defragmentation's moves included), and models of
 // other systems, labelled as models and each configured as its
 // documentation gives for GPU clusters, citing the pages it follows
 // (Docs): slurm-like (cons_tres per-GPU GRES, multifactor priority,
