@@ -109,6 +109,8 @@ type kubeSchedulerFlags struct {
 	preemptionGrace                                         time.Duration
 	reclaimPatience                                         time.Duration
 	reservations                                            int
+	defrag                                                  bool
+	defragMoves                                             int
 	faultConditions, faultTaints, faultLabels               string
 	noticeTaints, noticeLabels, spareLabel                  string
 	faultGrace                                              time.Duration
@@ -251,6 +253,8 @@ func parseKubeSchedulerFlags(args []string, stderr io.Writer) (*kubeSchedulerFla
 	fs.StringVar(&f.draGPUDrivers, "dra-gpu-drivers", strings.Join(kube.DefaultDRAGPUDrivers, ","), "DRA drivers whose devices are GPUs to the core (counted for packing and quotas); empty: none")
 	fs.DurationVar(&f.reclaimPatience, "reclaim-patience", sched.DefaultReclaimPatience, reclaimPatienceHelp)
 	fs.IntVar(&f.reservations, "reservations", 1, "how many waiting pods or pod groups hold a reservation (the room they wait for, which later pods take only if they end before it is due); 0: none, so every pod starts as soon as it fits, as the upstream scheduler places them, and a large gang waits until small pods leave it room")
+	fs.BoolVar(&f.defrag, "defrag", false, "let the first pod or pod group that waits for room start now by evicting pods that checkpoint (annotation "+kube.AnnotationCheckpointEvery+", e.g. 30m) and have a controller to start them again elsewhere, when the GPUs it needs are free but scattered over nodes and it gains more GPU-hours than they lose")
+	fs.IntVar(&f.defragMoves, "defrag-moves-per-hour", 4, "with --defrag, the most pods or pod groups moved in any hour")
 	fs.DurationVar(&f.preemptionGrace, "preemption-grace", -1, "termination grace period of preempted pods; negative: each pod's own")
 	fs.StringVar(&f.faultConditions, "fault-conditions", strings.Join(kube.DefaultFaultConditions, ","),
 		"node condition types that mark a GPU fault when True (Type=Status for another status); empty: none")
@@ -302,9 +306,13 @@ func (f *kubeSchedulerFlags) config() (kube.Config, error) {
 	if f.reservations < 0 {
 		return kube.Config{}, fmt.Errorf("--reservations %d: want 0 (none) or more", f.reservations)
 	}
+	if f.defragMoves < 1 {
+		return kube.Config{}, fmt.Errorf("--defrag-moves-per-hour %d: want 1 or more (to move nothing, leave --defrag off)", f.defragMoves)
+	}
 	cfg := kube.Config{SchedulerName: f.schedulerName, Levels: levels, NVLinkLevel: nvlink, NodeSelector: sel,
 		Interval: f.interval, NoPreemption: f.noPreemption, ReclaimPatience: patienceSetting(f.reclaimPatience),
-		Reservations: reservationSetting(f.reservations), DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...)}
+		Reservations: reservationSetting(f.reservations), DRAGPUDrivers: append([]string{}, kube.ParseList(f.draGPUDrivers)...),
+		Defrag: f.defrag, DefragMovesPerHour: f.defragMoves}
 	cfg.Health = kube.HealthConfig{FaultConditions: kube.ParseList(f.faultConditions), FaultTaints: kube.ParseList(f.faultTaints),
 		FaultLabels: kube.ParseList(f.faultLabels), NoticeTaints: kube.ParseList(f.noticeTaints),
 		NoticeLabels: kube.ParseList(f.noticeLabels), SpareLabel: f.spareLabel, Grace: f.faultGrace, IgnoreDeviceHealth: !f.deviceHealth, MoveOffCordoned: f.moveOffCordoned}

@@ -46,6 +46,7 @@ func TestKubeSchedulerBadFlags(t *testing.T) {
 		{[]string{"--print-topology", "--kubeconfig", "/nonexistent/kubeconfig"}, 1},
 		{[]string{"--nvlink-level", "clique", "--topology-levels", "rack=r"}, 1}, // clique is a default level only
 		{[]string{"--reservations", "-1", "--kubeconfig", "/nonexistent"}, 1},
+		{[]string{"--defrag", "--defrag-moves-per-hour", "0", "--kubeconfig", "/nonexistent"}, 1},
 		{[]string{"extra"}, 2}, // a usage error
 	} {
 		var errb bytes.Buffer

@@ -68,6 +68,14 @@ type Config struct {
 	// the upstream scheduler places pods: a large gang then waits until
 	// the small pods that keep arriving leave it room.
 	Reservations int
+	// Defrag lets the first unit that waits for room, and would wait
+	// long, start by evicting pods that checkpoint
+	// (AnnotationCheckpointEvery) and have a controller to start them
+	// again, when the GPUs it needs are free but scattered and it gains
+	// more GPU-hours than they lose (sched.Defrag): at most
+	// DefragMovesPerHour units an hour (0: 4).
+	Defrag             bool
+	DefragMovesPerHour int
 	// Accounting, when set, receives a JSON line per Record: pods and pod
 	// groups started, preempted and ended, with waits and GPU-seconds.
 	Accounting io.Writer

@@ -77,7 +77,7 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 			snap.ledger.Started(st.Unit.Job.Name, st.Unit.Queue, st.Admission.Need)
 		}
 	}
-	in.prs = in.preemptions(out.Preempts)
+	in.prs = in.preemptions(out.Preempts, out.Waiting)
 	d := decisions{binds: in.binds(out.Starts), preempts: in.prs, reserved: out.Reservations}
 	if snap.filter != nil {
 		d.refusals = snap.filter.refusals
@@ -123,6 +123,7 @@ func newCycleInput(snap *snapshot, preempting bool) *cycleInput {
 			Reservations:    snap.reservations,
 			Charge:          func(p *gang.Placement) queue.Amounts { return snap.charger.Placed(snap.state, p) },
 			Budgets:         snap.budgets,
+			Defrag:          snap.defrag,
 		},
 		Spent: snap.spent,
 	}
@@ -173,7 +174,9 @@ func runningOf(v victimSet, snap *snapshot, preemptions int) sched.Running {
 		need = queue.Amounts{}
 	}
 	var limit runLimit
+	r.CheckpointEvery = v.pods[0].checkpointEvery
 	for _, b := range v.pods {
+		r.CheckpointEvery = min(r.CheckpointEvery, b.checkpointEvery) // moved only if every pod may be
 		milli += b.milli
 		if queued {
 			for f, amount := range b.need {
@@ -261,14 +264,14 @@ func sharedOn(t gang.Task, pod *corev1.Pod) string {
 }
 
 // preemptions are the evictions the cycle chose, one per unit they make
-// room for, in the order it chose them.
-func (in *cycleInput) preemptions(preempts []sched.Preempt) []*preemption {
+// room for, in the order it chose them; waits give what moves gain.
+func (in *cycleInput) preemptions(preempts []sched.Preempt, waits []sched.Wait) []*preemption {
 	var list []*preemption
 	byUnit := map[string]*preemption{}
 	for _, p := range preempts {
 		pr := byUnit[p.For]
 		if pr == nil {
-			pr = &preemption{unit: in.units[p.For].name, forJob: p.For, reclaim: p.Reclaim, victims: map[string]time.Time{}}
+			pr = &preemption{unit: in.units[p.For].name, forJob: p.For, reclaim: p.Reclaim, move: p.Move, victims: map[string]time.Time{}}
 			byUnit[p.For] = pr
 			list = append(list, pr)
 		}
@@ -276,6 +279,11 @@ func (in *cycleInput) preemptions(preempts []sched.Preempt) []*preemption {
 			pr.pods = append(pr.pods, b.pod)
 		}
 		pr.victims[p.Victim] = p.NoBorrowUntil
+	}
+	for _, w := range waits {
+		if pr := byUnit[w.Unit]; pr != nil && w.Defrag != nil {
+			pr.gain = fmt.Sprintf("it gains %.1f GPU-hours by starting now, they lose %.1f", w.Defrag.GainGPUH, w.Defrag.LostGPUH)
+		}
 	}
 	for _, pr := range list {
 		pr.reason = in.preemptionReason(pr)
@@ -287,6 +295,10 @@ func (in *cycleInput) preemptionReason(pr *preemption) string {
 	names := make([]string, len(pr.pods))
 	for i, p := range pr.pods {
 		names[i] = podKey(p)
+	}
+	if pr.move {
+		return fmt.Sprintf("moving %d pods out of its way (%s): the GPUs it needs are free, only scattered, and %s; starts when they stop, and their controllers start them again elsewhere",
+			len(names), strings.Join(names, ", "), pr.gain)
 	}
 	if pr.reclaim {
 		u := in.unitNamed(pr.unit)

@@ -498,3 +498,24 @@ func (s *Scheduler) keepPlaces(units []*unit) []*unit {
 	}
 	return units
 }
+
+// AnnotationCheckpointEvery on a pod (a Go duration such as "30m") says
+// how often it checkpoints. With Config.Defrag, a pod that has it, and a
+// controller to start it again, may be moved out of the way of a larger
+// unit that waits only because free GPUs are scattered; without it a pod
+// is never moved.
+const AnnotationCheckpointEvery = "corral.sh/checkpoint-every"
+
+// checkpointEvery is p's AnnotationCheckpointEvery, 0 when it has none,
+// it does not parse to a positive duration, or no controller owns p.
+func checkpointEvery(p *corev1.Pod) time.Duration {
+	v := p.Annotations[AnnotationCheckpointEvery]
+	if v == "" || metav1.GetControllerOf(p) == nil {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/corral-sched/corral/internal/sched"
 )
 
 // victimSet is a running unit that preemption stops as a whole: one pod,
@@ -30,7 +32,9 @@ type preemption struct {
 	forJob  string // the unit's core name
 	pods    []*corev1.Pod
 	reason  string
-	reclaim bool // it takes back quota lent to the unit's queue
+	reclaim bool   // it takes back quota lent to the unit's queue
+	move    bool   // it moves pods out of the unit's way (Config.Defrag)
+	gain    string // for a move, what the unit gains and the pods lose
 	// victims are the running units stopped, by name, each with when it
 	// may borrow again (zero: no bound).
 	victims map[string]time.Time
@@ -126,4 +130,24 @@ func evict(ctx context.Context, client kubernetes.Interface, p *preemption, grac
 		}
 	}
 	return evicted, nil
+}
+
+// defaultDefragMoves is Config.DefragMovesPerHour's default.
+const defaultDefragMoves = 4
+
+// defrag is what the cycle may move now (Config.Defrag): the hourly
+// bound less this replica's moves in the last hour; nil when off.
+func (s *Scheduler) defrag() *sched.Defrag {
+	if !s.cfg.Defrag {
+		return nil
+	}
+	now := s.cfg.Now()
+	for len(s.moved) > 0 && !s.moved[0].After(now.Add(-time.Hour)) {
+		s.moved = s.moved[1:]
+	}
+	limit := s.cfg.DefragMovesPerHour
+	if limit <= 0 {
+		limit = defaultDefragMoves
+	}
+	return &sched.Defrag{Moves: max(limit-len(s.moved), 0)}
 }

@@ -127,3 +127,37 @@ func TestBoundTimeReadsTheBindingsAnnotation(t *testing.T) {
 		t.Errorf("bound by this replica: %v, want its own %v", got, mine)
 	}
 }
+
+// As deployed, with --defrag: two pods that checkpoint and have a
+// controller hold half of each of two 8-GPU nodes, so an 8-GPU pod fits
+// on neither until one of them ends in 20 hours. corral evicts one of
+// them (its controller would start it again in the other node's free
+// half) and binds the large pod on the node it left.
+func TestDefragEvictsACheckpointingPodForAWholeNode(t *testing.T) {
+	e := newEnv(t)
+	e.node("dfg-0", 8, nil)
+	e.node("dfg-1", 8, nil)
+	cfg := e.configNoGrace()
+	cfg.Defrag = true
+	s, _ := e.start(cfg)
+	yes := true
+	deadline := int64(20 * 3600)
+	for i, name := range []string{"small-a", "small-b"} {
+		p := pod(name, 4)
+		p.Spec.NodeName = fmt.Sprintf("dfg-%d", i)
+		p.Spec.ActiveDeadlineSeconds = &deadline
+		p.Annotations = map[string]string{AnnotationCheckpointEvery: "30m"}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "small", UID: types.UID("small-rs"), Controller: &yes}}
+		e.create(p)
+	}
+	e.create(pod("large", 8))
+	got := e.waitBound("large")
+	_, a := got["small-a"]
+	_, b := got["small-b"]
+	if a == b {
+		t.Errorf("pods %v: exactly one small pod should have been moved", got)
+	}
+	if st := s.Stats(); st.Evictions != 1 {
+		t.Errorf("stats %+v, want one eviction", st)
+	}
+}

@@ -102,6 +102,9 @@ type Scheduler struct {
 	// continues it.
 	units      *sched.Memory
 	unitsStore *memoryStore // nil: kept in this replica only
+	// moved are the times of this replica's moves in the last hour
+	// (Config.Defrag), oldest first; only the cycle's goroutine uses them.
+	moved []time.Time
 	// learnedRenewed is the renewal of the learned mix last written to
 	// the unit memory ConfigMap (learned.go).
 	learnedRenewed int
@@ -356,6 +359,7 @@ func (s *Scheduler) snapshot(ctx context.Context, changed []types.UID) (*snapsho
 	snap, err := takeFilteredSnapshot(&s.cfg, nodes, s.classes, queues, filter, &s.kept, s.log)
 	if snap != nil {
 		snap.boundAt, snap.stops, snap.nodeCaps, snap.hints = mem.boundAt, mem.stops, mem.refused.caps, mem.hints
+		snap.defrag = s.defrag()
 	}
 	return snap, err
 }
@@ -404,6 +408,11 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 			s.log.Warn("preemption", "err", err)
 		}
 		s.disrupted(ctx, evicted, p)
+		if p.move && len(evicted) > 0 {
+			for range p.victims { // each unit moved counts toward the hourly bound
+				s.moved = append(s.moved, s.cfg.Now())
+			}
+		}
 		for _, v := range evicted {
 			s.preempted(v, p)
 			r := podRecord("preempted", v, s.node(v.Spec.NodeName), snap.queues, s.cfg.Now())

@@ -50,6 +50,9 @@ type snapshot struct {
 	reclaimPatience time.Duration
 	// reservations is Config.Reservations.
 	reservations int
+	// defrag is what the cycle may move (Config.Defrag, less this hour's
+	// moves); nil: off.
+	defrag *sched.Defrag
 	// boundAt is when this replica bound the pods it knows it bound.
 	boundAt map[types.UID]time.Time
 	// nodeCaps are units whose pods a node took only so many of, in an
@@ -110,11 +113,15 @@ type podFacts struct {
 	recorded time.Time
 	stopping bool          // it has a deletion timestamp
 	deadline time.Duration // its activeDeadlineSeconds; 0 for none
+	// checkpointEvery is its AnnotationCheckpointEvery; 0 for none or for
+	// a pod no controller owns (nothing would start it again if moved).
+	checkpointEvery time.Duration
 }
 
 func factsOf(p *corev1.Pod) podFacts {
 	return podFacts{unit: unitName(p), queue: p.Labels[LabelQueue], scheduler: p.Spec.SchedulerName, priority: podPriority(p),
-		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil, deadline: podDeadline(p)}
+		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil, deadline: podDeadline(p),
+		checkpointEvery: checkpointEvery(p)}
 }
 
 // boundTime is boundTime of the pod, its object read once (recorded).

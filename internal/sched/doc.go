@@ -56,11 +56,12 @@
 // first) when that lets it start now, or else, with Config.Defrag, has
 // small checkpointing units moved out of its way when it gains more
 // GPU-hours than they lose (Preempt.Move; a move counts as a stop toward
-// Config.MaxPreemptions). The simulator applies both; the server runs one
-// machine, where free GPUs are never scattered over nodes and a running
-// job's task count is fixed when its processes start, so it sets neither;
-// the Kubernetes face neither, as pod counts are its workloads'
-// controllers' to change.
+// Config.MaxPreemptions). The simulator applies both. The Kubernetes face
+// moves pods that say how often they checkpoint and have a controller to
+// start them again (its --defrag), but resizes nothing: pod counts are
+// its workloads' controllers' to change. The server does neither: it runs
+// one machine, where free GPUs are never scattered over nodes, and a
+// running job's task count is fixed when its processes start.
 //
 // Budgets (budget.go, Config.Budgets) cap an account's GPU-hours per
 // period (a tenant in the server, a queue in the Kubernetes face), at
