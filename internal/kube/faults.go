@@ -434,7 +434,11 @@ func podCopy(p *corev1.Pod, extra map[string]string) *corev1.Pod {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
+	// The notice, and what the old pod's binding wrote (when and on which
+	// GPU of its node it was counted), are the old pod's, not the copy's.
 	delete(c.Annotations, AnnotationNotice)
+	delete(c.Annotations, AnnotationBoundAt)
+	delete(c.Annotations, AnnotationShareGPU)
 	maps.Copy(c.Annotations, extra)
 	c.Annotations[AnnotationRequeuedFrom] = p.Name
 	c.Spec = *p.Spec.DeepCopy()

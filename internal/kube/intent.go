@@ -45,6 +45,9 @@ type intentMember struct {
 	Pod  string    `json:"pod"`
 	UID  types.UID `json:"uid"`
 	Node string    `json:"node"`
+	// GPU is the GPU of Node a time-sliced share is counted on
+	// (binding.shareGPU); "": none.
+	GPU string `json:"gpu,omitempty"`
 }
 
 // groupObject is the object a pod group's placement is recorded on: its
@@ -89,7 +92,7 @@ func (s *Scheduler) inMemory(g *podGroup) bool {
 func (s *Scheduler) writeIntent(ctx context.Context, g *podGroup, binds []binding) error {
 	in := intent{At: s.cfg.Now().UTC()}
 	for _, b := range binds {
-		in.Members = append(in.Members, intentMember{Pod: b.pod.Name, UID: b.pod.UID, Node: b.node})
+		in.Members = append(in.Members, intentMember{Pod: b.pod.Name, UID: b.pod.UID, Node: b.node, GPU: b.shareGPU})
 	}
 	if s.inMemory(g) {
 		return s.unitsStore.writeBinding(ctx, g, in)
@@ -399,7 +402,7 @@ func (s *Scheduler) remaining(ctx context.Context, pods map[string]*corev1.Pod, 
 		if why := s.nodeTakes(ctx, m.Node, p, planned); why != "" {
 			return nil, fmt.Sprintf("member %s cannot go to %s: %s", m.Pod, m.Node, why)
 		}
-		todo = append(todo, binding{pod: p, node: m.Node})
+		todo = append(todo, binding{pod: p, node: m.Node, shareGPU: m.GPU})
 	}
 	return todo, ""
 }

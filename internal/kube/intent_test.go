@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
 // gangEnv is four 8-GPU nodes of one rack and a 4-pod gang of 8-GPU
@@ -266,4 +268,42 @@ func (e *env) groupEvent(group, reason string) error {
 		}
 	}
 	return fmt.Errorf("no %s event on pod group %s", reason, group)
+}
+
+// A gang of time-sliced shares whose leader dies after binding two of
+// its four pods: the new leader finishes the recorded placement, and each
+// pod it binds names the GPU the dead leader counted it on, as the pods
+// bound before the crash do, so that every replica counts the shares on
+// the GPUs they were placed on.
+func TestRecoveredGangOfSharesNamesTheirGPUs(t *testing.T) {
+	e := newEnv(t)
+	e.nodeSpec(kubetest.Node{Name: "sg-0", Labels: map[string]string{
+		kubetest.LabelProduct: "NVIDIA-L4", kubetest.LabelCount: "2", kubetest.LabelReplicas: "4"},
+		Resources: map[string]string{"nvidia.com/gpu.shared": "8"}})
+	e.podGroup("gang", 4, nil)
+	for i := range 4 {
+		e.create(inGroup(resPod(fmt.Sprintf("m-%d", i), "nvidia.com/gpu.shared", 2), "gang"))
+	}
+	stuck, kill := e.dyingLeader(2, e.config())
+	select {
+	case <-stuck:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the binder never reached the binding to die at")
+	}
+	kill()
+	e.newLeaderCycle(e.config())
+	on := map[string]int{}
+	for i := range 4 {
+		p, err := e.c.Client.CoreV1().Pods(e.ns).Get(context.Background(), fmt.Sprintf("m-%d", i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Spec.NodeName == "" {
+			t.Fatalf("%s is not bound after the new leader's cycle", p.Name)
+		}
+		on[p.Annotations[AnnotationShareGPU]]++
+	}
+	if on["0"] != 2 || on["1"] != 2 {
+		t.Errorf("shares by GPU %v, want two on GPU 0 and two on GPU 1", on)
+	}
 }

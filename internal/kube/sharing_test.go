@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/corral-sched/corral/internal/gang"
+	"github.com/corral-sched/corral/internal/job"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
 )
 
@@ -119,5 +121,45 @@ func TestShareGPUAnnotations(t *testing.T) {
 		if got, ok := shareGPU(p); got != c.want || ok != c.ok {
 			t.Errorf("DRA %q, corral's %q: GPU %d, %v; want %d, %v", c.dra, c.own, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// A share moved off a failed node is bound naming the GPU of its new
+// node it is counted on, and the copy started there carries nothing of
+// the old binding: not its GPU, not when it was bound.
+func TestMovedShareNamesItsNewGPU(t *testing.T) {
+	sliced := func(name string) *corev1.Node {
+		return kubeNode(name, map[string]string{LabelProduct: "NVIDIA-L4", LabelCount: "2", LabelReplicas: "4"},
+			map[string]string{"nvidia.com/gpu.shared": "8"})
+	}
+	cfg := (&Config{}).withDefaults()
+	f, _, _ := buildFleet([]*corev1.Node{sliced("a"), sliced("b")}, &cfg, nil)
+	st, err := gang.New(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b's first GPU is shared out whole, so the share goes to its second.
+	for i := range 4 {
+		filler := &job.Job{Name: fmt.Sprintf("filler-%d", i), Groups: []job.Group{{Name: "pod", Count: 1, Task: job.Demand{Shares: 1}}}}
+		if _, err := st.AdoptShareOn(filler, "b", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := resPod("share", "nvidia.com/gpu.shared", 2)
+	p.Namespace, p.UID, p.Spec.NodeName = "ns", "u", "a"
+	p.Annotations = map[string]string{AnnotationShareGPU: "0", AnnotationBoundAt: "2026-01-01T00:00:00Z", "keep": "me"}
+	m, err := moveOff(st, p, "a", nil, map[string]*corev1.Pod{}, movingGang{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.to != "b" || m.gpu != "1" {
+		t.Errorf("moved to %s, GPU %q; want b, GPU 1", m.to, m.gpu)
+	}
+	c := podCopy(p, nil)
+	if _, ok := c.Annotations[AnnotationShareGPU]; ok {
+		t.Errorf("the copy keeps the old binding's GPU: %v", c.Annotations)
+	}
+	if _, ok := c.Annotations[AnnotationBoundAt]; ok || c.Annotations["keep"] != "me" {
+		t.Errorf("the copy's annotations %v: want the pod's own, without the old binding's time", c.Annotations)
 	}
 }

@@ -23,6 +23,7 @@ func isGone(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsCo
 type move struct {
 	pod      *corev1.Pod
 	to       string
+	gpu      string        // the GPU of the node moved to that a time-sliced share is counted on (binding.shareGPU)
 	borrowed []*corev1.Pod // preemptible pods on the spare, evicted for it
 }
 
@@ -58,7 +59,7 @@ func (s *Scheduler) replace(ctx context.Context, w *stricken, ann map[string]str
 		if err != nil {
 			return "", err
 		}
-		binds = append(binds, binding{pod: c, node: m.to, unit: w.group.key()})
+		binds = append(binds, binding{pod: c, node: m.to, unit: w.group.key(), shareGPU: m.gpu})
 	}
 	s.bindMoved(ctx, w.group, binds)
 	return moves[0].to, nil
@@ -227,6 +228,9 @@ func moveOff(st *gang.State, p *corev1.Pod, from string, tolerations []string, b
 		return move{}, err
 	}
 	m := move{pod: p, to: rep.To}
+	if pl := st.Job(name); pl != nil && len(pl.Tasks) == 1 {
+		m.gpu = sharedOn(pl.Tasks[0], p)
+	}
 	for _, e := range rep.Evicted {
 		if lent := bound[e]; lent != nil {
 			m.borrowed = append(m.borrowed, lent)
