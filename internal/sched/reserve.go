@@ -282,7 +282,7 @@ func (c *cycle) byEnd() []Running {
 	if c.sortedByEnd != nil || len(c.snap.Running) == 0 {
 		return c.sortedByEnd // the running units do not change within a cycle
 	}
-	if slices.IsSortedFunc(c.snap.Running, byEstimatedEnd) {
+	if sortedByEnd(c.snap.Running) {
 		c.sortedByEnd = c.snap.Running // a face that keeps them in this order (the simulator) saves the sort
 		return c.sortedByEnd
 	}
@@ -304,9 +304,22 @@ func (c *cycle) byEndNames() []string {
 	return c.sortedNames
 }
 
+// sortedByEnd reports whether running is in byEstimatedEnd's order,
+// comparing in place: a cycle asks once, over every running unit.
+func sortedByEnd(running []Running) bool {
+	for i := 1; i < len(running); i++ {
+		if endOrder(&running[i-1], &running[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // byEstimatedEnd orders running units by estimated end (unknown ends
 // last), then start, then name.
-func byEstimatedEnd(a, b Running) int {
+func byEstimatedEnd(a, b Running) int { return endOrder(&a, &b) }
+
+func endOrder(a, b *Running) int {
 	if a.End.IsZero() != b.End.IsZero() {
 		if a.End.IsZero() {
 			return 1

@@ -26,9 +26,15 @@ type simFace struct {
 	stops    map[string]int // preemptions per job at the last settle
 	before   map[string]bool
 	moved    []string // jobs moved off failed nodes since the last settle
+	// sizes are the running jobs' tasks at the last Resized, fresh the
+	// jobs started since.
+	sizes map[string]int
+	fresh map[string]bool
 }
 
-func newSimFace() *simFace { return &simFace{stops: map[string]int{}, before: map[string]bool{}} }
+func newSimFace() *simFace {
+	return &simFace{stops: map[string]int{}, before: map[string]bool{}, sizes: map[string]int{}, fresh: map[string]bool{}}
+}
 
 // Fleet builds the script's machine. Borrowers are stopped at once, as
 // the twin's core and the other faces are set to.
@@ -141,7 +147,32 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 		waiting = append(waiting, p.a.Job.Name)
 	}
 	slices.Sort(started)
+	for _, name := range started {
+		f.fresh[name] = true
+	}
 	return started, preempted, waiting, nil
+}
+
+// Resized returns the running jobs with more tasks than at the last
+// call, and with fewer, among those that ran then and did not start
+// again since.
+func (f *simFace) Resized() (grew, shrank []string) {
+	sizes := map[string]int{}
+	for name, r := range f.s.running {
+		for _, p := range f.s.placements(r.parts) {
+			sizes[name] += len(p.Tasks)
+		}
+		before, ok := f.sizes[name]
+		switch {
+		case !ok || f.fresh[name]:
+		case sizes[name] > before:
+			grew = append(grew, name)
+		case sizes[name] < before:
+			shrank = append(shrank, name)
+		}
+	}
+	f.sizes, f.fresh = sizes, map[string]bool{}
+	return grew, shrank
 }
 
 // restarted reports whether a running job (stopped by a preemption or
@@ -149,8 +180,9 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 func (f *simFace) restarted(name string) bool { return f.s.running[name].start == f.s.now }
 
 var (
-	_ twin.Face  = (*simFace)(nil)
-	_ twin.Mover = (*simFace)(nil)
+	_ twin.Face    = (*simFace)(nil)
+	_ twin.Mover   = (*simFace)(nil)
+	_ twin.Resizer = (*simFace)(nil)
 )
 
 // TestTwinSim holds the simulator's corral policy to the transcripts the

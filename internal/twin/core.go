@@ -38,16 +38,24 @@ type Core struct {
 	started   []string
 	moved     []string
 	preempted []string
-	// tweak, when set, changes the cycle's settings, and requeueStruck
-	// stops every job on a failed node: a face that decides otherwise,
-	// for the test that the transcripts catch it.
+	// elastic are the running elastic jobs' parts; sizes their tasks at
+	// the last Resized, fresh the jobs started since.
+	elastic map[string]*elasticRun
+	sizes   map[string]int
+	fresh   map[string]bool
+	// tweak, when set, changes the cycle's settings, requeueStruck stops
+	// every job on a failed node, and fixedSize never resizes an elastic
+	// job: a face that decides otherwise, for the test that the
+	// transcripts catch it.
 	tweak         func(*sched.Config)
 	requeueStruck bool
+	fixedSize     bool // elastic jobs are never resized
 }
 
 // NewCore is an empty core face.
 func NewCore() *Core {
-	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, mem: sched.NewVolatileMemory()}
+	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, mem: sched.NewVolatileMemory(),
+		elastic: map[string]*elasticRun{}, sizes: map[string]int{}, fresh: map[string]bool{}}
 }
 
 func (c *Core) Fleet(tf Fleet) error {
@@ -132,8 +140,11 @@ func (c *Core) Finish(name string) error {
 // end takes a running job off the fleet and its quota.
 func (c *Core) end(r sched.Running) error {
 	delete(c.running, r.Name)
-	if err := c.state.Release(r.Name); err != nil {
-		return err
+	delete(c.elastic, r.Name)
+	for _, part := range partsOf(r) {
+		if err := c.state.Release(part); err != nil {
+			return err
+		}
 	}
 	return c.book.Release(r.Queue, r.Need)
 }
@@ -148,7 +159,8 @@ func (c *Core) Down(node string) error {
 		if err := c.state.SetHealth(n, fleet.Unhealthy); err != nil {
 			return err
 		}
-		for _, name := range c.state.Affected(n) {
+		for _, part := range c.state.Affected(n) {
+			name := c.ownerOf(part)
 			stopped[name] = append(stopped[name], n)
 		}
 	}
@@ -168,6 +180,9 @@ func (c *Core) Down(node string) error {
 // and nodes take them, one failed node after another as the faces learn
 // of them; false when the job is to stop whole.
 func (c *Core) moveOff(name string, failed []string) bool {
+	if c.elastic[name] != nil {
+		return false // placed as several parts: it stops whole
+	}
 	if move, _ := sched.MovesOff(sched.Struck{Tasks: len(c.state.Job(name).Tasks)}); !move || c.requeueStruck {
 		return false
 	}
@@ -214,7 +229,7 @@ func (c *Core) Settle() (started, preempted, waiting []string, err error) {
 		if err := c.apply(d); err != nil {
 			return nil, nil, nil, err
 		}
-		if len(d.Starts) == 0 && len(d.Preempts) == 0 {
+		if len(d.Starts) == 0 && len(d.Preempts) == 0 && len(d.Grows) == 0 && len(d.GiveBacks) == 0 {
 			break
 		}
 	}
@@ -255,7 +270,25 @@ func (c *Core) apply(d sched.Decisions) error {
 			Preemptions: c.mem.Of(j.Name).Preemptions}
 		c.pending = slices.DeleteFunc(c.pending, func(u sched.Unit) bool { return u.Job.Name == j.Name })
 		c.started = append(c.started, j.Name)
+		c.fresh[j.Name] = true
 		c.mem.Started(j.Name)
+		if j.Elastic {
+			c.elastic[j.Name] = &elasticRun{job: j, parts: []string{j.Name}, missing: j.Tasks() - len(s.Placement.Tasks)}
+			c.resized(j.Name)
+		}
+	}
+	for _, gb := range d.GiveBacks {
+		e := c.elastic[gb.Unit]
+		e.parts, e.grown = slices.DeleteFunc(e.parts, is(gb.Part)), slices.DeleteFunc(e.grown, is(gb.Part))
+		e.missing += len(gb.Placement.Tasks)
+		c.resized(gb.Unit)
+	}
+	for _, g := range d.Grows {
+		e := c.elastic[g.Unit]
+		e.parts, e.grown = append(e.parts, g.Placement.Job), append(e.grown, g.Placement.Job)
+		e.missing -= len(g.Placement.Tasks)
+		e.next++
+		c.resized(g.Unit)
 	}
 	for _, p := range d.Preempts {
 		r := c.running[p.Victim]
@@ -276,10 +309,85 @@ func CoreJob(j Job) *job.Job {
 	if j.Pack != "" {
 		cj.Topology = []job.Constraint{{Level: j.Pack, Required: true}}
 	}
+	if j.Elastic() {
+		cj.MinMember, cj.Elastic = j.MinTasks, true
+	}
 	return cj
 }
 
+// elasticRun is a running elastic job: its placed parts (its name first,
+// then the parts it grew by), those it grew by, the tasks it runs
+// without, and the number of the next part it may grow by.
+type elasticRun struct {
+	job     *job.Job
+	parts   []string
+	grown   []string
+	missing int
+	next    int
+}
+
+// resized updates a running elastic job's entry after its parts changed:
+// its parts, what it grew by, and what it may still grow by.
+func (c *Core) resized(name string) {
+	e, r := c.elastic[name], c.running[name]
+	r.Parts, r.Grown, r.Grow = slices.Clone(e.parts), slices.Clone(e.grown), nil
+	if c.fixedSize {
+		r.Grown = nil
+	}
+	if e.missing > 0 && !c.fixedSize {
+		g := *e.job
+		g.Name = fmt.Sprintf("%s+%d", name, e.next+1)
+		g.Groups = []job.Group{{Name: "task", Count: e.missing, Task: e.job.Groups[0].Task}}
+		g.MinMember = 1
+		r.Grow = &g
+	}
+	c.running[name] = r
+}
+
+// ownerOf is the job a placed part belongs to.
+func (c *Core) ownerOf(part string) string {
+	for name, e := range c.elastic {
+		if slices.Contains(e.parts, part) {
+			return name
+		}
+	}
+	return part
+}
+
+// Resized returns the jobs that run with more tasks than at the last
+// call, and those with fewer, among those that ran then and were not
+// started again since.
+func (c *Core) Resized() (grew, shrank []string) {
+	sizes := map[string]int{}
+	for name, r := range c.running {
+		for _, part := range partsOf(r) {
+			sizes[name] += len(c.state.Job(part).Tasks)
+		}
+		before, ok := c.sizes[name]
+		switch {
+		case !ok || c.fresh[name]:
+		case sizes[name] > before:
+			grew = append(grew, name)
+		case sizes[name] < before:
+			shrank = append(shrank, name)
+		}
+	}
+	c.sizes, c.fresh = sizes, map[string]bool{}
+	return grew, shrank
+}
+
+func is(name string) func(string) bool { return func(s string) bool { return s == name } }
+
+// partsOf is the placed jobs of a running job: its parts, or its name.
+func partsOf(r sched.Running) []string {
+	if len(r.Parts) > 0 {
+		return r.Parts
+	}
+	return []string{r.Name}
+}
+
 var (
-	_ Face  = (*Core)(nil)
-	_ Mover = (*Core)(nil)
+	_ Face    = (*Core)(nil)
+	_ Mover   = (*Core)(nil)
+	_ Resizer = (*Core)(nil)
 )

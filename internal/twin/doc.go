@@ -20,7 +20,10 @@
 // (go test ./internal/twin -update); the simulator, the server and the
 // Kubernetes face implement Face in their own tests (TestTwinSim,
 // TestTwinServer, TestTwinKube) over the real thing. The server runs one
-// machine and skips scripts of several nodes (ErrOneMachine); a face
+// machine and skips scripts of several nodes (ErrOneMachine), and it and
+// the Kubernetes face skip scripts with elastic jobs (ErrNoResize: they
+// resize no running job; a face that does implements Resizer, and the
+// transcript says which jobs grew and shrank at each settle); a face
 // whose model differs on a script skips it, saying why (the Kubernetes
 // face's kubeDiffers, empty now: it counts a time-sliced share on the
 // GPU its binding names, AnnotationShareGPU, as the server pins it).
@@ -37,7 +40,10 @@
 // a node failing under one), failover.txt (two racks with a hot spare
 // each: gangs moved to the spare when a node under them fails, a gang
 // stopped whole when its rack has nothing left, a single job queued again
-// and placed anew).
+// and placed anew), elastic.txt (an elastic service that grows while
+// nothing waits, gives back the newest part it grew by to a job waiting
+// for room, grows again, and keeps what it grew by when giving it back
+// would not let a waiting gang start).
 //
 // It imports internal/fleet, internal/gang, internal/gpu, internal/job,
 // internal/queue and internal/sched only. Start with Run in twin.go.

@@ -57,6 +57,10 @@ func (f Fleet) Rack(i int) string {
 // returns for a fleet of several nodes; its test skips the script.
 var ErrOneMachine = errors.New("this face runs one machine; the script has several nodes")
 
+// ErrNoResize is what a face that resizes no running job returns for an
+// elastic job; its test skips the script.
+var ErrNoResize = errors.New("this face resizes no running job; the script has an elastic one")
+
 // DefaultModel is the GPU of a fleet that names none.
 const DefaultModel = "H100-80GB"
 
@@ -81,7 +85,14 @@ type Job struct {
 	Tasks    int
 	Priority int
 	Pack     string
+	// MinTasks, when above 0 and below Tasks, makes the job elastic: it
+	// starts with at least that many tasks and runs at any size up to
+	// Tasks, as the core grows it and takes what it grew by back.
+	MinTasks int
 }
+
+// Elastic reports whether the job may run at several sizes.
+func (j Job) Elastic() bool { return j.MinTasks > 0 && j.MinTasks < j.Tasks }
 
 // Face is corral as one of its faces runs it: it learns a fleet and
 // tenants, takes jobs, is told which jobs finish and when the machine
@@ -114,6 +125,14 @@ type Face interface {
 // last call. A face that is not a Mover moves nothing.
 type Mover interface {
 	Moved() []string
+}
+
+// Resizer is a face that grows and shrinks elastic jobs: Resized returns
+// the jobs that run with more tasks than at the last call, and those
+// with fewer, that ran then and were not stopped since. A face that is
+// not a Resizer resizes nothing.
+type Resizer interface {
+	Resized() (grew, shrank []string)
 }
 
 // Run plays the script's steps on face and returns the transcript.
@@ -153,7 +172,7 @@ func Run(face Face, s *Script) ([]string, error) {
 // share or a MIG instance.
 func jobOf(st Step) Job {
 	j := Job{Name: st.Name, Tenant: st.Args["tenant"], Share: st.Int("share", 0), MIG: st.Args["mig"],
-		Tasks: st.Int("tasks", 1), Priority: st.Int("prio", 0), Pack: st.Args["pack"]}
+		Tasks: st.Int("tasks", 1), Priority: st.Int("prio", 0), Pack: st.Args["pack"], MinTasks: st.Int("min", 0)}
 	if j.Share == 0 && j.MIG == "" {
 		j.GPUs = st.Int("gpus", 1)
 	}
@@ -165,15 +184,18 @@ func settle(face Face) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var moved []string
+	var moved, grew, shrank []string
 	if m, ok := face.(Mover); ok {
 		moved = m.Moved()
+	}
+	if r, ok := face.(Resizer); ok {
+		grew, shrank = r.Resized()
 	}
 	var out []string
 	for _, g := range []struct {
 		word  string
 		names []string
-	}{{"start", started}, {"move", moved}, {"preempt", preempted}, {"waiting", waiting}} {
+	}{{"start", started}, {"move", moved}, {"grow", grew}, {"shrink", shrank}, {"preempt", preempted}, {"waiting", waiting}} {
 		names := slices.Sorted(slices.Values(g.names))
 		for _, n := range names {
 			out = append(out, g.word+" "+n)

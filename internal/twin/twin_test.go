@@ -53,6 +53,7 @@ func TestTwinCatchesAFaceThatDecidesOtherwise(t *testing.T) {
 		"no fair share":        func(c *Core) { c.tweak = func(c *sched.Config) { c.FairShare = false } },
 		"one attempt":          func(c *Core) { c.tweak = func(c *sched.Config) { c.Attempts = 1 } },
 		"no failed-node moves": func(c *Core) { c.requeueStruck = true },
+		"no elastic resizing":  func(c *Core) { c.fixedSize = true },
 	}
 	byTweak, byScript := map[string]int{}, map[string]int{}
 	for _, path := range Scripts(t) {
