@@ -18,7 +18,10 @@
 // to the next: preemption counts, reborrow back-offs and claims, and the
 // reservations the last cycle ended with (reservememo.go: heads, hints and
 // the room kept while the face's state is unchanged; never persisted, as
-// they change no decision). A face
+// they change no decision), whether growing elastic units was tried with
+// nothing changed since (GrowKept), and which waiting units it did not
+// try (Retry), which a face that leaves waiting units out of a cycle must
+// still hand it. A face
 // tells it what it carried out and persists what Changes hands back. What
 // each face keeps today, and where:
 //

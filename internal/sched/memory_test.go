@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/corral-sched/corral/internal/queue"
 )
 
 // A preemption counts once per victim, sets its back-off and claims the
@@ -119,5 +121,31 @@ func TestMemoryKeepsTheLastReservations(t *testing.T) {
 	m.Restore(nil)
 	if m.ReserveHint("big") != 0 || m.Kept("big", Settled{}) != nil {
 		t.Error("a restored memory remembers reservations; want it afresh")
+	}
+}
+
+// The units the last cycle did not try, or whose face held them, are to
+// be handed to the next cycle even when nothing was released; those it
+// found no room or quota for are not, nor those that wait out a time
+// (their face wakes them then).
+func TestMemoryRetriesWaitsThatMayEndByThemselves(t *testing.T) {
+	m := NewVolatileMemory()
+	m.Reserved(Decisions{Waiting: []Wait{
+		{Unit: "untried", Code: CodeNotConsidered},
+		{Unit: "held", Code: CodeBlocked},
+		{Unit: "backoff", Code: CodeQuota}, // no ledger refusal: a back-off
+		{Unit: "budget", Code: CodeBudget},
+		{Unit: "room", Code: CodeCapacity},
+		{Unit: "quota", Code: CodeQuota, Quota: &queue.QuotaError{}},
+		{Unit: "never", Code: CodeNeverFits},
+	}})
+	for unit, want := range map[string]bool{"untried": true, "held": true, "backoff": false, "budget": false, "room": false, "quota": false, "never": false, "absent": false} {
+		if got := m.Retry(unit); got != want {
+			t.Errorf("Retry(%s) = %v, want %v", unit, got, want)
+		}
+	}
+	m.Reserved(Decisions{})
+	if m.Retry("untried") {
+		t.Error("a unit not in the last cycle's waits is still retried")
 	}
 }

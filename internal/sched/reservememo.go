@@ -15,6 +15,9 @@ type reservationMemo struct {
 	// grew: the last cycle tried to grow every elastic unit that runs
 	// (no unit waited, started or took grown parts back).
 	grew bool
+	// retry are the units whose last wait may end with nothing released
+	// (Retry).
+	retry map[string]bool
 }
 
 // Settled is what a face's core state was when its cycle ended: the
@@ -34,6 +37,15 @@ func (m *Memory) Reserved(d Decisions) {
 	}
 	clear(r.heads)
 	clear(r.kept)
+	if r.retry == nil {
+		r.retry = map[string]bool{}
+	}
+	clear(r.retry)
+	for _, w := range d.Waiting {
+		if retries(w) {
+			r.retry[w.Unit] = true
+		}
+	}
 	r.grew = len(d.Waiting) == 0 && len(d.GiveBacks) == 0 && len(d.Starts) == 0
 	for i := range d.Reservations {
 		res := d.Reservations[i]
@@ -74,3 +86,15 @@ func (m *Memory) Kept(unit string, now Settled) *Reservation {
 // elastic unit that runs now (it started none) and the face's core state
 // is now as Settle recorded it.
 func (m *Memory) GrowKept(now Settled) bool { return m.resv.grew && now == m.resv.settled }
+
+// Retry reports whether the unit's wait in the last cycle says nothing
+// of the room or quota it would find: it was not tried (the cycle's
+// attempts ran out), or its face held it (Unit.Blocked). A face that
+// leaves out of a cycle the units that could not start then (the
+// simulator, while nothing has ended since) must still hand it these. A
+// wait that ends with time (a reborrow back-off, a budget's period, the
+// reclaim patience) is the face's to wake at that time.
+func (m *Memory) Retry(unit string) bool { return m.resv.retry[unit] }
+
+// retries is Retry's rule for one wait.
+func retries(w Wait) bool { return w.Code == CodeNotConsidered || w.Code == CodeBlocked }

@@ -58,9 +58,10 @@ func (s *Sim) settled() sched.Settled {
 // simulator keeps, its running jobs by estimated end, and its pending jobs
 // in arrival order. When nothing has ended since the last cycle, the jobs
 // that waited then cannot start now (the fleet and the quotas only filled
-// up): only new arrivals, jobs woken up and those holding reservations
-// are handed to it, which leaves the decisions as they were and keeps a
-// replay of 100,000 jobs fast.
+// up): only new arrivals, jobs woken up, those holding reservations and
+// those the core did not try (Memory.Retry) are handed to it, which
+// leaves the decisions as they were and keeps a replay of 100,000 jobs
+// fast.
 func (s *Sim) coreSnapshot() *sched.Snapshot {
 	snap := &sched.Snapshot{Now: epoch.Add(s.now), State: s.state, Book: s.book, Config: s.coreConfig(), Spent: s.spent()}
 	onlyNew := !s.freed && s.units.Claims() == 0
@@ -69,7 +70,7 @@ func (s *Sim) coreSnapshot() *sched.Snapshot {
 	for i, p := range s.pending {
 		fresh := p.fresh
 		p.fresh = false
-		if onlyNew && !fresh && !s.units.Head(p.a.Job.Name) {
+		if onlyNew && !fresh && !s.units.Head(p.a.Job.Name) && !s.units.Retry(p.a.Job.Name) {
 			continue // it did not fit before, and nothing has ended since
 		}
 		mem := s.units.Of(p.a.Job.Name)
