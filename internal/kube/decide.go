@@ -55,13 +55,23 @@ type decisions struct {
 	// reserved are the core's reservations, for its memory (hints for
 	// the next cycle's search: sched.Memory.Reserved).
 	reserved []sched.Reservation
+	// unchecked are the starts Kubernetes' filter plugins are still to
+	// confirm (confirm); nil when they are not run.
+	unchecked *unchecked
+}
+
+// unchecked is what confirm needs of a cycle: its input and its starts.
+type unchecked struct {
+	in     *cycleInput
+	starts []sched.Start
 }
 
 // decide runs the shared scheduling cycle (internal/sched) on the
 // snapshot: the units become the cycle's pending units, the bound pods its
 // running units, and its decisions become binds, evictions and the reasons
 // pods stay pending. It performs no I/O: equal snapshots and units give
-// equal decisions.
+// equal decisions (TestDecideDoesNoIO). Where Kubernetes' filter plugins
+// run, confirm checks the starts against them before anything is bound.
 func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 	in := newCycleInput(snap, preempting)
 	early := map[string]rejection{}
@@ -71,16 +81,18 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 		}
 	}
 	out := sched.Cycle(in.snap)
-	out.Starts = in.recheck(context.Background(), out.Starts)
 	if snap.ledger != nil {
 		for _, st := range out.Starts {
 			snap.ledger.Started(st.Unit.Job.Name, st.Unit.Queue, st.Admission.Need)
 		}
 	}
 	in.prs = in.preemptions(out.Preempts, out.Waiting)
-	d := decisions{binds: in.binds(out.Starts), preempts: in.prs, reserved: out.Reservations}
+	d := decisions{preempts: in.prs, reserved: out.Reservations}
 	if snap.filter != nil {
 		d.refusals = snap.filter.refusals
+		d.unchecked = &unchecked{in: in, starts: out.Starts} // bound once confirmed
+	} else {
+		d.binds = in.binds(out.Starts)
 	}
 	waits := map[string]rejection{}
 	for _, w := range out.Waiting {
@@ -95,6 +107,23 @@ func decide(snap *snapshot, units []*unit, preempting bool) decisions {
 	}
 	d.rejects = append(d.rejects, in.left...)
 	return d
+}
+
+// confirm runs Kubernetes' filter plugins over the cycle's starts, in the
+// order the cycle chose them, each unit's pods beside those placed before
+// (recheck): the face's apply step, before anything is bound, and the one
+// that writes to the API server (the claims the pods of one unit share).
+// A unit the plugins refuse does not start this cycle: its binds are
+// dropped, its charge given back, and its pods told why.
+func (d *decisions) confirm(ctx context.Context) {
+	if d.unchecked == nil {
+		return
+	}
+	in, starts := d.unchecked.in, d.unchecked.starts
+	d.unchecked = nil
+	left := len(in.left)
+	d.binds = in.binds(in.recheck(ctx, starts))
+	d.rejects = append(d.rejects, in.left[left:]...)
 }
 
 // cycleInput is the shared cycle's snapshot of a Kubernetes snapshot, with

@@ -24,10 +24,11 @@
 // pending pod may run, dynamic resources included, on a view of the
 // cluster they keep from cycle to cycle as kube-scheduler keeps its
 // cache, told the pods that came to or left the nodes; their verdicts reach
-// the core as taints, and every pod the core places is checked again with
-// those placed before it, its claims written before it is bound. decide
-// (decide.go) then runs the shared
-// scheduling cycle (internal/sched) over it: pending pods and pod groups
+// the core as taints. decide (decide.go) then runs the shared
+// scheduling cycle (internal/sched) over it, and does no I/O
+// (TestDecideDoesNoIO); confirm, the apply step, checks every pod the
+// core placed again with those placed before it, writing the claims the
+// pods of one unit share, before anything is bound: pending pods and pod groups
 // are its units (units.go), bound pods its running units; each unit is
 // placed whole or not at all, charged to its queue, and bound through the
 // pods/binding subresource (binder.go). PodGroup and Queue status are

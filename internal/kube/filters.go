@@ -296,8 +296,11 @@ func (in *cycleInput) recheck(ctx context.Context, starts []sched.Start) []sched
 			continue
 		}
 		f.view.Undo(ctx, mark)
-		if a := st.Admission; a.Queue != "" && in.snap.Book != nil {
-			_ = in.snap.Book.Release(a.Queue, a.Need) // the cycle admitted it for this much
+		switch a := st.Admission; {
+		case in.kube.ledger != nil:
+			in.kube.ledger.Release(st.Unit.Job.Name) // what the cycle admitted it for
+		case a.Queue != "" && in.snap.Book != nil:
+			_ = in.snap.Book.Release(a.Queue, a.Need)
 		}
 		u := in.units[st.Unit.Job.Name]
 		in.left = append(in.left, rejection{pods: u.pods, code: sched.CodeCapacity,

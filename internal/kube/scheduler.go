@@ -298,6 +298,7 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	snap.budgets = budgetsOf(snap.queues)
 	snap.spent = s.spent.spent(snap.budgets, snap.now, snap.nodePrice)
 	d := decide(snap, units, !s.cfg.NoPreemption)
+	d.confirm(ctx)
 	s.rememberRefusals(d.refusals)
 	s.reserved(d.reserved)
 	s.metrics.cycle.Observe(time.Since(start).Seconds())
