@@ -36,6 +36,8 @@ type cycle struct {
 	quotaTried  map[string]bool
 	sortedByEnd []Running // the running units by estimated end, once sorted
 	sortedNames []string  // their names
+	endParts    []string  // their placed jobs, flattened (byEndParts)
+	endEnds     []int     // where each unit's end in endParts
 	// budgets is what each account used and committed, summed on first
 	// use and grown by the units started; budgetNeed what a unit that
 	// passed the budget check would commit, by name.
@@ -309,7 +311,36 @@ func (c *cycle) stoppingFor(name string) []string { return c.victimsOf[name] }
 // fitsWithout reports whether u would fit if the named running units
 // ended.
 func (c *cycle) fitsWithout(names []string, u *Unit) bool {
-	return c.snap.State.WhatIf(c.parts(names), u.Job)
+	return c.snap.State.WhatIf(c.partsOf(names), u.Job)
+}
+
+// partsOf is parts(names), not built again when names is a prefix of the
+// running units by estimated end (byEndNames, as every reservation's
+// units are): their parts are listed once a cycle.
+func (c *cycle) partsOf(names []string) []string {
+	if k := len(names); k > 0 && len(c.sortedNames) >= k && &names[0] == &c.sortedNames[0] {
+		parts, ends := c.byEndParts()
+		return parts[:ends[k]:ends[k]]
+	}
+	return c.parts(names)
+}
+
+// byEndParts lists the placed jobs of the running units by estimated end,
+// once a cycle: the first k units' are parts[:ends[k]].
+func (c *cycle) byEndParts() (parts []string, ends []int) {
+	if c.endEnds == nil {
+		running := c.byEnd()
+		c.endEnds = make([]int, len(running)+1)
+		for i, r := range running {
+			if len(r.Parts) > 0 {
+				c.endParts = append(c.endParts, r.Parts...)
+			} else {
+				c.endParts = append(c.endParts, r.Name)
+			}
+			c.endEnds[i+1] = len(c.endParts)
+		}
+	}
+	return c.endParts, c.endEnds
 }
 
 // parts lists the placed jobs of the named running units.

@@ -230,9 +230,10 @@ func firstFitFrom(bound, hint, n int, fits func(int) bool) (int, bool) {
 	return bisect(bound, hint-1, fits), true // fits(hint-1); nothing below bound fits
 }
 
-// gpuBound is the fewest of the named running units, in order, whose end
-// could free as many GPUs as u asks for whole, counting the GPUs free now
-// and every GPU the units' tasks touch: no shorter prefix lets u fit.
+// gpuBound is the fewest of the running units by estimated end (names,
+// byEndNames), in order, whose end could free as many GPUs as u asks for
+// whole, counting the GPUs free now and every GPU the units' tasks touch:
+// no shorter prefix lets u fit.
 func (c *cycle) gpuBound(names []string, u *Unit) int {
 	need := wholeGPUs(u)
 	st := c.snap.State
@@ -242,11 +243,12 @@ func (c *cycle) gpuBound(names []string, u *Unit) int {
 		}
 		need -= st.FreeGPUs(n)
 	}
-	for i, name := range names {
+	parts, ends := c.byEndParts() // names are byEndNames: each one's parts are there
+	for i := range names {
 		if need <= 0 {
 			return max(i, 1)
 		}
-		for _, part := range c.parts([]string{name}) {
+		for _, part := range parts[ends[i]:ends[i+1]] {
 			if p := st.Job(part); p != nil {
 				for _, t := range p.Tasks {
 					need -= len(t.GPUs)
@@ -368,7 +370,7 @@ func (c *cycle) heldNodes() []string {
 	for _, h := range c.heads {
 		if h.nodes == nil {
 			h.nodes = []string{}
-			if p, ok := c.snap.State.PlaceIf(c.parts(h.resv.Releasing), h.unit.Job); ok {
+			if p, ok := c.snap.State.PlaceIf(c.partsOf(h.resv.Releasing), h.unit.Job); ok {
 				for _, t := range p.Tasks {
 					h.nodes = append(h.nodes, t.NodeName)
 				}
