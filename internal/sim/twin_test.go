@@ -25,15 +25,12 @@ type simFace struct {
 	arrivals int
 	stops    map[string]int // preemptions per job at the last settle
 	before   map[string]bool
-	moved    []string // jobs moved off failed nodes since the last settle
-	// sizes are the running jobs' tasks at the last Resized, fresh the
-	// jobs started since.
-	sizes map[string]int
-	fresh map[string]bool
+	moved    []string   // jobs moved off failed nodes since the last settle
+	sizes    twin.Sizes // the running jobs' tasks, for Resized
 }
 
 func newSimFace() *simFace {
-	return &simFace{stops: map[string]int{}, before: map[string]bool{}, sizes: map[string]int{}, fresh: map[string]bool{}}
+	return &simFace{stops: map[string]int{}, before: map[string]bool{}}
 }
 
 // Fleet builds the script's machine. Borrowers are stopped at once, as
@@ -148,7 +145,7 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 	}
 	slices.Sort(started)
 	for _, name := range started {
-		f.fresh[name] = true
+		f.sizes.Started(name)
 	}
 	return started, preempted, waiting, nil
 }
@@ -157,22 +154,13 @@ func (f *simFace) Settle() (started, preempted, waiting []string, err error) {
 // call, and with fewer, among those that ran then and did not start
 // again since.
 func (f *simFace) Resized() (grew, shrank []string) {
-	sizes := map[string]int{}
+	now := map[string]int{}
 	for name, r := range f.s.running {
 		for _, p := range f.s.placements(r.parts) {
-			sizes[name] += len(p.Tasks)
-		}
-		before, ok := f.sizes[name]
-		switch {
-		case !ok || f.fresh[name]:
-		case sizes[name] > before:
-			grew = append(grew, name)
-		case sizes[name] < before:
-			shrank = append(shrank, name)
+			now[name] += len(p.Tasks)
 		}
 	}
-	f.sizes, f.fresh = sizes, map[string]bool{}
-	return grew, shrank
+	return f.sizes.Changes(now)
 }
 
 // restarted reports whether a running job (stopped by a preemption or

@@ -38,11 +38,10 @@ type Core struct {
 	started   []string
 	moved     []string
 	preempted []string
-	// elastic are the running elastic jobs' parts; sizes their tasks at
-	// the last Resized, fresh the jobs started since.
+	// elastic are the running elastic jobs' parts; sizes follows every
+	// running job's tasks for Resized.
 	elastic map[string]*elasticRun
-	sizes   map[string]int
-	fresh   map[string]bool
+	sizes   Sizes
 	// tweak, when set, changes the cycle's settings, requeueStruck stops
 	// every job on a failed node, and fixedSize never resizes an elastic
 	// job: a face that decides otherwise, for the test that the
@@ -55,7 +54,7 @@ type Core struct {
 // NewCore is an empty core face.
 func NewCore() *Core {
 	return &Core{running: map[string]sched.Running{}, submitted: map[string]sched.Unit{}, mem: sched.NewVolatileMemory(),
-		elastic: map[string]*elasticRun{}, sizes: map[string]int{}, fresh: map[string]bool{}}
+		elastic: map[string]*elasticRun{}}
 }
 
 func (c *Core) Fleet(tf Fleet) error {
@@ -270,7 +269,7 @@ func (c *Core) apply(d sched.Decisions) error {
 			Preemptions: c.mem.Of(j.Name).Preemptions}
 		c.pending = slices.DeleteFunc(c.pending, func(u sched.Unit) bool { return u.Job.Name == j.Name })
 		c.started = append(c.started, j.Name)
-		c.fresh[j.Name] = true
+		c.sizes.Started(j.Name)
 		c.mem.Started(j.Name)
 		if j.Elastic {
 			c.elastic[j.Name] = &elasticRun{job: j, parts: []string{j.Name}, missing: j.Tasks() - len(s.Placement.Tasks)}
@@ -358,22 +357,13 @@ func (c *Core) ownerOf(part string) string {
 // call, and those with fewer, among those that ran then and were not
 // started again since.
 func (c *Core) Resized() (grew, shrank []string) {
-	sizes := map[string]int{}
+	now := map[string]int{}
 	for name, r := range c.running {
 		for _, part := range partsOf(r) {
-			sizes[name] += len(c.state.Job(part).Tasks)
-		}
-		before, ok := c.sizes[name]
-		switch {
-		case !ok || c.fresh[name]:
-		case sizes[name] > before:
-			grew = append(grew, name)
-		case sizes[name] < before:
-			shrank = append(shrank, name)
+			now[name] += len(c.state.Job(part).Tasks)
 		}
 	}
-	c.sizes, c.fresh = sizes, map[string]bool{}
-	return grew, shrank
+	return c.sizes.Changes(now)
 }
 
 func is(name string) func(string) bool { return func(s string) bool { return s == name } }

@@ -203,3 +203,37 @@ func settle(face Face) ([]string, error) {
 	}
 	return append(out, "--"), nil
 }
+
+// Sizes follows running jobs' task counts from one call of Resized to
+// the next, for a face that resizes: tell it the jobs started in
+// between (Started), then hand Changes the counts now.
+type Sizes struct {
+	last  map[string]int
+	fresh map[string]bool
+}
+
+// Started notes a job started (or started again) since the last Changes.
+func (s *Sizes) Started(name string) {
+	if s.fresh == nil {
+		s.fresh = map[string]bool{}
+	}
+	s.fresh[name] = true
+}
+
+// Changes returns the jobs whose task count grew and shrank since the
+// last call among those that ran then and did not start since, and
+// keeps now for the next call.
+func (s *Sizes) Changes(now map[string]int) (grew, shrank []string) {
+	for name, n := range now {
+		before, ok := s.last[name]
+		switch {
+		case !ok || s.fresh[name]:
+		case n > before:
+			grew = append(grew, name)
+		case n < before:
+			shrank = append(shrank, name)
+		}
+	}
+	s.last, s.fresh = now, nil
+	return grew, shrank
+}
