@@ -53,9 +53,12 @@ type DefragWait struct {
 // when the rule above allows.
 func (c *cycle) defragment(i int) {
 	cfg := c.snap.Config.Defrag
+	if cfg == nil || len(c.out.Preempts) > 0 {
+		return
+	}
 	w := c.out.Waiting[i]
 	u := c.pendingUnit(w.Unit)
-	if cfg == nil || len(c.out.Preempts) > 0 || u == nil {
+	if u == nil {
 		return
 	}
 	need := float64(c.snap.State.LeastMilli(u.Job)) / 1000
@@ -76,21 +79,26 @@ func (c *cycle) defragment(i int) {
 	case victims == nil:
 		return
 	case lost >= gain:
-		c.out.Waiting[i].Then += fmt.Sprintf("; moving %d small units would lose %.1f GPU-h to gain %.1f", len(victims), lost, gain)
-		c.out.Waiting[i].Reason += fmt.Sprintf("; moving %d small units would lose %.1f GPU-h to gain %.1f", len(victims), lost, gain)
-		return
-	case len(victims) > cfg.Moves:
-		return
+		note := fmt.Sprintf("; moving %d small units would lose %.1f GPU-h to gain %.1f", len(victims), lost, gain)
+		c.out.Waiting[i].Then += note
+		c.out.Waiting[i].Reason += note
+	case len(victims) <= cfg.Moves:
+		c.dropWait(i)
+		c.move(u, w, &DefragWait{Moved: victims, GainGPUH: gain, LostGPUH: lost, ReservedAt: at})
 	}
-	c.dropWait(i)
-	for _, v := range victims {
+}
+
+// move stops the units m names to move them out of u's way; u, which
+// waited as w, now waits for them.
+func (c *cycle) move(u *Unit, w Wait, m *DefragWait) {
+	for _, v := range m.Moved {
 		c.stopping[v] = true
 		c.out.Preempts = append(c.out.Preempts, Preempt{Victim: v, For: u.Job.Name, Move: true, Grace: c.snap.Config.Grace})
 	}
-	c.reserve(u, Reservation{Unit: u.Job.Name, At: c.snap.Now, Releasing: victims})
-	then := fmt.Sprintf("moving %d small units out of its way: it gains %.1f GPU-h, they lose %.1f", len(victims), gain, lost)
+	c.reserve(u, Reservation{Unit: u.Job.Name, At: c.snap.Now, Releasing: m.Moved})
+	then := fmt.Sprintf("moving %d small units out of its way: it gains %.1f GPU-h, they lose %.1f", len(m.Moved), m.GainGPUH, m.LostGPUH)
 	c.waitUnfit(u, CodePreempting, unfitWhy{unfit: w.Unfit, text: w.Cause}, then)
-	c.out.Waiting[len(c.out.Waiting)-1].Defrag = &DefragWait{Moved: victims, GainGPUH: gain, LostGPUH: lost, ReservedAt: at}
+	c.out.Waiting[len(c.out.Waiting)-1].Defrag = m
 }
 
 // movablePlan picks the nodes whose movable units, once gone, let u fit
