@@ -203,9 +203,12 @@ func runningOf(v victimSet, snap *snapshot, preemptions int) sched.Running {
 		need = queue.Amounts{}
 	}
 	var limit runLimit
-	r.CheckpointEvery = v.pods[0].checkpointEvery
+	r.CheckpointEvery, r.LastCheckpoint = v.pods[0].checkpointEvery, v.pods[0].checkpointAt
 	for _, b := range v.pods {
 		r.CheckpointEvery = min(r.CheckpointEvery, b.checkpointEvery) // moved only if every pod may be
+		if b.checkpointAt.Before(r.LastCheckpoint) {
+			r.LastCheckpoint = b.checkpointAt // the oldest: a pod without one makes it unknown
+		}
 		milli += b.milli
 		if queued {
 			for f, amount := range b.need {

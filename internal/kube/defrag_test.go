@@ -87,6 +87,31 @@ func TestDecideMovesACheckpointingPodForAWholeNode(t *testing.T) {
 	}
 }
 
+// A pod that says when it last checkpointed (corral.sh/checkpoint-time)
+// loses its work since then: s2, which checkpointed a minute ago, is the
+// cheaper to move (4 GPUs x (1 + 5) minutes), where the periodic reckoning
+// makes both lose 10 minutes and moves s1. A time from before the pod
+// started, or none on one pod of a unit, is not used.
+func TestDecideMovesThePodThatCheckpointedLast(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 10, 0, 0, time.UTC)
+	s1, s2 := movablePod("s1", "n0", true), movablePod("s2", "n1", true)
+	s2.Annotations[AnnotationCheckpointTime] = start.Add(-time.Minute).Format(time.RFC3339)
+	s1.Annotations[AnnotationCheckpointTime] = "2025-12-31T00:00:00Z" // an earlier run's
+	cfg := (&Config{}).withDefaults()
+	snap, err := takeSnapshot(&cfg, h100Nodes(2), []*corev1.Pod{s1, s2, fakePod("big", 8, 5)}, nil, nil, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.now, snap.defrag = start, &sched.Defrag{Moves: 4}
+	d := decide(snap, buildUnits(snap.pending, nil, snap.members), true)
+	if len(d.preempts) != 1 || len(d.preempts[0].pods) != 1 || d.preempts[0].pods[0].Name != "s2" {
+		t.Fatalf("preempts %+v, want s2 moved", d.preempts)
+	}
+	if msg := d.rejects[0].message; !strings.Contains(msg, "they lose 0.4") {
+		t.Errorf("big's message %q, want a loss of 0.4 GPU-hours", msg)
+	}
+}
+
 func TestCheckpointEveryAnnotation(t *testing.T) {
 	for _, tc := range []struct {
 		value string

@@ -115,13 +115,15 @@ type podFacts struct {
 	deadline time.Duration // its activeDeadlineSeconds; 0 for none
 	// checkpointEvery is its AnnotationCheckpointEvery; 0 for none or for
 	// a pod no controller owns (nothing would start it again if moved).
+	// checkpointAt is its AnnotationCheckpointTime; zero for none.
 	checkpointEvery time.Duration
+	checkpointAt    time.Time
 }
 
 func factsOf(p *corev1.Pod) podFacts {
 	return podFacts{unit: unitName(p), queue: p.Labels[LabelQueue], scheduler: p.Spec.SchedulerName, priority: podPriority(p),
 		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil, deadline: podDeadline(p),
-		checkpointEvery: checkpointEvery(p)}
+		checkpointEvery: checkpointEvery(p), checkpointAt: lastCheckpoint(p)}
 }
 
 // boundTime is boundTime of the pod, its object read once (recorded).

@@ -58,11 +58,14 @@ func (c *cycle) cheaper(a, b Running) int {
 const RestartCost = 5 * time.Minute
 
 // stopCost is the GPU-hours r loses if stopped now: its work since its
-// last periodic checkpoint (all of it, when it does not checkpoint), and a
-// restart.
+// last checkpoint (Running.LastCheckpoint when known, else the last
+// periodic one; all of it, when it does not checkpoint), and a restart.
 func (c *cycle) stopCost(r Running) float64 {
 	elapsed := max(c.snap.Now.Sub(r.Started), 0)
-	if every := r.CheckpointEvery; every > 0 {
+	switch every := r.CheckpointEvery; {
+	case r.LastCheckpoint.After(r.Started):
+		elapsed = max(c.snap.Now.Sub(r.LastCheckpoint), 0)
+	case every > 0:
 		elapsed -= elapsed / every * every
 	}
 	return r.GPUs * (elapsed + RestartCost).Hours()

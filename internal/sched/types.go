@@ -87,6 +87,10 @@ type Running struct {
 	// this is the youngest first.
 	GPUs            float64
 	CheckpointEvery time.Duration
+	// LastCheckpoint is when it last wrote a checkpoint, where its face
+	// knows (a job that says so); then its work since is what stopping it
+	// loses. Zero: reckoned from Started and CheckpointEvery.
+	LastCheckpoint time.Time
 	// Preemptions is how often it was stopped for other work before; at
 	// Config.MaxPreemptions it is no longer a victim, which ends any
 	// preempt-requeue loop.
