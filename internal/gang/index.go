@@ -6,6 +6,7 @@ import "github.com/corral-sched/corral/internal/fleet"
 type summary struct {
 	open    bool   // healthy and not a spare
 	free    int    // GPUs that can be given whole
+	all     int    // free, whether the node is open or not (FreeWholeGPUs)
 	migOpen uint32 // bit p: some GPU already in use for MIG can host profile p
 	partial int    // most thousandths free on a partly shared GPU, 0 if none
 }
@@ -23,6 +24,7 @@ type index struct {
 	hist     []int32 // [v][c][k]
 	mig      []int32 // [v][c][p]
 	partial  []int32 // [v][c]
+	freeAll  int     // summary.all over every node
 }
 
 func newIndex(s *State) index {
@@ -51,11 +53,11 @@ func (ix *index) migAt(v, c, p int) int32 { return ix.mig[ix.vc(v, c)*ix.profile
 
 // summarise computes node n's contribution to the index.
 func (s *State) summarise(n int) summary {
-	sum := summary{open: s.open(n)}
+	sum := summary{open: s.open(n), all: s.FreeGPUs(n)}
 	if !sum.open {
 		return sum
 	}
-	sum.free = s.FreeGPUs(n)
+	sum.free = sum.all
 	c := s.classes[s.nodes[n].class]
 	for g := range s.nodes[n].gpus {
 		st := &s.nodes[n].gpus[g]
@@ -90,6 +92,7 @@ func (s *State) reindex(n int) {
 		return
 	}
 	ix := &s.index
+	ix.freeAll += now.all - old.all
 	c := s.nodes[n].class
 	path := s.tree.path[n] // the root, vertex 0, is not on it
 	ix.add(0, c, old, -1)
@@ -137,3 +140,7 @@ func (s *State) partialBelow(v, c int) int {
 	}
 	return best
 }
+
+// FreeWholeGPUs is FreeGPUs summed over every node of the fleet, open or
+// not, kept as nodes change instead of counted.
+func (s *State) FreeWholeGPUs() int { return s.index.freeAll }

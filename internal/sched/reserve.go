@@ -235,14 +235,8 @@ func firstFitFrom(bound, hint, n int, fits func(int) bool) (int, bool) {
 // whole, counting the GPUs free now and every GPU the units' tasks touch:
 // no shorter prefix lets u fit.
 func (c *cycle) gpuBound(names []string, u *Unit) int {
-	need := wholeGPUs(u)
 	st := c.snap.State
-	for n := range st.Fleet().Nodes {
-		if need <= 0 {
-			return 1
-		}
-		need -= st.FreeGPUs(n)
-	}
+	need := wholeGPUs(u) - st.FreeWholeGPUs()
 	parts, ends := c.byEndParts() // names are byEndNames: each one's parts are there
 	for i := range names {
 		if need <= 0 {
