@@ -523,13 +523,3 @@ func checkpointEvery(p *corev1.Pod) time.Duration {
 	}
 	return d
 }
-
-// lastCheckpoint is p's AnnotationCheckpointTime, zero when it has none
-// or it does not parse.
-func lastCheckpoint(p *corev1.Pod) time.Time {
-	at, err := time.Parse(time.RFC3339, p.Annotations[AnnotationCheckpointTime])
-	if err != nil {
-		return time.Time{}
-	}
-	return at
-}

@@ -123,7 +123,7 @@ type podFacts struct {
 func factsOf(p *corev1.Pod) podFacts {
 	return podFacts{unit: unitName(p), queue: p.Labels[LabelQueue], scheduler: p.Spec.SchedulerName, priority: podPriority(p),
 		created: p.CreationTimestamp, recorded: boundTime(p, nil), stopping: p.DeletionTimestamp != nil, deadline: podDeadline(p),
-		checkpointEvery: checkpointEvery(p), checkpointAt: lastCheckpoint(p)}
+		checkpointEvery: checkpointEvery(p), checkpointAt: podCheckpoint(p)}
 }
 
 // boundTime is boundTime of the pod, its object read once (recorded).
@@ -288,4 +288,11 @@ func (snap *snapshot) nodePrice(name string) float64 {
 		return 0
 	}
 	return snap.state.Fleet().Nodes[i].PricePerGPUHour
+}
+
+// podCheckpoint is the pod's own AnnotationCheckpointTime (checkpointTime
+// without a group), zero when it has none.
+func podCheckpoint(p *corev1.Pod) time.Time {
+	at, _ := checkpointTime(p.Annotations, nil)
+	return at
 }

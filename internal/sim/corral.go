@@ -133,10 +133,7 @@ func (s *Sim) apply(d sched.Decisions) bool {
 	for _, p := range s.pending {
 		byName[p.a.Job.Name] = p
 	}
-	starts, madeRoom := d.Starts, (*sched.Start)(nil)
-	if n := len(starts); len(d.GiveBacks) > 0 && n > 0 && starts[n-1].Unit.Job.Name == d.GiveBacks[0].For {
-		starts, madeRoom = starts[:n-1], &starts[n-1]
-	}
+	starts, madeRoom := splitMadeRoom(d)
 	again := len(d.Preempts) > 0 || len(d.GiveBacks) > 0
 	for _, st := range starts {
 		s.startPlaced(byName[st.Unit.Job.Name], st.Placement, st.Unit.Queue != "")
@@ -146,27 +143,10 @@ func (s *Sim) apply(d sched.Decisions) bool {
 		s.stopForCore(pr, byName[pr.For])
 	}
 	for _, w := range d.Waiting {
-		p := byName[w.Unit]
-		if rec := &s.records[s.byName[w.Unit]]; (w.Code == sched.CodeCapacity || w.Code == sched.CodeQuota) && !w.Estimate.IsZero() && rec.Estimate == 0 {
-			rec.Estimate, rec.EstimatedAt = w.Estimate.Sub(epoch), s.now
-		}
-		if w.Defrag != nil {
-			s.defragGainGPUH += w.Defrag.GainGPUH - w.Defrag.LostGPUH
-		}
-		s.noteWait(w)
-		s.heldByBudget(w)
-		s.wakeLater(p)
+		s.waited(w, byName[w.Unit])
 	}
 	s.wakeForBudget(len(d.Waiting) > 0)
-	for _, gb := range d.GiveBacks {
-		s.gone[gb.Part] = gb.Placement // what each held, for the hour's series
-	}
-	for _, gb := range d.GiveBacks {
-		s.gaveBack(gb)
-	}
-	if len(d.GiveBacks) > 0 {
-		s.note(d.GiveBacks[0].For, "elastic jobs give back %d grown placements to make room", len(d.GiveBacks))
-	}
+	s.gaveBackAll(d.GiveBacks)
 	if madeRoom != nil {
 		s.startPlaced(byName[madeRoom.Unit.Job.Name], madeRoom.Placement, madeRoom.Unit.Queue != "")
 	}
@@ -175,6 +155,46 @@ func (s *Sim) apply(d sched.Decisions) bool {
 	}
 	s.units.Reserved(d)
 	return again
+}
+
+// splitMadeRoom separates the start that parts given back made room for,
+// which the cycle decides last, from the other starts.
+func splitMadeRoom(d sched.Decisions) ([]sched.Start, *sched.Start) {
+	n := len(d.Starts)
+	if len(d.GiveBacks) > 0 && n > 0 && d.Starts[n-1].Unit.Job.Name == d.GiveBacks[0].For {
+		return d.Starts[:n-1], &d.Starts[n-1]
+	}
+	return d.Starts, nil
+}
+
+// waited records that p waits as w says: its first start estimate, what
+// moves for it gain, its story, and the wake-ups it needs.
+func (s *Sim) waited(w sched.Wait, p *pendingJob) {
+	if rec := &s.records[s.byName[w.Unit]]; (w.Code == sched.CodeCapacity || w.Code == sched.CodeQuota) && !w.Estimate.IsZero() && rec.Estimate == 0 {
+		rec.Estimate, rec.EstimatedAt = w.Estimate.Sub(epoch), s.now
+	}
+	if w.Defrag != nil {
+		s.defragGainGPUH += w.Defrag.GainGPUH - w.Defrag.LostGPUH
+	}
+	s.noteWait(w)
+	s.heldByBudget(w)
+	s.wakeLater(p)
+}
+
+// gaveBackAll applies the parts elastic jobs gave back, all released by
+// the cycle already: s.gone holds each until it is applied, for the
+// hour's series.
+func (s *Sim) gaveBackAll(gbs []sched.GiveBack) {
+	if len(gbs) == 0 {
+		return
+	}
+	for _, gb := range gbs {
+		s.gone[gb.Part] = gb.Placement
+	}
+	for _, gb := range gbs {
+		s.gaveBack(gb)
+	}
+	s.note(gbs[0].For, "elastic jobs give back %d grown placements to make room", len(gbs))
 }
 
 // noteWait tells the explained job why it waits, with the cycle's times
