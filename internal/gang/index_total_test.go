@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/corral-sched/corral/internal/fleet"
-	"github.com/corral-sched/corral/internal/job"
 )
 
 // FreeWholeGPUs, kept as nodes change, is what counting FreeGPUs over
@@ -17,10 +16,7 @@ func TestFreeWholeGPUsIsTheCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := New(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, f)
 	count := func() int {
 		n := 0
 		for i := range f.Nodes {
@@ -45,9 +41,9 @@ func TestFreeWholeGPUsIsTheCount(t *testing.T) {
 				t.Fatal(err)
 			}
 		case op == 2:
-			st.WhatIf(placed, &job.Job{Name: "what-if", Groups: []job.Group{{Name: "w", Count: 2, Task: job.Demand{GPUs: 4}}}})
+			st.WhatIf(placed, gpuJob("what-if", 2, 4))
 		default:
-			j := &job.Job{Name: fmt.Sprintf("j%d", i), Groups: []job.Group{{Name: "w", Count: 1 + rng.IntN(3), Task: job.Demand{GPUs: 1 + rng.IntN(4)}}}}
+			j := gpuJob(fmt.Sprintf("j%d", i), 1+rng.IntN(3), 1+rng.IntN(4))
 			if _, ok := st.TryPlace(j); ok {
 				placed = append(placed, j.Name)
 			}
