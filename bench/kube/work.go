@@ -13,7 +13,8 @@ import (
 
 	"github.com/corral-sched/corral/internal/kube"
 	"github.com/corral-sched/corral/internal/kube/kubetest"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // podSpec is one pod to create: GPUs (or, with -replicas, time-sliced
@@ -58,10 +59,10 @@ type workload struct {
 // fleet's part in proportion to the GPU they ask for). The groups
 // (makeGroups) are created evenly among the single pods.
 func loadWork(o options) (*workload, error) {
-	var trace []model.Pod
+	var trace []placement.Pod
 	if !o.plain {
 		var err error
-		if trace, err = model.ReadPodsFile(o.trace); err != nil {
+		if trace, err = openb.ReadPodsFile(o.trace); err != nil {
 			return nil, err
 		}
 	}

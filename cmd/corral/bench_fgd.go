@@ -15,8 +15,9 @@ import (
 	"strings"
 
 	"github.com/corral-sched/corral/internal/example"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
 	"github.com/corral-sched/corral/internal/packbench"
+	"github.com/corral-sched/corral/internal/placement"
 	"github.com/corral-sched/corral/internal/report"
 )
 
@@ -138,8 +139,8 @@ func clusterLine(specs []packbench.Spec) string {
 
 // specs loads the inputs and lists every (trace, policy, seed) run.
 func (o *fgdOptions) specs() ([]packbench.Spec, error) {
-	if o.replicas < 0 || o.replicas > model.MilliPerGPU {
-		return nil, fmt.Errorf("--replicas %d: want 0 (keep each share's milli) to %d", o.replicas, model.MilliPerGPU)
+	if o.replicas < 0 || o.replicas > placement.MilliPerGPU {
+		return nil, fmt.Errorf("--replicas %d: want 0 (keep each share's milli) to %d", o.replicas, placement.MilliPerGPU)
 	}
 	policies := splitList(o.policies)
 	for _, p := range policies {
@@ -159,7 +160,7 @@ func (o *fgdOptions) specs() ([]packbench.Spec, error) {
 	for _, t := range traces {
 		for _, p := range policies {
 			for _, s := range seeds {
-				specs = append(specs, packbench.Spec{Trace: t.name, Nodes: nodes, Pods: model.RoundShares(t.pods, o.replicas), Policy: p, Seed: s})
+				specs = append(specs, packbench.Spec{Trace: t.name, Nodes: nodes, Pods: placement.RoundShares(t.pods, o.replicas), Policy: p, Seed: s})
 			}
 		}
 	}
@@ -168,10 +169,10 @@ func (o *fgdOptions) specs() ([]packbench.Spec, error) {
 
 type trace struct {
 	name string
-	pods []model.Pod
+	pods []placement.Pod
 }
 
-func (o *fgdOptions) load() ([]model.Node, []trace, error) {
+func (o *fgdOptions) load() ([]placement.Node, []trace, error) {
 	if o.nodes == "" && o.pods == "" {
 		nodes, pods, err := example.Load()
 		return nodes, []trace{{example.Trace, pods}}, err
@@ -179,17 +180,17 @@ func (o *fgdOptions) load() ([]model.Node, []trace, error) {
 	if o.nodes == "" || o.pods == "" {
 		return nil, nil, errors.New("give both --nodes and --pods, or neither for the built-in example")
 	}
-	nodes, err := model.ReadNodesFile(o.nodes)
+	nodes, err := openb.ReadNodesFile(o.nodes)
 	if err != nil {
 		return nil, nil, err
 	}
 	var traces []trace
 	for _, path := range splitList(o.pods) {
-		pods, err := model.ReadPodsFile(path)
+		pods, err := openb.ReadPodsFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
-		traces = append(traces, trace{model.TraceName(path), pods})
+		traces = append(traces, trace{openb.TraceName(path), pods})
 	}
 	return nodes, traces, nil
 }

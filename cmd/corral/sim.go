@@ -15,8 +15,9 @@ import (
 	"github.com/corral-sched/corral/internal/cost/tco"
 	"github.com/corral-sched/corral/internal/faultrec"
 	"github.com/corral-sched/corral/internal/fleet"
-	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/moves"
+	"github.com/corral-sched/corral/internal/openb"
+	"github.com/corral-sched/corral/internal/placement"
 	"github.com/corral-sched/corral/internal/quantity"
 	"github.com/corral-sched/corral/internal/sched"
 	"github.com/corral-sched/corral/internal/sim"
@@ -433,7 +434,7 @@ func openbInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
 	if o.podsPath == "" || o.nodesPath == "" {
 		return nil, workload.Workload{}, "", errors.New("--workload openb needs --openb-pods and --openb-nodes")
 	}
-	nodes, err := model.ReadNodesFile(o.nodesPath)
+	nodes, err := openb.ReadNodesFile(o.nodesPath)
 	if err != nil {
 		return nil, workload.Workload{}, "", err
 	}
@@ -454,13 +455,13 @@ func openbInput(o simOptions) (*fleet.Fleet, workload.Workload, string, error) {
 	if o.speedup != 1 {
 		w = w.Compressed(o.speedup)
 	}
-	label := fmt.Sprintf("openb %s (%s), arrivals %gx faster, %g of the nodes", model.TraceName(o.podsPath), skipped, o.speedup, o.nodeShare)
+	label := fmt.Sprintf("openb %s (%s), arrivals %gx faster, %g of the nodes", openb.TraceName(o.podsPath), skipped, o.speedup, o.nodeShare)
 	return f, w, label, nil
 }
 
 // openbFleet turns a share of the openb nodes, evenly spaced, into a fleet
 // without topology whose GPUs may be shared (the trace's fractional pods).
-func openbFleet(nodes []model.Node, share float64) *fleet.Fleet {
+func openbFleet(nodes []placement.Node, share float64) *fleet.Fleet {
 	f := &fleet.Fleet{}
 	for i, n := range nodes {
 		if !evenlyPicked(i, share) {

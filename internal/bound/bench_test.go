@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
 )
 
 // BenchmarkCompute runs Compute on a synthetic input of realistic size:
@@ -34,11 +34,11 @@ func TestOpenb(t *testing.T) {
 	if dir == "" {
 		t.Skip("set BOUND_OPENB_DIR to the alibaba-gpu-v2023 directory to run")
 	}
-	nodes, err := model.ReadNodesFile(filepath.Join(dir, "openb_node_list_gpu_node.csv"))
+	nodes, err := openb.ReadNodesFile(filepath.Join(dir, "openb_node_list_gpu_node.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods, err := model.ReadPodsFile(filepath.Join(dir, "openb_pod_list_default.csv"))
+	pods, err := openb.ReadPodsFile(filepath.Join(dir, "openb_pod_list_default.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

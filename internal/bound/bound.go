@@ -3,7 +3,7 @@ package bound
 import (
 	"fmt"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // Result says how well any placement of a set of pods could do on a cluster.
@@ -40,7 +40,7 @@ func (r Result) PackedUnallocatedPct() float64 {
 //
 // CPU-only pods and nodes without GPUs are ignored: they allocate no GPU, and
 // leaving a pod out is always allowed.
-func Compute(nodes []model.Node, pods []model.Pod) (Result, error) {
+func Compute(nodes []placement.Node, pods []placement.Pod) (Result, error) {
 	if err := validate(nodes, pods); err != nil {
 		return Result{}, err
 	}
@@ -69,7 +69,7 @@ func Compute(nodes []model.Node, pods []model.Pod) (Result, error) {
 }
 
 // validate reports the first invalid node or pod.
-func validate(nodes []model.Node, pods []model.Pod) error {
+func validate(nodes []placement.Node, pods []placement.Pod) error {
 	for i, n := range nodes {
 		if err := n.Validate(); err != nil {
 			return fmt.Errorf("bound: node %d: %w", i, err)

@@ -9,12 +9,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 	gonumlp "gonum.org/v1/gonum/optimize/convex/lp"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // bruteForce returns the most GPU milli any placement of a subset of pods
 // allocates, by exhaustive search. It shares no code with the package.
-func bruteForce(nodes []model.Node, pods []model.Pod) int64 {
+func bruteForce(nodes []placement.Node, pods []placement.Pod) int64 {
 	cpu, mem := make([]int64, len(nodes)), make([]int64, len(nodes))
 	used := make([][]int64, len(nodes))
 	for i, n := range nodes {
@@ -62,12 +62,12 @@ func bruteForce(nodes []model.Node, pods []model.Pod) int64 {
 // gpuChoices lists the distinct ways p can take GPUs given their use: a
 // sharing pod any GPU with room (one per distinct use, as equal GPUs are
 // interchangeable), any other pod NumGPU free GPUs (which ones is immaterial).
-func gpuChoices(p model.Pod, used []int64) [][]int {
+func gpuChoices(p placement.Pod, used []int64) [][]int {
 	var out [][]int
 	if p.IsShare() {
 		seen := map[int64]bool{}
 		for g, u := range used {
-			if u+p.GPUMilli <= model.MilliPerGPU && !seen[u] {
+			if u+p.GPUMilli <= placement.MilliPerGPU && !seen[u] {
 				seen[u] = true
 				out = append(out, []int{g})
 			}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // The relaxation groups nodes into types and pods into classes. Grouping
@@ -48,12 +48,12 @@ type podClass struct {
 	count    int
 }
 
-func (c *podClass) share() bool  { return c.numGPU == 1 && c.gpuMilli < model.MilliPerGPU }
+func (c *podClass) share() bool  { return c.numGPU == 1 && c.gpuMilli < placement.MilliPerGPU }
 func (c *podClass) total() int64 { return int64(c.numGPU) * c.gpuMilli }
 
 // fits reports whether one pod of class c fits on an empty node of type t.
 func (c *podClass) fits(t *nodeType) bool {
-	p := model.Pod{Models: c.models}
+	p := placement.Pod{Models: c.models}
 	return p.Allows(t.model) && c.numGPU <= t.gpus && c.cpu <= t.cpu && c.mem <= t.mem
 }
 
@@ -98,8 +98,8 @@ func coarsen[K comparable](limit int, key func(i, level int) K, n int) int {
 
 // groupNodes groups the nodes with GPUs into types. nodesOf lists the nodes
 // (indices into nodes) of each type.
-func groupNodes(nodes []model.Node) (types []nodeType, nodesOf [][]int) {
-	var gpuNodes []model.Node
+func groupNodes(nodes []placement.Node) (types []nodeType, nodesOf [][]int) {
+	var gpuNodes []placement.Node
 	var index []int // gpuNodes[i] is nodes[index[i]]
 	var maxCPU, maxMem int64
 	for i, n := range nodes {
@@ -136,8 +136,8 @@ func groupNodes(nodes []model.Node) (types []nodeType, nodesOf [][]int) {
 // groupPods groups the GPU pods into classes; maxCPU and maxMem (the largest
 // node) scale the buckets. classOf gives each pod's class, -1 for CPU-only
 // pods.
-func groupPods(pods []model.Pod, maxCPU, maxMem int64) (classes []podClass, classOf []int) {
-	var gpuPods []model.Pod
+func groupPods(pods []placement.Pod, maxCPU, maxMem int64) (classes []podClass, classOf []int) {
+	var gpuPods []placement.Pod
 	var specs []string
 	var index []int // gpuPods[i] is pods[index[i]]
 	for i, p := range pods {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // TestGroupPodsOnlyRoundsDown checks the coarsening invariants behind the
@@ -47,11 +47,11 @@ func TestGroupPodsOnlyRoundsDown(t *testing.T) {
 // type, and that types are capped.
 func TestGroupNodesOnlyRoundsUp(t *testing.T) {
 	rng := rand.New(rand.NewSource(6))
-	nodes := make([]model.Node, 500)
+	nodes := make([]placement.Node, 500)
 	for i := range nodes {
 		nodes[i] = gpuNode(1+rng.Intn(8), int64(1000+rng.Intn(127000)), int64(1024+rng.Intn(1<<20)), testModels[rng.Intn(2)])
 	}
-	nodes = append(nodes, model.Node{Name: "cpu-only", CPUMilli: 1000, MemoryMiB: 1000})
+	nodes = append(nodes, placement.Node{Name: "cpu-only", CPUMilli: 1000, MemoryMiB: 1000})
 	types, nodesOf := groupNodes(nodes)
 	if len(types) > maxNodeTypes {
 		t.Errorf("%d types, want at most %d", len(types), maxNodeTypes)

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // A cut is a valid inequality on one node type: sum over the pods placed on
@@ -26,7 +26,7 @@ func jCut(j int) cut {
 		switch {
 		case !c.share():
 			return float64(c.numGPU)
-		case c.gpuMilli*int64(j+1) > model.MilliPerGPU:
+		case c.gpuMilli*int64(j+1) > placement.MilliPerGPU:
 			return 1 / float64(j)
 		}
 		return 0
@@ -48,14 +48,14 @@ func jCut(j int) cut {
 // With a = 810 it says a GPU holding an 810-milli share takes nothing of more
 // than 190 milli beside it, which the jCuts cannot see.
 func thresholdCut(k int, a int64) cut {
-	h := 1 / float64(int64(k)*(model.MilliPerGPU-int64(k-1)*a))
+	h := 1 / float64(int64(k)*(placement.MilliPerGPU-int64(k-1)*a))
 	return func(c *podClass) float64 {
 		switch {
 		case !c.share():
 			return float64(c.numGPU)
 		case c.gpuMilli >= a:
 			return 1 / float64(k)
-		case c.gpuMilli > model.MilliPerGPU-int64(k)*a:
+		case c.gpuMilli > placement.MilliPerGPU-int64(k)*a:
 			return h * float64(c.gpuMilli)
 		}
 		return 0
@@ -72,14 +72,14 @@ func chooseCuts(classes []podClass) []cut {
 	}
 	volume := map[int64]int64{}
 	for _, c := range classes {
-		if c.share() && c.gpuMilli*(cutLevels+1) > model.MilliPerGPU {
+		if c.share() && c.gpuMilli*(cutLevels+1) > placement.MilliPerGPU {
 			volume[c.gpuMilli] += c.total() * int64(c.count)
 		}
 	}
 	sizes := slices.Collect(maps.Keys(volume))
 	slices.SortFunc(sizes, func(a, b int64) int { return cmp.Or(cmp.Compare(volume[b], volume[a]), cmp.Compare(a, b)) })
 	for _, a := range sizes[:min(len(sizes), maxThresholdCuts)] {
-		cuts = append(cuts, thresholdCut(int(model.MilliPerGPU/a), a))
+		cuts = append(cuts, thresholdCut(int(placement.MilliPerGPU/a), a))
 	}
 	return cuts
 }

@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"math/rand"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
-func gpuNode(gpus int, cpu, mem int64, gpuModel string) model.Node {
-	return model.Node{CPUMilli: cpu, MemoryMiB: mem, GPUs: gpus, Model: gpuModel}
+func gpuNode(gpus int, cpu, mem int64, gpuModel string) placement.Node {
+	return placement.Node{CPUMilli: cpu, MemoryMiB: mem, GPUs: gpus, Model: gpuModel}
 }
 
-func gpuPod(cpu, mem int64, numGPU int, milli int64, models ...string) model.Pod {
-	return model.Pod{CPUMilli: cpu, MemoryMiB: mem, NumGPU: numGPU, GPUMilli: milli, Models: models}
+func gpuPod(cpu, mem int64, numGPU int, milli int64, models ...string) placement.Pod {
+	return placement.Pod{CPUMilli: cpu, MemoryMiB: mem, NumGPU: numGPU, GPUMilli: milli, Models: models}
 }
 
-func repeat(n int, p model.Pod) []model.Pod {
-	out := make([]model.Pod, n)
+func repeat(n int, p placement.Pod) []placement.Pod {
+	out := make([]placement.Pod, n)
 	for i := range out {
 		out[i] = p
 	}
@@ -24,8 +24,8 @@ func repeat(n int, p model.Pod) []model.Pod {
 }
 
 // named gives nodes and pods the unique names Validate wants.
-func named(nodes []model.Node, pods []model.Pod) ([]model.Node, []model.Pod) {
-	nodes, pods = append([]model.Node(nil), nodes...), append([]model.Pod(nil), pods...)
+func named(nodes []placement.Node, pods []placement.Pod) ([]placement.Node, []placement.Pod) {
+	nodes, pods = append([]placement.Node(nil), nodes...), append([]placement.Pod(nil), pods...)
 	for i := range nodes {
 		nodes[i].Name = fmt.Sprintf("node-%d", i)
 	}
@@ -38,13 +38,13 @@ func named(nodes []model.Node, pods []model.Pod) ([]model.Node, []model.Pod) {
 var testModels = []string{"A", "B"}
 
 // randInstance draws a small random cluster and pod set.
-func randInstance(rng *rand.Rand, maxNodes, maxPods int) ([]model.Node, []model.Pod) {
-	nodes := make([]model.Node, 1+rng.Intn(maxNodes))
+func randInstance(rng *rand.Rand, maxNodes, maxPods int) ([]placement.Node, []placement.Pod) {
+	nodes := make([]placement.Node, 1+rng.Intn(maxNodes))
 	for i := range nodes {
 		nodes[i] = gpuNode([]int{1, 2, 4}[rng.Intn(3)], int64(2000+2000*rng.Intn(6)),
 			int64(4096*(1+rng.Intn(4))), testModels[rng.Intn(2)])
 	}
-	pods := make([]model.Pod, rng.Intn(maxPods+1))
+	pods := make([]placement.Pod, rng.Intn(maxPods+1))
 	for i := range pods {
 		cpu, mem := int64(500*rng.Intn(13)), int64(1024*rng.Intn(9))
 		var models []string
@@ -70,7 +70,7 @@ func randInstance(rng *rand.Rand, maxNodes, maxPods int) ([]model.Node, []model.
 
 // synthetic builds a realistic-size input: nodes of 15 types like the openb
 // cluster, and pods drawn from a fixed set of shapes.
-func synthetic(seed int64, numNodes, numPods, numShapes int) ([]model.Node, []model.Pod) {
+func synthetic(seed int64, numNodes, numPods, numShapes int) ([]placement.Node, []placement.Pod) {
 	rng := rand.New(rand.NewSource(seed))
 	kinds := []struct {
 		gpus     int
@@ -84,7 +84,7 @@ func synthetic(seed int64, numNodes, numPods, numShapes int) ([]model.Node, []mo
 		{1, 8000, 61440, "P100", 3}, {2, 8000, 61440, "P100", 2}, {8, 82000, 344064, "V100M16", 1},
 		{4, 96000, 393216, "T4", 17}, {8, 96000, 393216, "G2", 549}, {8, 96000, 786432, "V100M32", 21},
 	}
-	var nodes []model.Node
+	var nodes []placement.Node
 	for len(nodes) < numNodes {
 		for _, k := range kinds {
 			for range max(1, k.weight*numNodes/1213) {
@@ -94,7 +94,7 @@ func synthetic(seed int64, numNodes, numPods, numShapes int) ([]model.Node, []mo
 			}
 		}
 	}
-	shapes := make([]model.Pod, numShapes)
+	shapes := make([]placement.Pod, numShapes)
 	for i := range shapes {
 		cpu, mem := int64(1000*(1+rng.Intn(16))), int64(1024*(1+rng.Intn(64)))
 		var models []string
@@ -112,7 +112,7 @@ func synthetic(seed int64, numNodes, numPods, numShapes int) ([]model.Node, []mo
 			shapes[i] = gpuPod(cpu, mem, 0, 0)
 		}
 	}
-	pods := make([]model.Pod, numPods)
+	pods := make([]placement.Pod, numPods)
 	for i := range pods {
 		pods[i] = shapes[rng.Intn(numShapes)]
 	}

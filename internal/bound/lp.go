@@ -1,6 +1,6 @@
 package bound
 
-import "github.com/corral-sched/corral/internal/model"
+import "github.com/corral-sched/corral/internal/placement"
 
 // The relaxation. Let x[c][t] >= 0 be how many pods of class c go to nodes of
 // type t, for the pairs where one pod of c fits on an empty node of t. Any
@@ -54,7 +54,7 @@ type hint struct {
 
 // relax solves the relaxation. It returns the bound in GPU milli and the LP
 // optimum as a hint for the heuristic (nil when no pod fits anywhere).
-func relax(nodes []model.Node, pods []model.Pod) (upper float64, h *hint, err error) {
+func relax(nodes []placement.Node, pods []placement.Pod) (upper float64, h *hint, err error) {
 	types, nodesOf := groupNodes(nodes)
 	var maxCPU, maxMem int64
 	for _, t := range types {
@@ -70,7 +70,7 @@ func relax(nodes []model.Node, pods []model.Pod) (upper float64, h *hint, err er
 		return 0, nil, err
 	}
 	h = newHint(p, x, classOf, len(classes), nodesOf)
-	return model.MilliPerGPU * dualBound(p, y), h, nil
+	return placement.MilliPerGPU * dualBound(p, y), h, nil
 }
 
 // newHint gives, within each class, the first pods the types on which the
@@ -113,7 +113,7 @@ func buildLP(types []nodeType, classes []podClass, cuts []cut) *lp {
 			}
 			col := append([]entry{{row, 1}}, typeEntries(c, &types[t], cuts, t*rowsPerType)...)
 			p.cols = append(p.cols, col)
-			p.w = append(p.w, float64(c.total())/model.MilliPerGPU)
+			p.w = append(p.w, float64(c.total())/placement.MilliPerGPU)
 			p.colClass = append(p.colClass, i)
 			p.colType = append(p.colType, t)
 		}
@@ -140,7 +140,7 @@ func typeEntries(c *podClass, t *nodeType, cuts []cut, base int) []entry {
 		add(1, float64(c.mem)/float64(t.mem))
 	}
 	g := float64(t.gpus)
-	add(2, float64(c.total())/(model.MilliPerGPU*g))
+	add(2, float64(c.total())/(placement.MilliPerGPU*g))
 	for k, f := range cuts {
 		add(3+k, f(c)/g)
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // The offline heuristic: take the GPU pods in some order and put each on the
@@ -46,7 +46,7 @@ type strategy struct {
 
 // pack runs the heuristic with each strategy (concurrently) and keeps the
 // best placement. h, when not nil, is the LP optimum's advice.
-func pack(nodes []model.Node, pods []model.Pod, h *hint) packing {
+func pack(nodes []placement.Node, pods []placement.Pod, h *hint) packing {
 	strats := strategies(pods, h)
 	results := make([]packing, len(strats))
 	var wg sync.WaitGroup
@@ -64,7 +64,7 @@ func pack(nodes []model.Node, pods []model.Pod, h *hint) packing {
 }
 
 // strategies pairs each order with plain and balanced scoring.
-func strategies(pods []model.Pod, h *hint) []strategy {
+func strategies(pods []placement.Pod, h *hint) []strategy {
 	var out []strategy
 	add := func(order []int, h *hint) {
 		out = append(out, strategy{order, h, 0}, strategy{order, h, strandWeight})
@@ -75,7 +75,7 @@ func strategies(pods []model.Pod, h *hint) []strategy {
 			gpu = append(gpu, i)
 		}
 	}
-	byGPU := func(a, b model.Pod) int {
+	byGPU := func(a, b placement.Pod) int {
 		return cmp.Or(cmp.Compare(b.TotalGPUMilli(), a.TotalGPUMilli()), cmp.Compare(b.GPUMilli, a.GPUMilli))
 	}
 	cpuDown := func(i, j int) int {
@@ -126,7 +126,7 @@ type podShape struct {
 }
 
 // packRun places the pods by one strategy.
-func packRun(nodes []model.Node, pods []model.Pod, st strategy) packing {
+func packRun(nodes []placement.Node, pods []placement.Pod, st strategy) packing {
 	states := make([]nodeState, len(nodes))
 	for i, n := range nodes {
 		states[i] = newNodeState(n)
@@ -160,7 +160,7 @@ func packRun(nodes []model.Node, pods []model.Pod, st strategy) packing {
 
 // bestNode returns, among the given nodes (nil: all), the one with the
 // lowest score for p and the GPUs p takes there; -1 when p fits on none.
-func bestNode(states []nodeState, p *model.Pod, among []int, balance float64) (int, []int) {
+func bestNode(states []nodeState, p *placement.Pod, among []int, balance float64) (int, []int) {
 	best := -1
 	var bestScore float64
 	var bestCPU int64

@@ -5,11 +5,11 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // checkPacking verifies from scratch that pk is a feasible placement.
-func checkPacking(nodes []model.Node, pods []model.Pod, pk packing) error {
+func checkPacking(nodes []placement.Node, pods []placement.Pod, pk packing) error {
 	cpu, mem := make([]int64, len(nodes)), make([]int64, len(nodes))
 	gpu := make([][]int64, len(nodes))   // milli per GPU
 	whole := make([][]bool, len(nodes))  // GPU taken by a whole-GPU pod
@@ -46,7 +46,7 @@ func checkPacking(nodes []model.Node, pods []model.Pod, pk packing) error {
 			return fmt.Errorf("node %d over CPU or memory: %d/%d, %d/%d", n, cpu[n], node.CPUMilli, mem[n], node.MemoryMiB)
 		}
 		for g := range gpu[n] {
-			if gpu[n][g] > model.MilliPerGPU || (whole[n][g] && tenants[n][g] > 1) {
+			if gpu[n][g] > placement.MilliPerGPU || (whole[n][g] && tenants[n][g] > 1) {
 				return fmt.Errorf("node %d GPU %d over-allocated: %d milli, %d pods", n, g, gpu[n][g], tenants[n][g])
 			}
 		}
@@ -83,8 +83,8 @@ func TestPackIsFeasible(t *testing.T) {
 // TestPackFillsSharedGPUs checks the best fit inside a node: small shares
 // fill one GPU before opening another, leaving a whole GPU for a 1-GPU pod.
 func TestPackFillsSharedGPUs(t *testing.T) {
-	nodes, pods := named([]model.Node{gpuNode(2, 64000, 65536, "A")},
-		[]model.Pod{gpuPod(100, 100, 1, 300), gpuPod(100, 100, 1, 300), gpuPod(100, 100, 1, 400), gpuPod(100, 100, 1, 1000)})
+	nodes, pods := named([]placement.Node{gpuNode(2, 64000, 65536, "A")},
+		[]placement.Pod{gpuPod(100, 100, 1, 300), gpuPod(100, 100, 1, 300), gpuPod(100, 100, 1, 400), gpuPod(100, 100, 1, 1000)})
 	pk := packRun(nodes, pods, strategy{order: []int{0, 1, 2, 3}})
 	if err := checkPacking(nodes, pods, pk); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 var (
@@ -16,12 +17,12 @@ var (
 )
 
 // Load reads the shipped example cluster and workload.
-func Load() ([]model.Node, []model.Pod, error) {
-	nodes, err := model.ReadNodes(bytes.NewReader(nodesCSV), "example_nodes.csv")
+func Load() ([]placement.Node, []placement.Pod, error) {
+	nodes, err := openb.ReadNodes(bytes.NewReader(nodesCSV), "example_nodes.csv")
 	if err != nil {
 		return nil, nil, fmt.Errorf("load example: %w", err)
 	}
-	pods, err := model.ReadPods(bytes.NewReader(podsCSV), "example_pods.csv")
+	pods, err := openb.ReadPods(bytes.NewReader(podsCSV), "example_pods.csv")
 	if err != nil {
 		return nil, nil, fmt.Errorf("load example: %w", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // Trace is the name the example's pods report under.
@@ -30,11 +30,11 @@ var shapes = []nodeShape{
 }
 
 // Nodes generates the example cluster: 120 nodes, 585 GPUs of four models.
-func Nodes() []model.Node {
-	var nodes []model.Node
+func Nodes() []placement.Node {
+	var nodes []placement.Node
 	for _, s := range shapes {
 		for i := 0; i < s.count; i++ {
-			nodes = append(nodes, model.Node{
+			nodes = append(nodes, placement.Node{
 				Name: fmt.Sprintf("ex-%s-%02d", s.namePrefx, i), CPUMilli: s.cpu,
 				MemoryMiB: s.mem, GPUs: s.gpus, Model: s.gpuModel,
 			})
@@ -46,14 +46,14 @@ func Nodes() []model.Node {
 // Pods generates the example workload: 750 pods shaped like the openb trace
 // (CPU-only, sharing, and 1-, 2-, 4- and 8-GPU pods), about one in six GPU
 // pods restricted to some GPU models.
-func Pods() []model.Pod {
+func Pods() []placement.Pod {
 	rng := rand.New(rand.NewSource(2023))
 	shares := []int64{100, 200, 250, 300, 460, 500, 650, 810}
 	cpus := []int64{2000, 4000, 6000, 8000, 12000, 16000}
 	specs := [][]string{{"A100"}, {"T4", "P100"}, {"A100", "V100"}, {"T4"}}
-	pods := make([]model.Pod, 750)
+	pods := make([]placement.Pod, 750)
 	for i := range pods {
-		p := model.Pod{Name: fmt.Sprintf("ex-pod-%04d", i), CPUMilli: cpus[rng.Intn(len(cpus))]}
+		p := placement.Pod{Name: fmt.Sprintf("ex-pod-%04d", i), CPUMilli: cpus[rng.Intn(len(cpus))]}
 		p.MemoryMiB = p.CPUMilli / 1000 * 4096
 		switch r := rng.Float64(); {
 		case r < 0.13: // CPU-only
@@ -80,7 +80,7 @@ func Pods() []model.Pod {
 }
 
 // NodesCSV renders nodes in the openb node-list form.
-func NodesCSV(nodes []model.Node) []byte {
+func NodesCSV(nodes []placement.Node) []byte {
 	var b bytes.Buffer
 	b.WriteString("sn,cpu_milli,memory_mib,gpu,model\n")
 	for _, n := range nodes {
@@ -90,7 +90,7 @@ func NodesCSV(nodes []model.Node) []byte {
 }
 
 // PodsCSV renders pods in the 11-column openb pod-list form.
-func PodsCSV(pods []model.Pod) []byte {
+func PodsCSV(pods []placement.Pod) []byte {
 	var b bytes.Buffer
 	b.WriteString("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n")
 	for i, p := range pods {

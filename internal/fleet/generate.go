@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/corral-sched/corral/internal/gpu"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // Synthetic describes a large uniform fleet for benchmarks: Nodes identical
@@ -337,6 +337,14 @@ func cloneIslands(islands [][]int) [][]int {
 // declares it, without topology: a GPU node shares its GPUs by fractions,
 // as the trace's pods ask for thousandths of a GPU (Node.Fractional).
 // The simulator and the packing benchmark's live path both convert so.
-func FromTrace(n model.Node) Node {
+func FromTrace(n placement.Node) Node {
 	return Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, GPUModel: n.Model, Fractional: n.GPUs > 0}
+}
+
+// PlacementNode is n as the packing policy sees it (placement's terms):
+// its CPU, memory and GPU count, and gpuModel, the catalog name of its GPU
+// model ("" for a CPU-only node). It is FromTrace's inverse for what the
+// policy reads.
+func (n Node) PlacementNode(gpuModel string) placement.Node {
+	return placement.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, Model: gpuModel}
 }

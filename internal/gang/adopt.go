@@ -89,10 +89,10 @@ func (s *State) adoptable(n int, r *request) int {
 	}
 	limit := s.gpuCapacity(n, r)
 	if c := r.d.CPUMilli; c > 0 {
-		limit = min(limit, int(ns.cpu/c))
+		limit = min(limit, int(s.left.CPULeft[n]/c))
 	}
 	if m := r.d.MemoryMiB; m > 0 {
-		limit = min(limit, int(ns.mem/m))
+		limit = min(limit, int(s.left.MemLeft[n]/m))
 	}
 	return limit
 }

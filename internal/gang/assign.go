@@ -54,8 +54,7 @@ func (s *State) assignOn(n int, r *request, k, shareGPU int) []Task {
 			t.Milli = r.milli[s.nodes[n].class]
 			t.GPUs = []int{s.takeShare(n, t.Milli, shareGPU)}
 		}
-		s.nodes[n].cpu -= t.CPUMilli
-		s.nodes[n].mem -= t.MemoryMiB
+		s.left.AddHost(n, -t.CPUMilli, -t.MemoryMiB)
 		tasks = append(tasks, t)
 	}
 	s.reindex(n)
@@ -85,6 +84,7 @@ func (s *State) takeWhole(n, g int) (gpus, migOff []int) {
 			st.layout.Instances = nil // a dynamic MIG GPU given whole loses its idle layout
 			migOff = append(migOff, i)
 		}
+		s.left.SetGPULeft(n, i, 0)
 	}
 	return append([]int(nil), picked...), migOff
 }
@@ -141,6 +141,7 @@ func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
 	if err := st.layout.Apply(p, ch); err != nil {
 		panic(fmt.Sprintf("gang: MIG plan on node %d GPU %d does not apply: %v", n, best, err))
 	}
+	s.syncMIG(n, best)
 	slot := &MIGSlot{Profile: st.layout.Model.Profiles[p].Name, Start: ch.Create, Created: ch.Create >= 0, Deleted: ch.Delete}
 	if ch.Use >= 0 {
 		slot.Start = st.layout.Instances[ch.Use].Start
@@ -154,18 +155,18 @@ func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
 // (bestShareGPU); a fresh GPU is chosen like a whole one, to keep islands
 // intact.
 func (s *State) takeShare(n, m, g int) int {
-	ns := &s.nodes[n]
 	if g >= 0 {
-		ns.gpus[g].milli += m
+		s.left.SetGPULeft(n, g, s.left.GPULeft[n][g]-int64(m))
 		return g
 	}
 	best, key := s.bestShareGPU(n, m)
 	if key.fresh {
 		gpus, _ := s.takeWhole(n, 1)
 		best = gpus[0]
-		ns.gpus[best].whole = false
+		s.nodes[n].gpus[best].whole = false
+		s.left.SetGPULeft(n, best, 1000)
 	}
-	ns.gpus[best].milli += m
+	s.left.SetGPULeft(n, best, s.left.GPULeft[n][best]-int64(m))
 	return best
 }
 
@@ -207,8 +208,7 @@ func (s *State) reindexUntaken() {
 func (s *State) give(t Task) {
 	s.touch(t.Node)
 	ns := &s.nodes[t.Node]
-	ns.cpu += t.CPUMilli
-	ns.mem += t.MemoryMiB
+	s.left.AddHost(t.Node, t.CPUMilli, t.MemoryMiB)
 	for _, g := range t.GPUs {
 		st := &ns.gpus[g]
 		switch {
@@ -216,10 +216,12 @@ func (s *State) give(t Task) {
 			if err := st.layout.Release(t.MIG.Start); err != nil {
 				panic(fmt.Sprintf("gang: release MIG instance on node %d GPU %d: %v", t.Node, g, err))
 			}
+			s.syncMIG(t.Node, g)
 		case t.Milli > 0:
-			st.milli -= t.Milli
+			s.left.SetGPULeft(t.Node, g, s.left.GPULeft[t.Node][g]+int64(t.Milli))
 		default:
 			st.whole = false
+			s.left.SetGPULeft(t.Node, g, 1000)
 		}
 	}
 }

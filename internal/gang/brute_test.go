@@ -274,8 +274,8 @@ func bruteSnapshot(s *State) bruteSnap {
 			g[i] = s.freeWhole(n, i)
 		}
 		sn.free = append(sn.free, g)
-		sn.cpu = append(sn.cpu, s.nodes[n].cpu)
-		sn.mem = append(sn.mem, s.nodes[n].mem)
+		sn.cpu = append(sn.cpu, s.left.CPULeft[n])
+		sn.mem = append(sn.mem, s.left.MemLeft[n])
 	}
 	sn.jobs = len(s.jobs)
 	return sn

@@ -105,7 +105,7 @@ func (s *State) withImages(chosen int, feasible []int) int {
 // sameFree reports whether nodes a and b look alike to the packing
 // policy: the same model and the same CPU, memory and GPU left.
 func (s *State) sameFree(a, b int) bool {
-	c := s.mirrored()
+	c := s.left
 	return c.Nodes[a].Model == c.Nodes[b].Model && c.CPULeft[a] == c.CPULeft[b] && c.MemLeft[a] == c.MemLeft[b] &&
 		slices.Equal(c.GPULeft[a], c.GPULeft[b]) && s.nodes[a].class == s.nodes[b].class
 }

@@ -64,8 +64,8 @@ func (s *State) summarise(n int) summary {
 		if c.mig != fleet.MIGNone && !st.whole {
 			sum.migOpen |= s.openProfiles(c, st)
 		}
-		if c.shared && !st.whole && st.milli > 0 && st.milli < 1000 {
-			sum.partial = max(sum.partial, 1000-st.milli)
+		if used := s.sharedMilli(n, g); c.shared && used > 0 && used < 1000 {
+			sum.partial = max(sum.partial, 1000-used)
 		}
 	}
 	return sum
@@ -85,7 +85,6 @@ func (s *State) openProfiles(c class, st *gpuState) uint32 {
 
 // reindex recomputes node n's summary and updates every vertex on its path.
 func (s *State) reindex(n int) {
-	s.mirror(n)
 	old, now := s.nodes[n].sum, s.summarise(n)
 	s.nodes[n].sum = now
 	if old == now {

@@ -6,93 +6,44 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gpu"
 	"github.com/corral-sched/corral/internal/job"
-	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
 
 // packer chooses the node for a single task with corral's packing policy
 // (placement.Corral): the same code that `corral bench fgd` measures, run
-// on a mirror of this state in placement's terms. It learns the mix of
-// task shapes online from the jobs it is asked to place, as a live
+// on the state's own store of what is left (State.left). It learns the mix
+// of task shapes online from the jobs it is asked to place, as a live
 // scheduler must.
 type packer struct {
 	learner  *placement.Learner
 	policy   *placement.Corral
-	cluster  *placement.Cluster // mirrors every node's free CPU, memory and GPU milli
-	observed map[string]bool    // jobs observed and not placed since
-	models   map[string]string  // model names as given -> catalog names ("": unknown)
-	left     []int64            // scratch: one node's GPU milli left
-	feasible []int              // scratch: candidate nodes, in tree order
-	// stale marks the nodes changed since the cluster last mirrored them,
-	// listed in staleList: a what-if changes and restores nodes without
-	// the packer reading them in between, so they are copied when it next
-	// reads the cluster, once (mirrored).
-	stale     []bool
-	staleList []int
+	observed map[string]bool   // jobs observed and not placed since
+	models   map[string]string // model names as given -> catalog names ("": unknown)
+	feasible []int             // scratch: candidate nodes, in tree order
 }
 
-func newPacker(f *fleet.Fleet, classes []class, nodes []nodeState) *packer {
-	mirror := make([]model.Node, len(f.Nodes))
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		mirror[i] = model.Node{Name: n.Name, CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs}
-		if m := classes[nodes[i].class].model; m != nil {
-			mirror[i].Model = m.Name
-		}
-	}
+func newPacker() *packer {
 	l := placement.NewLearner()
 	return &packer{
 		learner:  l,
 		policy:   placement.NewCorralLearning(l),
-		cluster:  placement.NewCluster(mirror),
 		observed: map[string]bool{},
 		models:   map[string]string{},
-		stale:    make([]bool, len(f.Nodes)),
 	}
 }
 
-// mirror marks node n to be copied into the packer's cluster before the
-// cluster is next read.
-func (s *State) mirror(n int) {
-	p := s.packer
-	if !p.stale[n] {
-		p.stale[n] = true
-		p.staleList = append(p.staleList, n)
-	}
-}
-
-// mirrored is the packer's cluster with every node's free resources as
-// they are now.
-func (s *State) mirrored() *placement.Cluster {
-	p := s.packer
-	for _, n := range p.staleList {
-		p.stale[n] = false
-		s.copyToMirror(n)
-	}
-	p.staleList = p.staleList[:0]
-	return p.cluster
-}
-
-// copyToMirror copies node n's free resources into the packer's cluster.
-func (s *State) copyToMirror(n int) {
-	ns := &s.nodes[n]
-	mig := s.classes[ns.class].mig != fleet.MIGNone
-	left := s.packer.left[:0]
-	for g := range ns.gpus {
-		st := &ns.gpus[g]
-		switch {
-		case st.whole || (mig && !s.freeWhole(n, g)):
-			left = append(left, 0)
-		default:
-			left = append(left, int64(1000-st.milli))
+// newStore is the store of what is left on an empty fleet, its nodes
+// named as the packing policy knows them (by catalog GPU model).
+func newStore(f *fleet.Fleet, classes []class, states []nodeState) *placement.Cluster {
+	nodes := make([]placement.Node, len(f.Nodes))
+	for i := range f.Nodes {
+		m := ""
+		if gm := classes[states[i].class].model; gm != nil {
+			m = gm.Name
 		}
+		nodes[i] = f.Nodes[i].PlacementNode(m)
 	}
-	s.packer.left = left
-	c := s.packer.cluster
-	if c.CPULeft[n] == ns.cpu && c.MemLeft[n] == ns.mem && slices.Equal(c.GPULeft[n], left) {
-		return // changed and restored since last read: nothing for the packer's caches to renew
-	}
-	c.Set(n, ns.cpu, ns.mem, left)
+	return placement.NewCluster(nodes)
 }
 
 // observe teaches the learner a job's tasks the first time the job is
@@ -152,7 +103,7 @@ func (s *State) packSingle(r *request) ([]Task, bool) {
 	if r.kind == job.Shared { // shares measured in slices or memory differ by class
 		feasible = slices.DeleteFunc(feasible, func(n int) bool { return r.milli[s.nodes[n].class] != int(pod.GPUMilli) })
 	}
-	ch := s.packer.policy.Place(s.mirrored(), &pod, feasible)
+	ch := s.packer.policy.Place(s.left, &pod, feasible)
 	ch.Node = s.withImages(ch.Node, feasible)
 	share := -1
 	if r.kind == job.Shared {
@@ -222,13 +173,13 @@ func (s *State) roomFor(r *request) func(v int) bool {
 // podOf is a task's demand as the packing policy sees a pod, with a share
 // measured on node class c (the first class that may host it when c < 0).
 // false for a MIG task, which the policy does not place.
-func (s *State) podOf(d job.Demand, c int) (model.Pod, bool) {
-	pod := model.Pod{CPUMilli: d.CPUMilli, MemoryMiB: d.MemoryMiB}
+func (s *State) podOf(d job.Demand, c int) (placement.Pod, bool) {
+	pod := placement.Pod{CPUMilli: d.CPUMilli, MemoryMiB: d.MemoryMiB}
 	switch d.Kind() {
 	case job.MIG:
 		return pod, false
 	case job.Whole:
-		pod.NumGPU, pod.GPUMilli = d.GPUs, model.MilliPerGPU
+		pod.NumGPU, pod.GPUMilli = d.GPUs, placement.MilliPerGPU
 	case job.Shared:
 		pod.NumGPU, pod.GPUMilli = 1, int64(s.shareMilliOn(d, c))
 	}
@@ -255,7 +206,7 @@ func (s *State) shareMilliOn(d job.Demand, c int) int {
 			return shareMilli(cl, d)
 		}
 	}
-	return model.MilliPerGPU
+	return placement.MilliPerGPU
 }
 
 // model is a GPU model's catalog name, so that aliases name one model

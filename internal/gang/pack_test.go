@@ -8,21 +8,20 @@ import (
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/job"
-	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
 
 // TestPackMatchesCorralOnline pins the single-task path to corral's policy:
 // on random flat fleets, a stream of single tasks placed through Place lands
 // on the node and GPUs that placement's corral-online picks on its own
-// cluster, pod by pod, and the state's mirror equals that cluster. Whole
+// cluster, pod by pod, and the state's store of what is left equals that cluster. Whole
 // GPUs, shares, CPU-only tasks and model restrictions are all drawn.
 func TestPackMatchesCorralOnline(t *testing.T) {
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		f := packFleet(rng, 4+rng.IntN(20))
 		s := newState(t, f)
-		ref := placement.NewCluster(slices.Clone(s.mirrored().Nodes))
+		ref := placement.NewCluster(slices.Clone(s.left.Nodes))
 		policy := placement.NewCorralOnline()
 		var placed []string
 		for step := range 300 {
@@ -32,7 +31,7 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 					t.Fatal(err)
 				}
 				placed = slices.Delete(placed, k, k+1)
-				releaseOn(ref, s.mirrored()) // the reference applies the release as the state did
+				releaseOn(ref, s.left) // the reference applies the release as the state did
 				continue
 			}
 			pod := packPod(rng)
@@ -52,8 +51,8 @@ func TestPackMatchesCorralOnline(t *testing.T) {
 				t.Fatalf("seed %d step %d: %+v went to node %d GPUs %v, corral-online picks node %d GPUs %v",
 					seed, step, pod, got.Node, got.GPUs, want.Node, want.GPUs)
 			}
-			if d := clusterDiff(ref, s.mirrored()); d != "" {
-				t.Fatalf("seed %d step %d: mirror differs from the reference: %s", seed, step, d)
+			if d := clusterDiff(ref, s.left); d != "" {
+				t.Fatalf("seed %d step %d: store differs from the reference: %s", seed, step, d)
 			}
 		}
 	}
@@ -80,7 +79,7 @@ func checkRoomLeft(t *testing.T, s *State, d job.Demand) {
 
 // refPlace places pod on the reference cluster with policy, all feasible
 // nodes in fleet order.
-func refPlace(c *placement.Cluster, policy *placement.Corral, pod *model.Pod) (placement.Choice, bool) {
+func refPlace(c *placement.Cluster, policy *placement.Corral, pod *placement.Pod) (placement.Choice, bool) {
 	policy.Observe(pod)
 	var feasible []int
 	for n := range c.Nodes {
@@ -96,7 +95,7 @@ func refPlace(c *placement.Cluster, policy *placement.Corral, pod *model.Pod) (p
 	return ch, true
 }
 
-// releaseOn copies onto c the nodes where the mirror m has more room.
+// releaseOn copies onto c the nodes where the store m has more room.
 func releaseOn(c, m *placement.Cluster) {
 	for n := range m.Nodes {
 		if m.CPULeft[n] > c.CPULeft[n] {
@@ -136,14 +135,14 @@ func packFleet(rng *rand.Rand, nodes int) *fleet.Fleet {
 	return f
 }
 
-func packPod(rng *rand.Rand) model.Pod {
-	pod := model.Pod{CPUMilli: int64(1+rng.IntN(16)) * 1000, MemoryMiB: 1024}
+func packPod(rng *rand.Rand) placement.Pod {
+	pod := placement.Pod{CPUMilli: int64(1+rng.IntN(16)) * 1000, MemoryMiB: 1024}
 	switch rng.IntN(6) {
 	case 0: // CPU only
 	case 1, 2:
 		pod.NumGPU, pod.GPUMilli = 1, []int64{250, 500, 700}[rng.IntN(3)]
 	default:
-		pod.NumGPU, pod.GPUMilli = []int{1, 1, 2, 4, 8}[rng.IntN(5)], model.MilliPerGPU
+		pod.NumGPU, pod.GPUMilli = []int{1, 1, 2, 4, 8}[rng.IntN(5)], placement.MilliPerGPU
 	}
 	if pod.IsGPU() && rng.IntN(4) == 0 {
 		pod.Models = []string{"T4"}

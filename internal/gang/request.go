@@ -176,12 +176,12 @@ func (s *State) capacity(n int, r *request) (int, Reason) {
 		return 0, s.classReason(n, r)
 	}
 	limit, why := s.gpuCapacity(n, r), ReasonGPUsBusy
-	ns := &s.nodes[n]
-	if c := r.d.CPUMilli; c > 0 && ns.cpu/c < int64(limit) {
-		limit, why = int(ns.cpu/c), ReasonCPU
+	cpu, mem := s.left.CPULeft[n], s.left.MemLeft[n]
+	if c := r.d.CPUMilli; c > 0 && cpu/c < int64(limit) {
+		limit, why = int(cpu/c), ReasonCPU
 	}
-	if m := r.d.MemoryMiB; m > 0 && ns.mem/m < int64(limit) {
-		limit, why = int(ns.mem/m), ReasonMemory
+	if m := r.d.MemoryMiB; m > 0 && mem/m < int64(limit) {
+		limit, why = int(mem/m), ReasonMemory
 	}
 	if limit > 0 {
 		why = ReasonNone
@@ -198,7 +198,7 @@ const unlimited = 1 << 30
 func (s *State) roomLeft(n int, r *request) bool {
 	ns := &s.nodes[n]
 	switch {
-	case r.d.CPUMilli > 0 && ns.cpu < r.d.CPUMilli, r.d.MemoryMiB > 0 && ns.mem < r.d.MemoryMiB:
+	case r.d.CPUMilli > 0 && s.left.CPULeft[n] < r.d.CPUMilli, r.d.MemoryMiB > 0 && s.left.MemLeft[n] < r.d.MemoryMiB:
 		return false
 	case r.kind == job.Shared && s.classes[ns.class].mig == fleet.MIGNone:
 		// the summary of an open node: a free GPU, or the most room on a
@@ -239,7 +239,7 @@ func (s *State) gpuCapacity(n int, r *request) int {
 		m := r.milli[ns.class]
 		for g := range ns.gpus {
 			if !ns.gpus[g].whole {
-				total += (1000 - ns.gpus[g].milli) / m
+				total += (1000 - s.sharedMilli(n, g)) / m
 			}
 		}
 	}

@@ -139,8 +139,8 @@ func checkNoGPUOverfull(t *testing.T, s *State) {
 	t.Helper()
 	for n, ns := range s.nodes {
 		for g, st := range ns.gpus {
-			if st.milli > 1000 || (st.whole && st.milli > 0) {
-				t.Fatalf("node %d GPU %d holds %d thousandths (whole %v)", n, g, st.milli, st.whole)
+			if left := s.left.GPULeft[n][g]; left < 0 || left > 1000 || (st.whole && left != 0) {
+				t.Fatalf("node %d GPU %d has %d thousandths left (whole %v)", n, g, left, st.whole)
 			}
 		}
 	}

@@ -64,8 +64,8 @@ func (a shareKey) less(b shareKey) bool {
 // shareRoom reports whether GPU g of node n can take a share of m
 // thousandths: it is shared, or free as a whole, and has that much left.
 func (s *State) shareRoom(n, g, m int) bool {
-	st := &s.nodes[n].gpus[g]
-	return !st.whole && 1000-st.milli >= m && (st.milli > 0 || s.freeWhole(n, g))
+	used := s.sharedMilli(n, g)
+	return !s.nodes[n].gpus[g].whole && 1000-used >= m && (used > 0 || s.freeWhole(n, g))
 }
 
 // bestShareGPU returns node n's GPU that a shared task of size m fits on
@@ -76,9 +76,9 @@ func (s *State) bestShareGPU(n, m int) (int, shareKey) {
 		if !s.shareRoom(n, g, m) {
 			continue
 		}
-		st := &s.nodes[n].gpus[g]
-		room := 1000 - st.milli
-		k := shareKey{fresh: st.milli == 0, room: room}
+		used := s.sharedMilli(n, g)
+		room := 1000 - used
+		k := shareKey{fresh: used == 0, room: room}
 		if !s.shareBestFit {
 			k.growth = s.shares.frag(room-m, m) - s.shares.frag(room, m)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // State is the allocation of one fleet: what is free on every node and GPU,
@@ -36,6 +37,11 @@ type State struct {
 	counted bool     // Counted: adoptions teach the packer nothing
 	shares  shareMix // running shared tasks by size
 	packer  *packer  // the packing policy for single tasks
+	// left is what is left on every node and GPU: the packing policy's
+	// cluster, which the state writes as it places and releases tasks. A
+	// GPU held whole, or a MIG GPU that cannot be given whole, has none
+	// left; a shared GPU has what its shares leave.
+	left *placement.Cluster
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
 	// for comparison in tests.
 	shareBestFit bool
@@ -61,16 +67,18 @@ type class struct {
 	taints string // the node's taints, sorted, joined by ","
 }
 
+// nodeState is what only the allocation knows of a node: how its GPUs are
+// held and its MIG layouts. What is left on it (CPU, memory, thousandths
+// of each GPU) is in the packing policy's cluster, the one store that the
+// gang search and the policy both read (State.left).
 type nodeState struct {
-	cpu, mem int64 // left
-	gpus     []gpuState
-	class    int
-	sum      summary // the node's contribution to the index
+	gpus  []gpuState
+	class int
+	sum   summary // the node's contribution to the index
 }
 
 type gpuState struct {
 	whole  bool       // held whole by a task
-	milli  int        // shared use, thousandths of the GPU
 	layout gpu.Layout // MIG nodes only
 }
 
@@ -126,8 +134,12 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 		}
 	}
 	s.index = newIndex(s)
-	s.packer = newPacker(f, s.classes, s.nodes)
+	s.left = newStore(f, s.classes, s.nodes)
+	s.packer = newPacker()
 	for n := range s.nodes {
+		for g := range s.nodes[n].gpus {
+			s.syncMIG(n, g)
+		}
 		s.reindex(n)
 	}
 	s.scratch = newScratch(s)
@@ -150,7 +162,7 @@ func classFor(n *fleet.Node) (class, error) {
 }
 
 func newNodeState(n *fleet.Node, c class, id int) (nodeState, error) {
-	ns := nodeState{cpu: n.CPUMilli, mem: n.MemoryMiB, class: id, gpus: make([]gpuState, n.GPUs)}
+	ns := nodeState{class: id, gpus: make([]gpuState, n.GPUs)}
 	if c.mig == fleet.MIGNone {
 		return ns, nil
 	}
@@ -177,17 +189,41 @@ func (s *State) open(n int) bool {
 // freeWhole reports whether GPU g of node n can be given whole: nothing
 // runs on it, and it is not a static MIG GPU.
 func (s *State) freeWhole(n, g int) bool {
-	st := &s.nodes[n].gpus[g]
-	if st.whole || st.milli > 0 {
+	if s.nodes[n].gpus[g].whole || s.sharedMilli(n, g) > 0 {
 		return false
 	}
 	switch s.classes[s.nodes[n].class].mig {
 	case fleet.MIGStatic:
 		return false
 	case fleet.MIGDynamic:
-		return st.layout.Idle()
+		return s.nodes[n].gpus[g].layout.Idle()
 	}
 	return true
+}
+
+// sharedMilli is the thousandths of GPU g of node n that shares use: what
+// is not left of a GPU that is neither held whole nor in MIG mode.
+func (s *State) sharedMilli(n, g int) int {
+	ns := &s.nodes[n]
+	if ns.gpus[g].whole || s.classes[ns.class].mig != fleet.MIGNone {
+		return 0
+	}
+	return 1000 - int(s.left.GPULeft[n][g])
+}
+
+// syncMIG writes what is left of MIG GPU g of node n after its layout
+// changed: all of it when the GPU can be given whole, else none.
+func (s *State) syncMIG(n, g int) {
+	if s.classes[s.nodes[n].class].mig == fleet.MIGNone {
+		return
+	}
+	left := int64(0)
+	if s.freeWhole(n, g) {
+		left = 1000
+	}
+	if s.left.GPULeft[n][g] != left {
+		s.left.SetGPULeft(n, g, left)
+	}
 }
 
 // FreeGPUs is the number of GPUs of node n that can be given whole.

@@ -132,7 +132,9 @@ func sameState(t *testing.T, seed uint64, want, got *State) {
 		{"share mix", want.shares, got.shares},
 		{"arrivals", want.packer.observed, got.packer.observed},
 		{"learnt", want.packer.learner.Save(), got.packer.learner.Save()},
-		{"mirror", want.mirrored().GPULeft, got.mirrored().GPULeft},
+		{"GPUs left", want.left.GPULeft, got.left.GPULeft},
+		{"CPU left", want.left.CPULeft, got.left.CPULeft},
+		{"memory left", want.left.MemLeft, got.left.MemLeft},
 		{"fleet", want.fleet.Nodes, got.fleet.Nodes},
 	} {
 		if c.what == "learnt" {

@@ -1,6 +1,9 @@
 package gang
 
-// journal records node states before a placement touches them, so that a
+import "github.com/corral-sched/corral/internal/placement"
+
+// journal records node states, and what the store says is left on them,
+// before a placement touches them, so that a
 // gang that turns out not to fit is undone completely. Savepoints nest:
 // rolling back one restores only what changed since it was opened; a
 // committed savepoint's records stay with its parent.
@@ -15,15 +18,17 @@ type journal struct {
 	// serials holds each open savepoint's serial; savedIn[n] the serial
 	// of the savepoint that last saved node n. Serials are never reused,
 	// so a stamp left by a closed savepoint never matches an open one.
-	serials []uint64
-	savedIn []uint64
-	serial  uint64
-	free    [][]gpuState // GPU states no node or record holds, for reuse
+	serials  []uint64
+	savedIn  []uint64
+	serial   uint64
+	free     [][]gpuState // GPU states no node or record holds, for reuse
+	freeLeft [][]int64    // the same for the GPUs' milli left
 }
 
 type saved struct {
 	node  int
 	state nodeState
+	left  placement.NodeLeft
 }
 
 // touch saves node n before its first change in the innermost savepoint.
@@ -45,7 +50,7 @@ func (s *State) touch(n int) {
 		return
 	}
 	j.savedIn[n] = j.serials[top]
-	j.entries = append(j.entries, saved{node: n, state: j.clone(&s.nodes[n])})
+	j.entries = append(j.entries, saved{node: n, state: j.clone(&s.nodes[n]), left: s.left.SaveNode(n, j.leftBuf())})
 }
 
 // savepoint opens a nested level of undo.
@@ -66,8 +71,10 @@ func (s *State) rollback() {
 		indexed, changed := s.nodes[e.node].sum, s.nodes[e.node].gpus
 		s.nodes[e.node] = e.state
 		s.nodes[e.node].sum = indexed
+		s.left.RestoreNode(e.node, e.left)
 		j.free = append(j.free, changed)
-		e.state.gpus = nil
+		j.freeLeft = append(j.freeLeft, e.left.GPU)
+		e.state.gpus, e.left.GPU = nil, nil
 		s.reindex(e.node)
 	}
 	j.entries = j.entries[:j.marks[top]]
@@ -85,8 +92,10 @@ func (s *State) commit() {
 	}
 	if top == 0 {
 		for i := range j.entries {
-			j.free = append(j.free, j.entries[i].state.gpus)
-			j.entries[i].state.gpus = nil
+			e := &j.entries[i]
+			j.free = append(j.free, e.state.gpus)
+			j.freeLeft = append(j.freeLeft, e.left.GPU)
+			e.state.gpus, e.left.GPU = nil, nil
 		}
 		j.entries = j.entries[:0]
 	}
@@ -95,6 +104,18 @@ func (s *State) commit() {
 // close forgets savepoint top, the innermost.
 func (j *journal) close(top int) {
 	j.marks, j.serials = j.marks[:top], j.serials[:top]
+}
+
+// leftBuf is memory for a node's GPUs' milli left that the journal kept
+// for reuse, or nil.
+func (j *journal) leftBuf() []int64 {
+	k := len(j.freeLeft)
+	if k == 0 {
+		return nil
+	}
+	buf := j.freeLeft[k-1]
+	j.freeLeft = j.freeLeft[:k-1]
+	return buf
 }
 
 // clone copies ns, its GPU states into ones the journal kept for reuse

@@ -3,7 +3,7 @@
 // GPU (time-slices, a memory fraction or a milli-GPU fraction), plus CPU and
 // memory, with topology constraints on where the tasks may land.
 //
-// It is plain data with validation; it imports only internal/model, for
-// benchmark pods as tasks (PodDemand).
+// It is plain data with validation; it imports only internal/placement,
+// for benchmark pods as tasks (PodDemand).
 // Start with Job in job.go.
 package job

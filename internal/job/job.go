@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // Job is a gang: task groups placed together in one decision or not at all.
@@ -225,10 +225,10 @@ func (g Group) validate() error {
 	return nil
 }
 
-// PodDemand is a benchmark pod (internal/model) as one task's demand: its
+// PodDemand is a benchmark pod (placement.Pod) as one task's demand: its
 // GPUs whole, or its milli of one GPU shared, and its CPU, memory and
 // allowed models.
-func PodDemand(p model.Pod) Demand {
+func PodDemand(p placement.Pod) Demand {
 	d := Demand{CPUMilli: p.CPUMilli, MemoryMiB: p.MemoryMiB, Models: p.Models}
 	switch {
 	case p.IsShare():

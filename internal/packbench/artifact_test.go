@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
 )
 
 // TestReproducesTheArtifact checks the ports against the authors' cached
@@ -17,14 +17,14 @@ func TestReproducesTheArtifact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the full default trace")
 	}
-	nodes, err := model.ReadNodesFile(filepath.Join(openbDir, "openb_node_list_gpu_node.csv"))
+	nodes, err := openb.ReadNodesFile(filepath.Join(openbDir, "openb_node_list_gpu_node.csv"))
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip("openb traces not found beside the repository")
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods, err := model.ReadPodsFile(filepath.Join(openbDir, "openb_pod_list_default.csv"))
+	pods, err := openb.ReadPodsFile(filepath.Join(openbDir, "openb_pod_list_default.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

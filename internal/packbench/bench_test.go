@@ -7,22 +7,23 @@ import (
 	"testing"
 
 	"github.com/corral-sched/corral/internal/example"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // openbDir is where the public traces live beside the repository.
 var openbDir = filepath.Join("..", "..", "..", "shared", "data", "alibaba-gpu-v2023")
 
-func loadOpenb(b *testing.B, trace string) ([]model.Node, []model.Pod) {
+func loadOpenb(b *testing.B, trace string) ([]placement.Node, []placement.Pod) {
 	b.Helper()
-	nodes, err := model.ReadNodesFile(filepath.Join(openbDir, "openb_node_list_gpu_node.csv"))
+	nodes, err := openb.ReadNodesFile(filepath.Join(openbDir, "openb_node_list_gpu_node.csv"))
 	if errors.Is(err, fs.ErrNotExist) {
 		b.Skip("openb traces not found beside the repository")
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	pods, err := model.ReadPodsFile(filepath.Join(openbDir, "openb_pod_list_"+trace+".csv"))
+	pods, err := openb.ReadPodsFile(filepath.Join(openbDir, "openb_pod_list_"+trace+".csv"))
 	if err != nil {
 		b.Fatal(err)
 	}

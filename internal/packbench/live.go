@@ -7,7 +7,6 @@ import (
 	"github.com/corral-sched/corral/internal/fleet"
 	"github.com/corral-sched/corral/internal/gang"
 	"github.com/corral-sched/corral/internal/job"
-	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
 
@@ -27,7 +26,7 @@ type live struct {
 	count int
 }
 
-func newLive(nodes []model.Node, order []int) (*live, error) {
+func newLive(nodes []placement.Node, order []int) (*live, error) {
 	f := &fleet.Fleet{Nodes: make([]fleet.Node, len(order))}
 	for i, n := range order {
 		f.Nodes[i] = fleet.FromTrace(nodes[n])
@@ -41,7 +40,7 @@ func newLive(nodes []model.Node, order []int) (*live, error) {
 
 // placeLive places pod through the live path and mirrors its decision on
 // the replay's cluster, whose Bind checks that it fits.
-func (r *replay) placeLive(l *live, pod *model.Pod) bool {
+func (r *replay) placeLive(l *live, pod *placement.Pod) bool {
 	l.count++
 	p, ok := l.state.TryPlace(job.Single(strconv.Itoa(l.count), job.PodDemand(*pod)))
 	if !ok {

@@ -3,7 +3,6 @@ package packbench
 import (
 	"sort"
 
-	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
 
@@ -11,8 +10,8 @@ import (
 // request (then CPU) with the named policy on an empty cluster, and returns
 // the milli-GPU placed. It is an achievable placement of the set (a
 // heuristic, not a bound).
-func OfflinePacked(nodes []model.Node, pods []model.Pod, policy string) (int64, error) {
-	sorted := append([]model.Pod(nil), pods...)
+func OfflinePacked(nodes []placement.Node, pods []placement.Pod, policy string) (int64, error) {
+	sorted := append([]placement.Pod(nil), pods...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
 		if a.TotalGPUMilli() != b.TotalGPUMilli() {

@@ -9,19 +9,19 @@ import (
 	"testing"
 
 	"github.com/corral-sched/corral/internal/example"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // pods makes pods of (GPU count, milli per GPU).
-func pods(shapes ...[2]int64) []model.Pod {
-	var out []model.Pod
+func pods(shapes ...[2]int64) []placement.Pod {
+	var out []placement.Pod
 	for i, s := range shapes {
-		out = append(out, model.Pod{Name: fmt.Sprintf("p%02d", i), CPUMilli: 1000, NumGPU: int(s[0]), GPUMilli: s[1]})
+		out = append(out, placement.Pod{Name: fmt.Sprintf("p%02d", i), CPUMilli: 1000, NumGPU: int(s[0]), GPUMilli: s[1]})
 	}
 	return out
 }
 
-func total(ps []model.Pod) int64 {
+func total(ps []placement.Pod) int64 {
 	var t int64
 	for _, p := range ps {
 		t += p.TotalGPUMilli()
@@ -32,7 +32,7 @@ func total(ps []model.Pod) int64 {
 func TestTuneUpStopsBeforeTheTarget(t *testing.T) {
 	originals := pods([2]int64{1, 500}, [2]int64{1, 1000}, [2]int64{2, 1000})
 	capacity := int64(10000)
-	out := tune(append([]model.Pod(nil), originals...), originals, capacity, 1.3, rand.New(rand.NewSource(3)))
+	out := tune(append([]placement.Pod(nil), originals...), originals, capacity, 1.3, rand.New(rand.NewSource(3)))
 	if len(out) <= len(originals) {
 		t.Fatal("no clones were appended")
 	}
@@ -50,9 +50,9 @@ func TestTuneUpStopsBeforeTheTarget(t *testing.T) {
 }
 
 func TestTuneDownRemovesPods(t *testing.T) {
-	var many []model.Pod
+	var many []placement.Pod
 	for i := 0; i < 40; i++ {
-		many = append(many, model.Pod{Name: fmt.Sprint(i), NumGPU: 1, GPUMilli: 1000})
+		many = append(many, placement.Pod{Name: fmt.Sprint(i), NumGPU: 1, GPUMilli: 1000})
 	}
 	out := tune(many, many, 20000, 1.3, rand.New(rand.NewSource(1)))
 	if got := total(out); got != 26000 {
@@ -207,7 +207,7 @@ func TestLiveMatchesCorralOnline(t *testing.T) {
 // A trace without pods is refused with its name, not run (it once
 // panicked while its arrivals were tuned).
 func TestRunRefusesAnEmptyTrace(t *testing.T) {
-	nodes := []model.Node{{Name: "n", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "V100M32"}}
+	nodes := []placement.Node{{Name: "n", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "V100M32"}}
 	_, err := Run(Spec{Trace: "empty", Nodes: nodes, Policy: "fgd", Seed: 42})
 	if err == nil || !strings.Contains(err.Error(), "empty: the trace has no pods") {
 		t.Fatalf("err %v, want the empty trace named", err)

@@ -5,7 +5,7 @@ import (
 	"math/rand"
 	"sort"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // TuneRatio is the protocol's target: pods requesting 1.3x the cluster's GPUs.
@@ -16,7 +16,7 @@ const TypicalPercent = 95
 
 // arrivals seeds spec's source and returns it with the cluster's milli-GPU
 // and the pods in arrival order.
-func arrivals(spec Spec) (*rand.Rand, int64, []model.Pod, error) {
+func arrivals(spec Spec) (*rand.Rand, int64, []placement.Pod, error) {
 	rng := rand.New(rand.NewSource(spec.Seed))
 	rng.Int() // the artifact logs one draw right after seeding
 	var capacity int64
@@ -35,9 +35,9 @@ func arrivals(spec Spec) (*rand.Rand, int64, []model.Pod, error) {
 // arrivalOrder returns the pods in arrival order: sorted by name, shuffled,
 // then tuned to ratio x capacity milli-GPU. It draws from rng exactly as
 // the artifact does (Shuffle, then Intn per clone or deletion).
-func arrivalOrder(pods []model.Pod, capacity int64, ratio float64, rng *rand.Rand) []model.Pod {
+func arrivalOrder(pods []placement.Pod, capacity int64, ratio float64, rng *rand.Rand) []placement.Pod {
 	byName := sortedByName(pods)
-	order := append([]model.Pod(nil), byName...)
+	order := append([]placement.Pod(nil), byName...)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	return tune(order, byName, capacity, ratio, rng)
 }
@@ -46,7 +46,7 @@ func arrivalOrder(pods []model.Pod, capacity int64, ratio float64, rng *rand.Ran
 // next clone would pass the target, or deletes random pods until at or under
 // it. As in the artifact, the stop test for clones adds the clone's per-GPU
 // milli, not its total.
-func tune(order, originals []model.Pod, capacity int64, ratio float64, rng *rand.Rand) []model.Pod {
+func tune(order, originals []placement.Pod, capacity int64, ratio float64, rng *rand.Rand) []placement.Pod {
 	var total int64
 	for _, p := range order {
 		total += p.TotalGPUMilli()
@@ -86,8 +86,8 @@ const informerDraws = 10
 // nodeOrder sorts nodes by name and draws the tie-break order: the
 // returned rank order lists node indices (into the sorted nodes), earliest
 // winning ties. It first spends the artifact's informer draws.
-func nodeOrder(nodes []model.Node, rng *rand.Rand) ([]model.Node, []int) {
-	sorted := append([]model.Node(nil), nodes...)
+func nodeOrder(nodes []placement.Node, rng *rand.Rand) ([]placement.Node, []int) {
+	sorted := append([]placement.Node(nil), nodes...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for i := 0; i < informerDraws; i++ {
 		rng.Float64()
@@ -100,8 +100,8 @@ func nodeOrder(nodes []model.Node, rng *rand.Rand) ([]model.Node, []int) {
 	return sorted, order
 }
 
-func sortedByName(pods []model.Pod) []model.Pod {
-	s := append([]model.Pod(nil), pods...)
+func sortedByName(pods []placement.Pod) []placement.Pod {
+	s := append([]placement.Pod(nil), pods...)
 	sort.SliceStable(s, func(i, j int) bool { return s[i].Name < s[j].Name })
 	return s
 }
@@ -110,7 +110,7 @@ func sortedByName(pods []model.Pod) []model.Pod {
 // by the last record binned at arrived % x: those whose cumulative request
 // stays under (x + 0.5)% of the cluster's GPUs. The order does not depend
 // on the policy.
-func ArrivedBy(spec Spec, x int) ([]model.Pod, error) {
+func ArrivedBy(spec Spec, x int) ([]placement.Pod, error) {
 	_, capacity, pods, err := arrivals(spec)
 	if err != nil {
 		return nil, err

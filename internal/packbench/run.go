@@ -3,15 +3,14 @@ package packbench
 import (
 	"math/rand"
 
-	"github.com/corral-sched/corral/internal/model"
 	"github.com/corral-sched/corral/internal/placement"
 )
 
 // Spec is one benchmark run: a trace, a policy and a seed.
 type Spec struct {
 	Trace  string // the pod file's name without .csv
-	Nodes  []model.Node
-	Pods   []model.Pod // the trace as read, untuned
+	Nodes  []placement.Node
+	Pods   []placement.Pod // the trace as read, untuned
 	Policy string
 	Seed   int64
 }
@@ -58,19 +57,19 @@ func Run(spec Spec) (*Trace, error) {
 
 // placer returns how the run places one pod: through the live path for
 // LivePolicy, through the named placement policy otherwise.
-func (r *replay) placer(spec Spec, rng *rand.Rand) (func(*model.Pod) bool, error) {
+func (r *replay) placer(spec Spec, rng *rand.Rand) (func(*placement.Pod) bool, error) {
 	if spec.Policy == LivePolicy {
 		live, err := newLive(r.cluster.Nodes, r.order)
 		if err != nil {
 			return nil, err
 		}
-		return func(pod *model.Pod) bool { return r.placeLive(live, pod) }, nil
+		return func(pod *placement.Pod) bool { return r.placeLive(live, pod) }, nil
 	}
 	policy, err := placement.New(spec.Policy, placement.Env{Rand: rng, Mix: r.mix, Pods: spec.Pods})
 	if err != nil {
 		return nil, err
 	}
-	return func(pod *model.Pod) bool { return r.place(policy, pod) }, nil
+	return func(pod *placement.Pod) bool { return r.place(policy, pod) }, nil
 }
 
 // replay is the cluster under one policy, with its fragmentation kept up to
@@ -94,7 +93,7 @@ func newReplay(c *placement.Cluster, order []int, mix placement.Mix) *replay {
 }
 
 // place offers pod to the policy and binds its choice; false if no node fits.
-func (r *replay) place(policy placement.Policy, pod *model.Pod) bool {
+func (r *replay) place(policy placement.Policy, pod *placement.Pod) bool {
 	if o, ok := policy.(placement.Observer); ok {
 		o.Observe(pod)
 	}
@@ -112,7 +111,7 @@ func (r *replay) place(policy placement.Policy, pod *model.Pod) bool {
 }
 
 // bind applies a choice and updates the fragmentation of its node.
-func (r *replay) bind(pod *model.Pod, ch placement.Choice) {
+func (r *replay) bind(pod *placement.Pod, ch placement.Choice) {
 	r.cluster.Bind(*pod, ch)
 	f := r.mix.NodeFrag(r.cluster, ch.Node)
 	r.frag += f - r.nodeFrag[ch.Node]

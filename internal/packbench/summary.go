@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // Summary is what the benchmark reports of one run. Percentages are of the
@@ -40,7 +40,7 @@ func Summarise(t *Trace) Summary {
 	alloc := make([]float64, MaxArrived+2)
 	fragRate := make([]float64, MaxArrived+2)
 	count := make([]int, MaxArrived+2)
-	gpus := float64(t.Capacity / model.MilliPerGPU)
+	gpus := float64(t.Capacity / placement.MilliPerGPU)
 	first := -1
 	for i, r := range t.Records {
 		a := roundHalfEven(float64(r.Used)/gpus/10, 2)

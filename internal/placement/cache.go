@@ -1,7 +1,5 @@
 package placement
 
-import "github.com/corral-sched/corral/internal/model"
-
 // scoreCache remembers a policy's score of each (node, pod class) until the
 // node changes. Pods of one class (same CPU, GPU shape and allowed models;
 // memory does not enter these scores) score the same on the same node state, so a cluster of N nodes is scored
@@ -27,7 +25,7 @@ type cached struct {
 type podClasses struct{ classes map[classKey]int }
 
 // class interns pod's shape.
-func (s *podClasses) class(pod *model.Pod) int {
+func (s *podClasses) class(pod *Pod) int {
 	if s.classes == nil {
 		s.classes = map[classKey]int{}
 	}
@@ -62,7 +60,7 @@ func (s *scoreCache) get(c *Cluster, n, class int, compute func() (float64, int)
 
 // gpus is the GPU choice of a cached policy on node n: the cached GPU for a
 // sharing pod (the entry must be fresh), the lowest-index free GPUs otherwise.
-func (s *scoreCache) gpus(c *Cluster, n, class int, pod *model.Pod) []int {
+func (s *scoreCache) gpus(c *Cluster, n, class int, pod *Pod) []int {
 	if pod.IsShare() {
 		return []int{s.get(c, n, class, nil).gpu}
 	}

@@ -2,33 +2,34 @@ package placement
 
 import (
 	"fmt"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
-// Cluster is the state of a fleet while pods are placed on it.
+// Cluster is the state of a fleet while pods are placed on it: the one
+// store of what is left on every node and GPU. The policies read it; Bind
+// writes it, and so does a caller that keeps its own allocation (gang.State
+// writes every task it places or releases here, and saves and restores
+// nodes around its what-ifs with SaveNode and RestoreNode).
 type Cluster struct {
-	Nodes   []model.Node
+	Nodes   []Node
 	CPULeft []int64
 	MemLeft []int64
 	GPULeft [][]int64 // milli-GPU left on each GPU of each node, 0..1000
 
-	gen     []uint32 // bumped on every change to a node; keys policy caches
-	tags    [][]int  // per node: pods by GPU tag (0 = sharing, k = k whole GPUs)
-	used    int64    // milli-GPU allocated in the whole cluster
-	cpuLeft int64    // milli-CPU left in the whole cluster
-	changes changeLog
+	tags    [][]int // per node: pods by GPU tag (0 = sharing, k = k whole GPUs)
+	used    int64   // milli-GPU allocated in the whole cluster
+	cpuLeft int64   // milli-CPU left in the whole cluster
+	changes changes
 }
 
 // NewCluster returns an empty cluster of the given nodes.
-func NewCluster(nodes []model.Node) *Cluster {
+func NewCluster(nodes []Node) *Cluster {
 	c := &Cluster{
 		Nodes:   nodes,
 		CPULeft: make([]int64, len(nodes)),
 		MemLeft: make([]int64, len(nodes)),
 		GPULeft: make([][]int64, len(nodes)),
-		gen:     make([]uint32, len(nodes)),
 		tags:    make([][]int, len(nodes)),
+		changes: newChanges(len(nodes)),
 	}
 	for i, n := range nodes {
 		c.CPULeft[i] = n.CPUMilli
@@ -36,7 +37,7 @@ func NewCluster(nodes []model.Node) *Cluster {
 		c.MemLeft[i] = n.MemoryMiB
 		c.GPULeft[i] = make([]int64, n.GPUs)
 		for g := range c.GPULeft[i] {
-			c.GPULeft[i][g] = model.MilliPerGPU
+			c.GPULeft[i][g] = MilliPerGPU
 		}
 		c.tags[i] = make([]int, n.GPUs+1)
 	}
@@ -51,49 +52,78 @@ type Choice struct {
 
 // Bind applies a choice. It panics if the choice does not fit: policies must
 // only return feasible choices.
-func (c *Cluster) Bind(pod model.Pod, ch Choice) {
+func (c *Cluster) Bind(pod Pod, ch Choice) {
 	n := ch.Node
 	if pod.CPUMilli > c.CPULeft[n] || pod.MemoryMiB > c.MemLeft[n] || len(ch.GPUs) != gpuCount(pod) {
 		panic(fmt.Sprintf("placement: bind %s on %s does not fit", pod.Name, c.Nodes[n].Name))
 	}
-	c.CPULeft[n] -= pod.CPUMilli
-	c.cpuLeft -= pod.CPUMilli
-	c.MemLeft[n] -= pod.MemoryMiB
+	c.AddHost(n, -pod.CPUMilli, -pod.MemoryMiB)
 	for _, g := range ch.GPUs {
 		if c.GPULeft[n][g] < pod.GPUMilli {
 			panic(fmt.Sprintf("placement: GPU %d of %s has %d milli left, pod %s needs %d",
 				g, c.Nodes[n].Name, c.GPULeft[n][g], pod.Name, pod.GPUMilli))
 		}
-		c.GPULeft[n][g] -= pod.GPUMilli
-		c.used += pod.GPUMilli
+		c.SetGPULeft(n, g, c.GPULeft[n][g]-pod.GPUMilli)
 	}
 	if t := tag(pod); t >= 0 {
 		c.tags[n][t]++
 	}
-	c.touched(n)
 }
 
-// Set overwrites what is left on node n, for a caller that keeps the
-// allocation in its own state and mirrors it here (gang.State does). The
-// pods on the node are not known then, so the clustering baseline, which
-// counts them, does not apply to a mirrored cluster.
+// AddHost adds cpu milli-CPU and mem MiB to what is left on node n
+// (negative amounts take them).
+func (c *Cluster) AddHost(n int, cpu, mem int64) {
+	c.CPULeft[n] += cpu
+	c.cpuLeft += cpu
+	c.MemLeft[n] += mem
+	c.changes.changed(n)
+}
+
+// SetGPULeft sets the milli-GPU left on GPU g of node n.
+func (c *Cluster) SetGPULeft(n, g int, left int64) {
+	c.used -= left - c.GPULeft[n][g]
+	c.GPULeft[n][g] = left
+	c.changes.changed(n)
+}
+
+// Set overwrites what is left on node n. The pods on the node are not
+// known then, so the clustering baseline, which counts them, does not
+// apply to a cluster written this way.
 func (c *Cluster) Set(n int, cpuLeft, memLeft int64, gpuLeft []int64) {
 	if len(gpuLeft) != len(c.GPULeft[n]) {
 		panic(fmt.Sprintf("placement: set %s with %d GPUs, node has %d", c.Nodes[n].Name, len(gpuLeft), len(c.GPULeft[n])))
 	}
-	c.cpuLeft += cpuLeft - c.CPULeft[n]
-	c.CPULeft[n], c.MemLeft[n] = cpuLeft, memLeft
+	c.AddHost(n, cpuLeft-c.CPULeft[n], memLeft-c.MemLeft[n])
 	for g, l := range gpuLeft {
+		c.SetGPULeft(n, g, l)
+	}
+}
+
+// NodeLeft is what was left on one node when SaveNode took it.
+type NodeLeft struct {
+	CPU, Mem int64
+	GPU      []int64
+	gen      uint32
+}
+
+// SaveNode returns what is left on node n, its GPUs copied into buf's
+// memory when it is large enough.
+func (c *Cluster) SaveNode(n int, buf []int64) NodeLeft {
+	return NodeLeft{CPU: c.CPULeft[n], Mem: c.MemLeft[n], GPU: append(buf[:0], c.GPULeft[n]...), gen: c.changes.gen[n]}
+}
+
+// RestoreNode puts node n back as SaveNode took it, undoing every change
+// since. The node's generation is restored too, so that the policies'
+// scores of the node as it was stay valid and a node changed and restored
+// between two placements is not scored again.
+func (c *Cluster) RestoreNode(n int, saved NodeLeft) {
+	c.cpuLeft += saved.CPU - c.CPULeft[n]
+	c.CPULeft[n], c.MemLeft[n] = saved.CPU, saved.Mem
+	for g, l := range saved.GPU {
 		c.used -= l - c.GPULeft[n][g]
 		c.GPULeft[n][g] = l
 	}
-	c.touched(n)
-}
-
-// touched records a change to node n.
-func (c *Cluster) touched(n int) {
-	c.gen[n]++
-	c.changes.add(n, len(c.Nodes))
+	c.changes.restored(n, saved.gen)
 }
 
 // ChangedSince lists the nodes changed since position pos of the change
@@ -102,30 +132,6 @@ func (c *Cluster) touched(n int) {
 // caller must then look at every node. Position 0 is before any change.
 func (c *Cluster) ChangedSince(pos int) (nodes []int, next int, ok bool) {
 	return c.changes.since(pos)
-}
-
-// changeLog lists changed nodes in order, forgetting its oldest entries
-// once it outgrows the cluster, so that readers catch up in O(changes)
-// instead of scanning every node.
-type changeLog struct {
-	base  int // position of nodes[0]
-	nodes []int
-}
-
-func (l *changeLog) add(n, clusterSize int) {
-	if len(l.nodes) >= 2*clusterSize+1024 {
-		l.base += len(l.nodes)
-		l.nodes = l.nodes[:0]
-	}
-	l.nodes = append(l.nodes, n)
-}
-
-func (l *changeLog) since(pos int) ([]int, int, bool) {
-	end := l.base + len(l.nodes)
-	if pos < l.base {
-		return nil, end, false
-	}
-	return l.nodes[pos-l.base:], end, true
 }
 
 // UsedGPUMilli is the milli-GPU allocated across the cluster.
@@ -147,18 +153,19 @@ func (c *Cluster) IdleMilli(n int) int64 {
 func (c *Cluster) FreeGPUs(n int) int {
 	free := 0
 	for _, l := range c.GPULeft[n] {
-		if l == model.MilliPerGPU {
+		if l == MilliPerGPU {
 			free++
 		}
 	}
 	return free
 }
 
-// Generation changes whenever node n changes.
-func (c *Cluster) Generation(n int) uint32 { return c.gen[n] }
+// Generation names what is left on node n: it changes whenever the node
+// changes, and a value is never given to two different contents of a node.
+func (c *Cluster) Generation(n int) uint32 { return c.changes.gen[n] }
 
 // gpuCount is the number of GPUs a pod occupies.
-func gpuCount(p model.Pod) int {
+func gpuCount(p Pod) int {
 	if !p.IsGPU() {
 		return 0
 	}
@@ -167,7 +174,7 @@ func gpuCount(p model.Pod) int {
 
 // tag is the GPU clustering tag of a pod: 0 for sharing, k for k whole GPUs,
 // -1 for CPU-only pods.
-func tag(p model.Pod) int {
+func tag(p Pod) int {
 	switch {
 	case !p.IsGPU():
 		return -1

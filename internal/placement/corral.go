@@ -2,8 +2,6 @@ package placement
 
 import (
 	"math"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // The settings of corral's packing policy. They were chosen on the openb
@@ -60,7 +58,7 @@ type Corral struct {
 
 // NewCorral returns corral's policy, measuring against the typical mix of
 // the given workload.
-func NewCorral(pods []model.Pod) *Corral {
+func NewCorral(pods []Pod) *Corral {
 	return &Corral{name: "corral", mix: TypicalMix(pods, 95), all: groupPods(pods), renew: true}
 }
 
@@ -81,7 +79,7 @@ func (p *Corral) Name() string { return p.name }
 
 // Observe learns from an arriving pod (corral-online with its own
 // learner only).
-func (p *Corral) Observe(pod *model.Pod) {
+func (p *Corral) Observe(pod *Pod) {
 	if p.ownsLearner {
 		p.learner.Observe(pod)
 	}
@@ -100,7 +98,7 @@ func (p *Corral) follow() {
 	p.cache.forget() // scores depend on the mix
 }
 
-func (p *Corral) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (p *Corral) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	p.follow()
 	class := p.cache.class(pod)
 	scored := func(n int) cached {
@@ -163,12 +161,12 @@ func withWholeNodePrior(c *Cluster, learned Mix) Mix {
 	var all Mix
 	at := map[classKey]int{}
 	for _, n := range c.Nodes {
-		k := classKey{0, model.MilliPerGPU, n.GPUs, ""}
+		k := classKey{0, MilliPerGPU, n.GPUs, ""}
 		if _, ok := at[k]; ok || n.GPUs == 0 {
 			continue
 		}
 		at[k] = len(all)
-		all = append(all, Typical{GPUMilli: model.MilliPerGPU, NumGPU: n.GPUs, Weight: wholeNodePrior})
+		all = append(all, Typical{GPUMilli: MilliPerGPU, NumGPU: n.GPUs, Weight: wholeNodePrior})
 	}
 	for _, t := range learned {
 		k := classKey{t.CPUMilli, t.GPUMilli, t.NumGPU, joinModels(t.Models)}
@@ -196,7 +194,7 @@ func (p *Corral) fragNow(c *Cluster, n int) float64 {
 
 // score is minus the increase of node n's fragmentation if it takes pod,
 // and for a sharing pod the GPU that increases it least.
-func (p *Corral) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
+func (p *Corral) score(c *Cluster, n int, pod *Pod) (float64, int) {
 	gpuModel := c.Nodes[n].Model
 	before := p.fragNow(c, n)
 	return bestTrial(c, n, pod, func(cpuAfter int64, after []int64) float64 {

@@ -17,6 +17,10 @@
 // it changes (cache.go), corral's per node state, so that nodes in one
 // state, and a renewed mix, are scored once (states.go).
 //
-// This package performs no I/O and imports only model. Start with
-// cluster.go, then policy.go.
+// Node and Pod (types.go) are a node and a pod in the policies' terms;
+// internal/openb reads them from the openb traces, fleet.Node.PlacementNode
+// and job.PodDemand convert to and from the scheduler's own.
+//
+// This package performs no I/O and imports no other corral package. Start
+// with types.go and cluster.go, then policy.go.
 package placement

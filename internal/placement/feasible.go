@@ -1,7 +1,5 @@
 package placement
 
-import "github.com/corral-sched/corral/internal/model"
-
 // Reason says why a node cannot take a pod.
 type Reason string
 
@@ -20,7 +18,7 @@ const (
 //
 // A sharing pod needs one GPU with at least GPUMilli left; a whole-GPU pod
 // needs NumGPU fully free GPUs. CPU-only pods may land on GPU nodes.
-func (c *Cluster) Check(n int, pod *model.Pod) Reason {
+func (c *Cluster) Check(n int, pod *Pod) Reason {
 	switch {
 	case pod.CPUMilli > c.CPULeft[n]:
 		return ReasonCPU
@@ -43,7 +41,7 @@ func (c *Cluster) Check(n int, pod *model.Pod) Reason {
 }
 
 // Fits reports whether node n can take pod.
-func (c *Cluster) Fits(n int, pod *model.Pod) bool { return c.Check(n, pod) == Fits }
+func (c *Cluster) Fits(n int, pod *Pod) bool { return c.Check(n, pod) == Fits }
 
 // countFitting counts GPUs with at least milli left.
 func countFitting(left []int64, milli int64) int {
@@ -59,7 +57,7 @@ func countFitting(left []int64, milli int64) int {
 // bestFitGPUs is the GPU choice of every ported policy but Random and FGD:
 // a sharing pod takes the fitting GPU with the least milli left (lowest index
 // on ties); a whole-GPU pod takes the lowest-index fully free GPUs.
-func bestFitGPUs(left []int64, pod *model.Pod) []int {
+func bestFitGPUs(left []int64, pod *Pod) []int {
 	if !pod.IsGPU() {
 		return nil
 	}
@@ -82,7 +80,7 @@ func lowestFreeGPUs(left []int64, k int) []int {
 		if len(gpus) == k {
 			break
 		}
-		if l == model.MilliPerGPU {
+		if l == MilliPerGPU {
 			gpus = append(gpus, g)
 		}
 	}

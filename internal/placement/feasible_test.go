@@ -2,12 +2,10 @@ package placement
 
 import (
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 func TestCheck(t *testing.T) {
-	nodes := []model.Node{
+	nodes := []Node{
 		gpuNode("g", 16000, 4, "A"),
 		{Name: "cpu", CPUMilli: 64000, MemoryMiB: 1 << 20},
 		{Name: "small-mem", CPUMilli: 64000, MemoryMiB: 100, GPUs: 1, Model: "A"},
@@ -16,7 +14,7 @@ func TestCheck(t *testing.T) {
 	cases := []struct {
 		name string
 		node int
-		pod  *model.Pod
+		pod  *Pod
 		want Reason
 	}{
 		{"sharing pod fits on a partly used GPU", 0, share(1000, 600), Fits},
@@ -29,7 +27,7 @@ func TestCheck(t *testing.T) {
 		{"CPU-only pod may use a GPU node", 0, cpuOnly(16000), Fits},
 		{"CPU-only pod on a CPU node", 1, cpuOnly(1000), Fits},
 		{"GPU pod on a CPU node", 1, share(1000, 100), ReasonNoGPU},
-		{"memory", 2, &model.Pod{Name: "m", CPUMilli: 1, MemoryMiB: 101}, ReasonMemory},
+		{"memory", 2, &Pod{Name: "m", CPUMilli: 1, MemoryMiB: 101}, ReasonMemory},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,7 +46,7 @@ func TestBestFitGPUs(t *testing.T) {
 	cases := []struct {
 		name string
 		left []int64
-		pod  *model.Pod
+		pod  *Pod
 		want []int
 	}{
 		{"sharing pod takes the fitting GPU with least left", []int64{1000, 700, 400, 650}, share(1, 300), []int{2}},
@@ -72,7 +70,7 @@ func TestBestFitGPUs(t *testing.T) {
 }
 
 func TestBindUpdatesState(t *testing.T) {
-	c := NewCluster([]model.Node{gpuNode("n", 8000, 2, "A")})
+	c := NewCluster([]Node{gpuNode("n", 8000, 2, "A")})
 	gen := c.Generation(0)
 	c.Bind(*share(3000, 250), Choice{Node: 0, GPUs: []int{1}})
 	if c.CPULeft[0] != 5000 || c.GPULeft[0][1] != 750 || c.UsedGPUMilli() != 250 || c.IdleMilli(0) != 1750 {

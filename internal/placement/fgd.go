@@ -2,8 +2,6 @@ package placement
 
 import (
 	"math"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // FGD is fragmentation gradient descent (Weng et al., ATC'23): place the pod
@@ -20,7 +18,7 @@ func NewFGD(mix Mix) *FGD { return &FGD{mix: mix} }
 
 func (*FGD) Name() string { return "fgd" }
 
-func (f *FGD) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (f *FGD) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	class := f.cache.class(pod)
 	n := argmax(feasible, func(n int) int64 {
 		return int64(f.cache.get(c, n, class, func() (float64, int) { return f.score(c, n, pod) }).score)
@@ -29,7 +27,7 @@ func (f *FGD) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 }
 
 // score returns node n's FGD score for pod and, for a sharing pod, the GPU.
-func (f *FGD) score(c *Cluster, n int, pod *model.Pod) (float64, int) {
+func (f *FGD) score(c *Cluster, n int, pod *Pod) (float64, int) {
 	gpuModel := c.Nodes[n].Model
 	before := f.mix.Frag(gpuModel, c.CPULeft[n], c.GPULeft[n])
 	return bestTrial(c, n, pod, func(cpuAfter int64, after []int64) float64 {
@@ -48,7 +46,7 @@ func sigmoid(x float64) float64 { return 1.0 / (1.0 + math.Exp(-x)) }
 // fitting GPU is tried (one per distinct milli left, since GPUs with the same
 // milli left give the same state), and the lowest index wins ties. A
 // whole-GPU or CPU-only pod has one state and GPU -1.
-func bestTrial(c *Cluster, n int, pod *model.Pod, value func(cpuAfter int64, after []int64) float64) (float64, int) {
+func bestTrial(c *Cluster, n int, pod *Pod, value func(cpuAfter int64, after []int64) float64) (float64, int) {
 	left := c.GPULeft[n]
 	cpuAfter := c.CPULeft[n] - scoredCPU(pod)
 	after := make([]int64, len(left))
@@ -73,7 +71,7 @@ func bestTrial(c *Cluster, n int, pod *model.Pod, value func(cpuAfter int64, aft
 
 // takeWhole subtracts a whole-GPU pod from a GPU list, taking fully free
 // GPUs as the artifact's packing subtraction does.
-func takeWhole(left []int64, pod *model.Pod) {
+func takeWhole(left []int64, pod *Pod) {
 	need := gpuCount(*pod)
 	for _, g := range ascendingByLeft(left) {
 		if need == 0 {

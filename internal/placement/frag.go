@@ -2,8 +2,6 @@ package placement
 
 import (
 	"sort"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // Typical is one group of identical pods in a workload mix.
@@ -23,7 +21,7 @@ type Mix []Typical
 // pods, and renormalises their popularity to sum to 1. This is the
 // "typical pods" of the FGD paper; ties in popularity go to the larger
 // request, as in the authors' artifact.
-func TypicalMix(pods []model.Pod, percent int) Mix {
+func TypicalMix(pods []Pod, percent int) Mix {
 	groups := groupPods(pods)
 	total := float64(len(pods))
 	expected := float64(percent) * total / 100.0
@@ -46,7 +44,7 @@ func TypicalMix(pods []model.Pod, percent int) Mix {
 }
 
 // groupPods counts pods per typical shape, most popular first.
-func groupPods(pods []model.Pod) Mix {
+func groupPods(pods []Pod) Mix {
 	type key struct {
 		cpu, gpu int64
 		num      int
@@ -85,10 +83,10 @@ func moreTypical(a, b Typical) bool {
 	return joinModels(a.Models) > joinModels(b.Models)
 }
 
-func joinModels(models []string) string { return model.Pod{Models: models}.ModelSpec() }
+func joinModels(models []string) string { return Pod{Models: models}.ModelSpec() }
 
 func (t Typical) allows(gpuModel string) bool {
-	return model.Pod{Models: t.Models}.Allows(gpuModel)
+	return Pod{Models: t.Models}.Allows(gpuModel)
 }
 
 // The fragment categories of the FGD artifact, in its order.
@@ -215,12 +213,12 @@ func (m Typical) absorb(gpuModel string, cpuLeft int64, gpuLeft []int64) int64 {
 			slots += l / m.GPUMilli
 		}
 	}
-	return m.absorbGiven(m.GPUMilli > 0 && m.allows(gpuModel), slots, int64(countFitting(gpuLeft, model.MilliPerGPU)), cpuLeft)
+	return m.absorbGiven(m.GPUMilli > 0 && m.allows(gpuModel), slots, int64(countFitting(gpuLeft, MilliPerGPU)), cpuLeft)
 }
 
 // isShare reports whether copies of m are parts of one GPU each.
 func (m *Typical) isShare() bool {
-	return m.GPUMilli > 0 && m.GPUMilli < model.MilliPerGPU && m.NumGPU == 1
+	return m.GPUMilli > 0 && m.GPUMilli < MilliPerGPU && m.NumGPU == 1
 }
 
 // absorbGiven is absorb given whether m may use the node (a GPU shape of
@@ -297,7 +295,7 @@ func (b *blender) blend(wFrag, wCopies float64, gpuModel string, cpuLeft int64, 
 	var idle, whole int64
 	for _, l := range gpuLeft {
 		idle += l
-		if l >= model.MilliPerGPU {
+		if l >= MilliPerGPU {
 			whole++
 		}
 	}

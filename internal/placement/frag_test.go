@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 func TestFragHandComputed(t *testing.T) {
@@ -41,8 +39,8 @@ func TestFragHandComputed(t *testing.T) {
 }
 
 func TestTypicalMix(t *testing.T) {
-	var pods []model.Pod
-	add := func(n int, p *model.Pod) {
+	var pods []Pod
+	add := func(n int, p *Pod) {
 		for i := 0; i < n; i++ {
 			pods = append(pods, *p)
 		}
@@ -112,9 +110,9 @@ func TestCorralKeepsCPUForIdleGPUs(t *testing.T) {
 	// b's GPUs are all taken. A CPU-only pod on a would strand a GPU, which
 	// FGD's one-pod view does not see (one more pod still fits) but corral's
 	// does.
-	nodes := []model.Node{gpuNode("a", 32000, 4, "A"), gpuNode("b", 32000, 2, "A")}
+	nodes := []Node{gpuNode("a", 32000, 4, "A"), gpuNode("b", 32000, 2, "A")}
 	c := withLeft(nodes, nil, []int64{0, 0})
-	pods := []model.Pod{*whole(8000, 1)}
+	pods := []Pod{*whole(8000, 1)}
 	pod := cpuOnly(8000)
 	if got := choose(t, NewFGD(TypicalMix(pods, 95)), c, pod); got.Node != 0 {
 		t.Fatalf("expected FGD to tie and take the first node, got %d", got.Node)
@@ -151,7 +149,7 @@ func TestBlenderIsFragAndFragCopies(t *testing.T) {
 			case 0:
 				m.GPUMilli, m.NumGPU = 50+rng.Int64N(950), 1
 			case 1:
-				m.GPUMilli, m.NumGPU = model.MilliPerGPU, 1+rng.IntN(8)
+				m.GPUMilli, m.NumGPU = MilliPerGPU, 1+rng.IntN(8)
 			}
 		}
 		left := make([]int64, rng.IntN(9))

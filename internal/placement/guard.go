@@ -3,8 +3,6 @@ package placement
 import (
 	"math/bits"
 	"slices"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // guardSlack is how many hosts per copy expected before the cluster is full
@@ -97,7 +95,7 @@ func (g *hostGuard) reset(c *Cluster, all Mix) {
 	}
 	g.capacity = 0
 	for _, n := range c.Nodes {
-		g.capacity += int64(n.GPUs) * model.MilliPerGPU
+		g.capacity += int64(n.GPUs) * MilliPerGPU
 	}
 	g.nest(c)
 	g.sumDemand()
@@ -211,7 +209,7 @@ func subset(a, b []bool) bool {
 }
 
 // fitsEmpty reports whether one copy of t fits on node when it is empty.
-func (t Typical) fitsEmpty(node model.Node) bool {
+func (t Typical) fitsEmpty(node Node) bool {
 	return node.GPUs >= t.NumGPU && node.CPUMilli >= t.CPUMilli && t.allows(node.Model)
 }
 
@@ -273,7 +271,7 @@ func (g *hostGuard) arrivals(c *Cluster) float64 {
 // shortFor marks the shapes that are short of hosts, and returns the
 // index of pod's own shape (-1 when it has none) and whether any other
 // is short.
-func (g *hostGuard) shortFor(c *Cluster, pod *model.Pod) (own int, any bool) {
+func (g *hostGuard) shortFor(c *Cluster, pod *Pod) (own int, any bool) {
 	arrivals := g.arrivals(c)
 	own = -1
 	if s, ok := g.index[classKey{pod.CPUMilli, pod.GPUMilli, pod.NumGPU, pod.ModelSpec()}]; ok {
@@ -333,7 +331,7 @@ const maxShortVersions = 1 << 12
 // a node, as the policy chooses it. What it finds is kept per node state,
 // class and choice: when the short shapes change, a node is looked at
 // again for the shapes that became short since only.
-func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, choice func(n int) int) []int {
+func (g *hostGuard) keep(c *Cluster, pod *Pod, class int, feasible []int, choice func(n int) int) []int {
 	g.refresh(c)
 	own, any := g.shortFor(c, pod)
 	if !any {
@@ -355,7 +353,7 @@ func (g *hostGuard) keep(c *Cluster, pod *model.Pod, class int, feasible []int, 
 
 // endsShortCached is endsShort, kept per node state, class and choice.
 // gpu is the GPU a sharing pod takes there (-1 for another).
-func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *model.Pod, class, own, gpu int) bool {
+func (g *hostGuard) endsShortCached(c *Cluster, n int, pod *Pod, class, own, gpu int) bool {
 	return g.endsShortAt(&g.column(c, class)[n], c, n, pod, own, gpu)
 }
 
@@ -371,7 +369,7 @@ func (g *hostGuard) column(c *Cluster, class int) []endsEntry {
 }
 
 // endsShortAt is endsShort for node n, kept in e.
-func (g *hostGuard) endsShortAt(e *endsEntry, c *Cluster, n int, pod *model.Pod, own, gpu int) bool {
+func (g *hostGuard) endsShortAt(e *endsEntry, c *Cluster, n int, pod *Pod, own, gpu int) bool {
 	gen := c.Generation(n) + 1
 	switch {
 	case e.gen != gen || e.epoch != g.epoch || e.gpu != int32(gpu):
@@ -403,7 +401,7 @@ type endsEntry struct {
 // endsShort reports whether node n, taking pod (on GPU gpu if it is a
 // sharing pod), stops hosting a shape of candidates other than pod's own
 // (own) that it hosts now, and which.
-func (g *hostGuard) endsShort(c *Cluster, n int, pod *model.Pod, own, gpu int, candidates shapeSet) (bool, int32) {
+func (g *hostGuard) endsShort(c *Cluster, n int, pod *Pod, own, gpu int, candidates shapeSet) (bool, int32) {
 	hosts := g.canHost[n]
 	if !hosts.meetsBut(candidates, own) {
 		return false, -1

@@ -2,15 +2,13 @@ package placement
 
 import (
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // scarceWorkload is 98 one-GPU pods and two 8-GPU pods that need 120 CPUs,
 // which only a G3 node has. The big pods are rarer than the 5% that the
 // typical mix leaves out, so fragmentation alone does not see them.
-func scarceWorkload() []model.Pod {
-	var pods []model.Pod
+func scarceWorkload() []Pod {
+	var pods []Pod
 	for range 98 {
 		pods = append(pods, *whole(4000, 1))
 	}
@@ -20,7 +18,7 @@ func scarceWorkload() []model.Pod {
 // scarceCluster is one G3 node (128 CPUs) first in line and nine G2 nodes
 // (96 CPUs), eight GPUs each.
 func scarceCluster() *Cluster {
-	nodes := []model.Node{gpuNode("g3", 128000, 8, "G3")}
+	nodes := []Node{gpuNode("g3", 128000, 8, "G3")}
 	for range 9 {
 		nodes = append(nodes, gpuNode("g2", 96000, 8, "G2"))
 	}
@@ -28,8 +26,8 @@ func scarceCluster() *Cluster {
 }
 
 func TestGuardNestsDemand(t *testing.T) {
-	pods := []model.Pod{*whole(4000, 1), *whole(4000, 1), *whole(88000, 8), *whole(120000, 8)}
-	c := NewCluster([]model.Node{gpuNode("g3", 128000, 8, "G3"), gpuNode("g2", 96000, 8, "G2"), gpuNode("t4", 104000, 2, "T4")})
+	pods := []Pod{*whole(4000, 1), *whole(4000, 1), *whole(88000, 8), *whole(120000, 8)}
+	c := NewCluster([]Node{gpuNode("g3", 128000, 8, "G3"), gpuNode("g2", 96000, 8, "G2"), gpuNode("t4", 104000, 2, "T4")})
 	var g hostGuard
 	g.reset(c, groupPods(pods))
 	small := g.index[classKey{4000, 1000, 1, ""}]

@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // Learner estimates the workload mix from arriving pods for corral's
@@ -29,7 +27,7 @@ func NewLearner() *Learner {
 }
 
 // Observe learns from one arriving pod, placed or not.
-func (l *Learner) Observe(pod *model.Pod) {
+func (l *Learner) Observe(pod *Pod) {
 	l.est.observe(pod)
 	if seen := l.est.seen; seen == 1 || seen-l.renewed >= max(onlineRefresh, seen/10) {
 		l.renewed = seen
@@ -62,7 +60,7 @@ func newMixLearner(halfLife float64, percent int) *mixLearner {
 }
 
 // observe adds one arriving pod.
-func (l *mixLearner) observe(p *model.Pod) {
+func (l *mixLearner) observe(p *Pod) {
 	decay := math.Exp2(-1 / l.halfLife)
 	for i := range l.groups {
 		l.groups[i].weight *= decay

@@ -6,8 +6,6 @@ import (
 	"math/rand"
 	"reflect"
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // TestLearnedResumesTheLearner persists what a learner has learned part
@@ -22,7 +20,7 @@ func TestLearnedResumesTheLearner(t *testing.T) {
 	for trial := range 10 {
 		rng := rand.New(rand.NewSource(int64(trial)))
 		pods := randomPods(rng, 400, models)
-		var nodes []model.Node
+		var nodes []Node
 		for i := range 24 {
 			nodes = append(nodes, gpuNode("", int64(32000+16000*(i%3)), []int{4, 8}[i%2], models[i%2]))
 		}

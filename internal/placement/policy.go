@@ -5,8 +5,6 @@ import (
 	"math/rand"
 	"sort"
 	"strings"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // Policy picks a node and GPUs for a pod among the feasible nodes.
@@ -15,20 +13,20 @@ import (
 // scores) and is never empty. A policy returns a Choice that fits.
 type Policy interface {
 	Name() string
-	Place(c *Cluster, pod *model.Pod, feasible []int) Choice
+	Place(c *Cluster, pod *Pod, feasible []int) Choice
 }
 
 // Observer is a policy that learns from every arriving pod, placed or not.
 // Observe is called before Place for the same pod.
 type Observer interface {
-	Observe(pod *model.Pod)
+	Observe(pod *Pod)
 }
 
 // Env is what a policy may be built with.
 type Env struct {
-	Rand *rand.Rand  // the run's random source (Random draws from it)
-	Mix  Mix         // the workload's typical pods (fgd)
-	Pods []model.Pod // the whole workload, known in advance (corral)
+	Rand *rand.Rand // the run's random source (Random draws from it)
+	Mix  Mix        // the workload's typical pods (fgd)
+	Pods []Pod      // the whole workload, known in advance (corral)
 }
 
 // registry holds every policy: what it does, in a line, and how to build it.

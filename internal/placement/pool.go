@@ -2,8 +2,6 @@ package placement
 
 import (
 	"sort"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // poolSlack is how much free milli-GPU a model pool must keep per milli
@@ -73,7 +71,7 @@ func (g *poolGuard) reset(c *Cluster, all Mix) {
 	g.byNode = make([][]int, len(c.Nodes))
 	for n, node := range c.Nodes {
 		for i, p := range g.pools {
-			if (model.Pod{Models: p.models}).Allows(node.Model) && node.GPUs > 0 {
+			if (Pod{Models: p.models}).Allows(node.Model) && node.GPUs > 0 {
 				g.byNode[n] = append(g.byNode[n], i)
 			}
 		}
@@ -122,7 +120,7 @@ func (g *poolGuard) refresh(c *Cluster) {
 // keep returns the feasible nodes outside the tight pools that pod is not
 // confined to, or nil when there are none or no pool is tight for it.
 // arrivals is the number of arrivals expected before the cluster is full.
-func (g *poolGuard) keep(c *Cluster, pod *model.Pod, feasible []int, arrivals float64) []int {
+func (g *poolGuard) keep(c *Cluster, pod *Pod, feasible []int, arrivals float64) []int {
 	if len(g.pools) == 0 || !pod.IsGPU() {
 		return nil
 	}
@@ -157,7 +155,7 @@ func (g *poolGuard) keep(c *Cluster, pod *model.Pod, feasible []int, arrivals fl
 // within reports whether every model of a is in b.
 func within(a, b []string) bool {
 	for _, m := range a {
-		if !(model.Pod{Models: b}).Allows(m) {
+		if !(Pod{Models: b}).Allows(m) {
 			return false
 		}
 	}

@@ -2,14 +2,12 @@ package placement
 
 import (
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // poolWorkload is half T4-only one-GPU pods, the rest one-GPU pods that
 // may go anywhere and 8-GPU pods that need a whole G2 node.
-func poolWorkload() []model.Pod {
-	var pods []model.Pod
+func poolWorkload() []Pod {
+	var pods []Pod
 	for range 50 {
 		pods = append(pods, *whole(4000, 1, "T4"))
 	}
@@ -25,7 +23,7 @@ func poolWorkload() []model.Pod {
 // poolCluster is two T4 nodes of two GPUs, first in line, and two G2
 // nodes of eight.
 func poolCluster() *Cluster {
-	return NewCluster([]model.Node{
+	return NewCluster([]Node{
 		gpuNode("t4a", 104000, 2, "T4"), gpuNode("t4b", 104000, 2, "T4"),
 		gpuNode("g2a", 96000, 8, "G2"), gpuNode("g2b", 96000, 8, "G2"),
 	})

@@ -3,8 +3,6 @@ package placement
 import (
 	"math"
 	"math/rand"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // Scale constants of the FGD artifact's scores.
@@ -16,7 +14,7 @@ const (
 )
 
 // scoredCPU is the CPU request Kubernetes scores with.
-func scoredCPU(p *model.Pod) int64 {
+func scoredCPU(p *Pod) int64 {
 	if p.CPUMilli == 0 {
 		return defaultCPU
 	}
@@ -29,7 +27,7 @@ type Random struct{ rng *rand.Rand }
 
 func (Random) Name() string { return "random" }
 
-func (r *Random) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (r *Random) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	n := feasible[0]
 	if len(feasible) > 1 {
 		n = feasible[r.rng.Intn(len(feasible))]
@@ -55,7 +53,7 @@ type DotProd struct{}
 
 func (DotProd) Name() string { return "dotprod" }
 
-func (DotProd) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (DotProd) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	cpu := scoredCPU(pod)
 	n := argmax(feasible, func(n int) int64 {
 		if c.CPULeft[n] < cpu {
@@ -74,7 +72,7 @@ type Clustering struct{}
 
 func (Clustering) Name() string { return "clustering" }
 
-func (Clustering) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (Clustering) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	t := tag(*pod)
 	n := argmax(feasible, func(n int) int64 {
 		if t < 0 {
@@ -108,7 +106,7 @@ type Packing struct{}
 
 func (Packing) Name() string { return "packing" }
 
-func (Packing) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (Packing) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	n := argmax(feasible, func(n int) int64 {
 		if !pod.IsGPU() {
 			return 0
@@ -118,8 +116,8 @@ func (Packing) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
 	return Choice{Node: n, GPUs: bestFitGPUs(c.GPULeft[n], pod)}
 }
 
-func packingScore(left []int64, pod *model.Pod) int64 {
-	free := countFitting(left, model.MilliPerGPU)
+func packingScore(left []int64, pod *Pod) int64 {
+	free := countFitting(left, MilliPerGPU)
 	if free == len(left) {
 		return max(maxScore/3-int64(free), int64(free))
 	}
@@ -132,8 +130,8 @@ func packingScore(left []int64, pod *model.Pod) int64 {
 		}
 		if pod.GPUMilli <= left[g] {
 			need--
-			ratio += left[g] * 100 / model.MilliPerGPU
-			if left[g] == model.MilliPerGPU {
+			ratio += left[g] * 100 / MilliPerGPU
+			if left[g] == MilliPerGPU {
 				freeUsed++
 			}
 		}
@@ -164,7 +162,7 @@ type BestFit struct{}
 
 func (BestFit) Name() string { return "bestfit" }
 
-func (BestFit) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (BestFit) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	scores := make([]int64, len(feasible))
 	lo, hi := int64(math.MaxInt64), int64(-math.MaxInt64)
 	cpu := scoredCPU(pod)

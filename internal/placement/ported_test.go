@@ -3,8 +3,6 @@ package placement
 import (
 	"math/rand"
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 func TestScoreFunctions(t *testing.T) {
@@ -37,7 +35,7 @@ func TestScoreFunctions(t *testing.T) {
 }
 
 // choose runs a policy on a cluster over all nodes in index order.
-func choose(t *testing.T, p Policy, c *Cluster, pod *model.Pod) Choice {
+func choose(t *testing.T, p Policy, c *Cluster, pod *Pod) Choice {
 	t.Helper()
 	feasible := fitting(c, pod)
 	if len(feasible) == 0 {
@@ -47,12 +45,12 @@ func choose(t *testing.T, p Policy, c *Cluster, pod *model.Pod) Choice {
 }
 
 func TestPoliciesOnHandMadeNodes(t *testing.T) {
-	three := []model.Node{gpuNode("a", 64000, 4, "A"), gpuNode("b", 64000, 4, "A"), gpuNode("c", 64000, 4, "A")}
+	three := []Node{gpuNode("a", 64000, 4, "A"), gpuNode("b", 64000, 4, "A"), gpuNode("c", 64000, 4, "A")}
 	cases := []struct {
 		name     string
 		policy   Policy
 		cluster  *Cluster
-		pod      *model.Pod
+		pod      *Pod
 		wantNode int
 		wantGPUs []int
 	}{
@@ -82,7 +80,7 @@ func TestPoliciesOnHandMadeNodes(t *testing.T) {
 }
 
 // clusterWithTags: node a holds a 1-GPU pod, node b a sharing pod, c is empty.
-func clusterWithTags(nodes []model.Node) *Cluster {
+func clusterWithTags(nodes []Node) *Cluster {
 	c := NewCluster(nodes)
 	c.Bind(*whole(1000, 1), Choice{Node: 0, GPUs: []int{0}})
 	c.Bind(*share(1000, 500), Choice{Node: 1, GPUs: []int{0}})
@@ -92,7 +90,7 @@ func clusterWithTags(nodes []model.Node) *Cluster {
 func TestBestFitNormalisationTies(t *testing.T) {
 	// Raw scores 59, 60 and 0-ish normalise with integer division; the two
 	// top nodes must keep their order and the earliest of equals wins.
-	nodes := []model.Node{gpuNode("a", 128000, 8, "A"), gpuNode("b", 128000, 8, "A")}
+	nodes := []Node{gpuNode("a", 128000, 8, "A"), gpuNode("b", 128000, 8, "A")}
 	c := withLeft(nodes, nil, nil)
 	if got := choose(t, BestFit{}, c, whole(1000, 1)); got.Node != 0 {
 		t.Errorf("all-equal scores normalise to 0 and the first node wins; got node %d", got.Node)
@@ -100,7 +98,7 @@ func TestBestFitNormalisationTies(t *testing.T) {
 }
 
 func TestRandomDrawsFromTheSeed(t *testing.T) {
-	nodes := []model.Node{gpuNode("a", 64000, 4, "A"), gpuNode("b", 64000, 4, "A"), gpuNode("c", 64000, 4, "A")}
+	nodes := []Node{gpuNode("a", 64000, 4, "A"), gpuNode("b", 64000, 4, "A"), gpuNode("c", 64000, 4, "A")}
 	pick := func(seed int64) []Choice {
 		p := &Random{rng: rand.New(rand.NewSource(seed))}
 		c := NewCluster(nodes)
@@ -132,7 +130,7 @@ func TestNoGPUOverAllocated(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	models := []string{"A", "B"}
 	for trial := 0; trial < 30; trial++ {
-		var nodes []model.Node
+		var nodes []Node
 		for i := 0; i < 1+rng.Intn(6); i++ {
 			nodes = append(nodes, gpuNode(string(rune('a'+i)), int64(8000+rng.Intn(64)*1000), []int{1, 2, 4, 8}[rng.Intn(4)], models[rng.Intn(2)]))
 		}
@@ -147,10 +145,10 @@ func TestNoGPUOverAllocated(t *testing.T) {
 	}
 }
 
-func randomPods(rng *rand.Rand, n int, models []string) []model.Pod {
-	pods := make([]model.Pod, n)
+func randomPods(rng *rand.Rand, n int, models []string) []Pod {
+	pods := make([]Pod, n)
 	for i := range pods {
-		p := model.Pod{Name: "p", CPUMilli: int64(rng.Intn(8)) * 1000}
+		p := Pod{Name: "p", CPUMilli: int64(rng.Intn(8)) * 1000}
 		switch rng.Intn(4) {
 		case 0:
 		case 1:
@@ -166,7 +164,7 @@ func randomPods(rng *rand.Rand, n int, models []string) []model.Pod {
 	return pods
 }
 
-func checkFill(t *testing.T, name string, c *Cluster, p Policy, pods []model.Pod) {
+func checkFill(t *testing.T, name string, c *Cluster, p Policy, pods []Pod) {
 	t.Helper()
 	for i := range pods {
 		pod := &pods[i]
@@ -186,10 +184,10 @@ func checkFill(t *testing.T, name string, c *Cluster, p Policy, pods []model.Pod
 	var used int64
 	for n := range c.Nodes {
 		for _, l := range c.GPULeft[n] {
-			if l < 0 || l > model.MilliPerGPU {
+			if l < 0 || l > MilliPerGPU {
 				t.Fatalf("%s: a GPU has %d milli left", name, l)
 			}
-			used += model.MilliPerGPU - l
+			used += MilliPerGPU - l
 		}
 		if c.CPULeft[n] < 0 || c.MemLeft[n] < 0 {
 			t.Fatalf("%s: node %d over-allocated: cpu %d mem %d", name, n, c.CPULeft[n], c.MemLeft[n])

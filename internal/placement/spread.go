@@ -1,7 +1,5 @@
 package placement
 
-import "github.com/corral-sched/corral/internal/model"
-
 // Spread is what a default Kubernetes scheduler does: least allocated. It
 // prefers the node with the largest free share of CPU, memory and GPU after
 // placing the pod (integer percentages, averaged over the resources the node
@@ -10,7 +8,7 @@ type Spread struct{}
 
 func (Spread) Name() string { return "spread" }
 
-func (Spread) Place(c *Cluster, pod *model.Pod, feasible []int) Choice {
+func (Spread) Place(c *Cluster, pod *Pod, feasible []int) Choice {
 	n := argmax(feasible, func(n int) int64 {
 		node := c.Nodes[n]
 		sum, dims := freePercent(c.CPULeft[n]-pod.CPUMilli, node.CPUMilli), int64(1)

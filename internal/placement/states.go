@@ -2,8 +2,6 @@ package placement
 
 import (
 	"encoding/binary"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // stateScores remembers corral's score of each (node state, pod class)
@@ -120,7 +118,7 @@ func (s *stateScores) fill(c *Cluster, n, class int, compute func() (float64, in
 // the mix: the lookup every feasible node takes for every pod, small
 // enough to be inlined.
 func (s *stateScores) fresh(c *Cluster, n, class int) (cached, bool) {
-	if n < len(s.ofGen) && s.ofGen[n] == c.gen[n]+1 {
+	if n < len(s.ofGen) && s.ofGen[n] == c.changes.gen[n]+1 {
 		if es := s.states[s.of[n]].entries; class < len(es) && es[class].gen == s.epoch {
 			return es[class], true
 		}
@@ -140,7 +138,7 @@ func (s *stateScores) fragNow(c *Cluster, n int, compute func() float64) float64
 
 // gpus is the GPU choice on node n: the scored GPU for a sharing pod (the
 // entry must be fresh), the lowest-index free GPUs otherwise.
-func (s *stateScores) gpus(c *Cluster, n, class int, pod *model.Pod) []int {
+func (s *stateScores) gpus(c *Cluster, n, class int, pod *Pod) []int {
 	if pod.IsShare() {
 		return []int{s.get(c, n, class, nil).gpu}
 	}

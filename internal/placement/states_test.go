@@ -3,8 +3,6 @@ package placement
 import (
 	"math/rand"
 	"testing"
-
-	"github.com/corral-sched/corral/internal/model"
 )
 
 // TestKeptAnswersAreTheNodesOwn fills clusters whose nodes repeat a few
@@ -17,11 +15,11 @@ func TestKeptAnswersAreTheNodesOwn(t *testing.T) {
 	models := []string{"A", "B"}
 	for trial := range 20 {
 		rng := rand.New(rand.NewSource(int64(trial)))
-		types := []model.Node{
+		types := []Node{
 			gpuNode("", 32000, 8, "A"), gpuNode("", 64000, 8, "A"),
 			gpuNode("", 16000, 4, "B"), gpuNode("", 96000, 8, "B"),
 		}
-		var nodes []model.Node
+		var nodes []Node
 		for range 8 + rng.Intn(24) {
 			nodes = append(nodes, types[rng.Intn(len(types))])
 		}
@@ -42,7 +40,7 @@ func TestKeptAnswersAreTheNodesOwn(t *testing.T) {
 // fillChecking places pods with p, emptying a random node every tenth pod,
 // checks p's kept answers after each placement, and returns the most
 // states p kept at once and how many kept answers it checked.
-func fillChecking(t *testing.T, rng *rand.Rand, c *Cluster, p *Corral, pods []model.Pod) (states, checked int) {
+func fillChecking(t *testing.T, rng *rand.Rand, c *Cluster, p *Corral, pods []Pod) (states, checked int) {
 	t.Helper()
 	for i := range pods {
 		pod := &pods[i]
@@ -51,7 +49,7 @@ func fillChecking(t *testing.T, rng *rand.Rand, c *Cluster, p *Corral, pods []mo
 			n := rng.Intn(len(c.Nodes))
 			full := make([]int64, c.Nodes[n].GPUs)
 			for g := range full {
-				full[g] = model.MilliPerGPU
+				full[g] = MilliPerGPU
 			}
 			c.Set(n, c.Nodes[n].CPUMilli, c.Nodes[n].MemoryMiB, full)
 		}
@@ -69,7 +67,7 @@ func fillChecking(t *testing.T, rng *rand.Rand, c *Cluster, p *Corral, pods []mo
 
 // checkKept compares p's kept answers for pod with fresh ones on every
 // feasible node, and returns how many kept answers it compared.
-func checkKept(t *testing.T, c *Cluster, p *Corral, pod *model.Pod, feasible []int) int {
+func checkKept(t *testing.T, c *Cluster, p *Corral, pod *Pod, feasible []int) int {
 	t.Helper()
 	class, checked := p.cache.class(pod), 0
 	scored := func(n int) cached {

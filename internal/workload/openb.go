@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/corral-sched/corral/internal/job"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 // TimedPod is one row of an 11-column openb pod list: the pod as package
 // model reads it, plus what model drops.
 type TimedPod struct {
-	model.Pod
+	placement.Pod
 	QoS     string        // LS, BE, Burstable, Guaranteed
 	Phase   string        // Running, Succeeded, Failed, Pending
 	Created time.Duration // creation_time
@@ -44,7 +45,7 @@ func ReadOpenbTimed(r io.Reader, source string) ([]TimedPod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	pods, err := model.ReadPods(bytes.NewReader(data), source)
+	pods, err := openb.ReadPods(bytes.NewReader(data), source)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func ReadOpenbTimed(r io.Reader, source string) ([]TimedPod, error) {
 }
 
 // timedPod parses the QoS, phase and time columns of one record.
-func timedPod(p model.Pod, rec []string, line int) (TimedPod, error) {
+func timedPod(p placement.Pod, rec []string, line int) (TimedPod, error) {
 	tp := TimedPod{Pod: p, QoS: strings.TrimSpace(rec[colQoS]), Phase: strings.TrimSpace(rec[colPhase]), Line: line}
 	var err error
 	if tp.Created, err = parseSeconds(rec[colCreated], "creation_time"); err != nil {

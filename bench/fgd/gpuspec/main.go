@@ -50,7 +50,8 @@ import (
 	"strings"
 
 	"github.com/corral-sched/corral/internal/example"
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/openb"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
 func main() {
@@ -76,11 +77,11 @@ func run(mode, nodesPath, podsPath string, share, small float64, family string, 
 	if small < 0 || small > 1 {
 		return fmt.Errorf("small %v outside 0..1", small)
 	}
-	nodes, err := model.ReadNodesFile(nodesPath)
+	nodes, err := openb.ReadNodesFile(nodesPath)
 	if err != nil {
 		return err
 	}
-	pods, err := model.ReadPodsFile(podsPath)
+	pods, err := openb.ReadPodsFile(podsPath)
 	if err != nil {
 		return err
 	}
@@ -112,9 +113,9 @@ func run(mode, nodesPath, podsPath string, share, small float64, family string, 
 	default:
 		return fmt.Errorf("unknown mode %q (draw, fleet)", mode)
 	}
-	name := fmt.Sprintf("%s_%s%02d.csv", model.TraceName(podsPath), suffix, int(share*100+0.5))
+	name := fmt.Sprintf("%s_%s%02d.csv", openb.TraceName(podsPath), suffix, int(share*100+0.5))
 	if mode == "fleet" && small != 0.7 { // ..._fleetseries70s33.csv would misread
-		name = fmt.Sprintf("%s_fleet%s%02d_small%02d.csv", model.TraceName(podsPath), family, int(share*100+0.5), int(small*100+0.5))
+		name = fmt.Sprintf("%s_fleet%s%02d_small%02d.csv", openb.TraceName(podsPath), family, int(share*100+0.5), int(small*100+0.5))
 	}
 	path := filepath.Join(out, name)
 	if err := os.WriteFile(path, example.PodsCSV(pods), 0o644); err != nil {
@@ -126,7 +127,7 @@ func run(mode, nodesPath, podsPath string, share, small float64, family string, 
 
 // drawModels picks one or two models that can hold the pod, weighted by
 // their GPU counts.
-func drawModels(rng *rand.Rand, nodes []model.Node, p model.Pod) []string {
+func drawModels(rng *rand.Rand, nodes []placement.Node, p placement.Pod) []string {
 	gpus := map[string]int{}
 	for _, n := range nodes {
 		if n.GPUs >= p.NumGPU && n.CPUMilli >= p.CPUMilli && n.MemoryMiB >= p.MemoryMiB {
@@ -168,7 +169,7 @@ func weighted(rng *rand.Rand, models []string, w map[string]int) string {
 
 // fleet is what the fleet mode restricts pods to.
 type fleet struct {
-	nodes    []model.Node
+	nodes    []placement.Node
 	small    string   // the commonest small-node model
 	families []family // of two or more models each, in name order
 }
@@ -180,7 +181,7 @@ type family struct {
 
 // newFleet finds the small-node model and the families, the models of a
 // family sharing key(model).
-func newFleet(nodes []model.Node, key func(string) string) fleet {
+func newFleet(nodes []placement.Node, key func(string) string) fleet {
 	f := fleet{nodes: nodes, small: smallModel(nodes)}
 	members := map[string][]string{}
 	gpus := map[string]int{}
@@ -215,7 +216,7 @@ func newFleet(nodes []model.Node, key func(string) string) fleet {
 // smallModel is the model with the most nodes among the GPU nodes with
 // fewer GPUs than the largest (all GPU nodes when they are all one size);
 // ties go to the name first in order.
-func smallModel(nodes []model.Node) string {
+func smallModel(nodes []placement.Node) string {
 	largest, smallest := 0, 0
 	for _, n := range nodes {
 		if n.GPUs > 0 {
@@ -263,9 +264,9 @@ func letterKey(name string) string {
 }
 
 // fits reports whether an empty node of one of models holds p.
-func (f fleet) fits(p model.Pod, models []string) bool {
+func (f fleet) fits(p placement.Pod, models []string) bool {
 	for _, n := range f.nodes {
-		if n.GPUs >= p.NumGPU && n.CPUMilli >= p.CPUMilli && n.MemoryMiB >= p.MemoryMiB && (model.Pod{Models: models}).Allows(n.Model) {
+		if n.GPUs >= p.NumGPU && n.CPUMilli >= p.CPUMilli && n.MemoryMiB >= p.MemoryMiB && (placement.Pod{Models: models}).Allows(n.Model) {
 			return true
 		}
 	}
@@ -275,7 +276,7 @@ func (f fleet) fits(p model.Pod, models []string) bool {
 // restrict gives share of the GPU pods an allowed-model set (as many as it
 // can), about a share small of them the small-node model, and says what
 // it did.
-func (f fleet) restrict(rng *rand.Rand, pods []model.Pod, share, small float64) string {
+func (f fleet) restrict(rng *rand.Rand, pods []placement.Pod, share, small float64) string {
 	smallSet := []string{f.small}
 	type options struct {
 		small    bool

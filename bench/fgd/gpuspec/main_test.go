@@ -6,14 +6,14 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/corral-sched/corral/internal/model"
+	"github.com/corral-sched/corral/internal/placement"
 )
 
-func testNodes() []model.Node {
-	var nodes []model.Node
+func testNodes() []placement.Node {
+	var nodes []placement.Node
 	add := func(k int, m string, gpus int, cpu int64) {
 		for i := 0; i < k; i++ {
-			nodes = append(nodes, model.Node{Name: fmt.Sprintf("%s-%d-%d", m, gpus, i), CPUMilli: cpu, MemoryMiB: 1 << 20, GPUs: gpus, Model: m})
+			nodes = append(nodes, placement.Node{Name: fmt.Sprintf("%s-%d-%d", m, gpus, i), CPUMilli: cpu, MemoryMiB: 1 << 20, GPUs: gpus, Model: m})
 		}
 	}
 	add(20, "G2", 8, 96000)
@@ -31,7 +31,7 @@ func TestSmallModel(t *testing.T) {
 	if got := smallModel(testNodes()); got != "T4" {
 		t.Errorf("small-node model %q, want T4", got)
 	}
-	same := []model.Node{{Name: "a", GPUs: 8, Model: "B"}, {Name: "b", GPUs: 8, Model: "A"}}
+	same := []placement.Node{{Name: "a", GPUs: 8, Model: "B"}, {Name: "b", GPUs: 8, Model: "A"}}
 	if got := smallModel(same); got != "A" {
 		t.Errorf("one node size: %q, want A (tie to the name first in order)", got)
 	}
@@ -61,9 +61,9 @@ func TestFamilies(t *testing.T) {
 	}
 }
 
-func testPods() []model.Pod {
-	var pods []model.Pod
-	shapes := []model.Pod{
+func testPods() []placement.Pod {
+	var pods []placement.Pod
+	shapes := []placement.Pod{
 		{NumGPU: 1, GPUMilli: 1000, CPUMilli: 8000},
 		{NumGPU: 1, GPUMilli: 500, CPUMilli: 4000},
 		{NumGPU: 2, GPUMilli: 1000, CPUMilli: 16000},

@@ -1,6 +1,7 @@
-package model
+package openb
 
 import (
+	"github.com/corral-sched/corral/internal/placement"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,10 @@ func TestReadNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Node{{"n1", 96000, 393216, 8, "G2"}, {"n2", 32000, 131072, 0, ""}}
+	want := []placement.Node{
+		{Name: "n1", CPUMilli: 96000, MemoryMiB: 393216, GPUs: 8, Model: "G2"},
+		{Name: "n2", CPUMilli: 32000, MemoryMiB: 131072},
+	}
 	if len(nodes) != len(want) {
 		t.Fatalf("got %d nodes, want %d", len(nodes), len(want))
 	}

@@ -1,9 +1,10 @@
-package model
+package openb
 
 import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/corral-sched/corral/internal/placement"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ var (
 )
 
 // ReadNodesFile reads an openb node list (sn,cpu_milli,memory_mib,gpu,model).
-func ReadNodesFile(path string) ([]Node, error) {
+func ReadNodesFile(path string) ([]placement.Node, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
@@ -30,11 +31,11 @@ func ReadNodesFile(path string) ([]Node, error) {
 }
 
 // ReadNodes parses an openb node list; source names the input in errors.
-func ReadNodes(r io.Reader, source string) ([]Node, error) {
-	var nodes []Node
+func ReadNodes(r io.Reader, source string) ([]placement.Node, error) {
+	var nodes []placement.Node
 	seen := map[string]int{}
 	err := readCSV(r, source, [][]string{nodeColumns}, func(line int, rec []string) error {
-		n := Node{Name: rec[0], Model: strings.TrimSpace(rec[4])}
+		n := placement.Node{Name: rec[0], Model: strings.TrimSpace(rec[4])}
 		var err error
 		if n.CPUMilli, err = parseInt(rec[1], "cpu_milli"); err != nil {
 			return err
@@ -61,7 +62,7 @@ func ReadNodes(r io.Reader, source string) ([]Node, error) {
 }
 
 // ReadPodsFile reads an openb pod list in the 11-column or 5-column form.
-func ReadPodsFile(path string) ([]Pod, error) {
+func ReadPodsFile(path string) ([]placement.Pod, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read pods: %w", err)
@@ -72,11 +73,11 @@ func ReadPodsFile(path string) ([]Pod, error) {
 
 // ReadPods parses an openb pod list; source names the input in errors.
 // gpu_spec, when present, becomes the pod's allowed-model set.
-func ReadPods(r io.Reader, source string) ([]Pod, error) {
-	var pods []Pod
+func ReadPods(r io.Reader, source string) ([]placement.Pod, error) {
+	var pods []placement.Pod
 	seen := map[string]int{}
 	err := readCSV(r, source, [][]string{podColumnsLong, podColumnsShort}, func(line int, rec []string) error {
-		p := Pod{Name: rec[0]}
+		p := placement.Pod{Name: rec[0]}
 		var err error
 		if p.CPUMilli, err = parseInt(rec[1], "cpu_milli"); err != nil {
 			return err
