@@ -160,13 +160,14 @@ func (s *State) takeShare(n, m, g int) int {
 		return g
 	}
 	best, key := s.bestShareGPU(n, m)
-	if key.fresh {
-		gpus, _ := s.takeWhole(n, 1)
-		best = gpus[0]
-		s.nodes[n].gpus[best].whole = false
-		s.left.SetGPULeft(n, best, 1000)
+	if !key.fresh {
+		s.left.SetGPULeft(n, best, s.left.GPULeft[n][best]-int64(m))
+		return best
 	}
-	s.left.SetGPULeft(n, best, s.left.GPULeft[n][best]-int64(m))
+	gpus, _ := s.takeWhole(n, 1)
+	best = gpus[0]
+	s.nodes[n].gpus[best].whole = false
+	s.left.SetGPULeft(n, best, 1000-int64(m))
 	return best
 }
 

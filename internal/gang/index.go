@@ -64,8 +64,8 @@ func (s *State) summarise(n int) summary {
 		if c.mig != fleet.MIGNone && !st.whole {
 			sum.migOpen |= s.openProfiles(c, st)
 		}
-		if used := s.sharedMilli(n, g); c.shared && used > 0 && used < 1000 {
-			sum.partial = max(sum.partial, 1000-used)
+		if left := s.left.GPULeft[n][g]; c.shared && !st.whole && left > 0 && left < 1000 {
+			sum.partial = max(sum.partial, int(left))
 		}
 	}
 	return sum

@@ -40,7 +40,8 @@ type State struct {
 	// left is what is left on every node and GPU: the packing policy's
 	// cluster, which the state writes as it places and releases tasks. A
 	// GPU held whole, or a MIG GPU that cannot be given whole, has none
-	// left; a shared GPU has what its shares leave.
+	// left; a shared GPU has what its shares leave. So a GPU has all of
+	// itself left exactly when it can be given whole (freeWhole).
 	left *placement.Cluster
 	// shareBestFit turns off fragmentation-aware sharing (plain best fit),
 	// for comparison in tests.
@@ -187,19 +188,9 @@ func (s *State) open(n int) bool {
 }
 
 // freeWhole reports whether GPU g of node n can be given whole: nothing
-// runs on it, and it is not a static MIG GPU.
-func (s *State) freeWhole(n, g int) bool {
-	if s.nodes[n].gpus[g].whole || s.sharedMilli(n, g) > 0 {
-		return false
-	}
-	switch s.classes[s.nodes[n].class].mig {
-	case fleet.MIGStatic:
-		return false
-	case fleet.MIGDynamic:
-		return s.nodes[n].gpus[g].layout.Idle()
-	}
-	return true
-}
+// runs on it, and it is not a static MIG GPU. The store says so: only such
+// a GPU has all of itself left (see State.left, and syncMIG for MIG GPUs).
+func (s *State) freeWhole(n, g int) bool { return s.left.GPULeft[n][g] == 1000 }
 
 // sharedMilli is the thousandths of GPU g of node n that shares use: what
 // is not left of a GPU that is neither held whole nor in MIG mode.
@@ -212,13 +203,15 @@ func (s *State) sharedMilli(n, g int) int {
 }
 
 // syncMIG writes what is left of MIG GPU g of node n after its layout
-// changed: all of it when the GPU can be given whole, else none.
+// changed: all of it when the GPU can be given whole (not held whole, and
+// an idle dynamic MIG GPU), else none.
 func (s *State) syncMIG(n, g int) {
-	if s.classes[s.nodes[n].class].mig == fleet.MIGNone {
+	mig := s.classes[s.nodes[n].class].mig
+	if mig == fleet.MIGNone {
 		return
 	}
 	left := int64(0)
-	if s.freeWhole(n, g) {
+	if st := &s.nodes[n].gpus[g]; !st.whole && mig == fleet.MIGDynamic && st.layout.Idle() {
 		left = 1000
 	}
 	if s.left.GPULeft[n][g] != left {
