@@ -51,7 +51,7 @@ func (s *State) adopt(j *job.Job, node string, shareGPU int) (*Placement, error)
 			s.rollback()
 			return nil, fmt.Errorf("adopt %s: node %s holds %d of its %d tasks of group %q", j.Name, node, got, count, j.Groups[r.group].Name)
 		}
-		if shareGPU >= 0 && (shareGPU >= len(s.nodes[n].gpus) || !s.shareRoom(n, shareGPU, r.milli[s.nodes[n].class])) {
+		if shareGPU >= 0 && (shareGPU >= len(s.nodes[n].whole) || !s.shareRoom(n, shareGPU, r.milli[s.nodes[n].class])) {
 			s.rollback()
 			return nil, fmt.Errorf("adopt %s: GPU %d of node %s has not the room for its share", j.Name, shareGPU, node)
 		}

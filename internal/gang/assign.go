@@ -45,7 +45,7 @@ func (s *State) assignOn(n int, r *request, k, shareGPU int) []Task {
 		case job.Whole:
 			g := r.d.GPUs
 			if r.d.WholeNode {
-				g = len(s.nodes[n].gpus)
+				g = len(s.nodes[n].whole)
 			}
 			t.GPUs, t.MIGOff = s.takeWhole(n, g)
 		case job.MIG:
@@ -67,7 +67,7 @@ func (s *State) assignOn(n int, r *request, k, shareGPU int) []Task {
 // it removes.
 func (s *State) takeWhole(n, g int) (gpus, migOff []int) {
 	var free []int
-	for i := range s.nodes[n].gpus {
+	for i := range s.nodes[n].whole {
 		if s.freeWhole(n, i) {
 			free = append(free, i)
 		}
@@ -78,10 +78,10 @@ func (s *State) takeWhole(n, g int) (gpus, migOff []int) {
 	}
 	picked := free[:g]
 	for _, i := range picked {
-		st := &s.nodes[n].gpus[i]
-		st.whole = true
-		if len(st.layout.Instances) > 0 {
-			st.layout.Instances = nil // a dynamic MIG GPU given whole loses its idle layout
+		ns := &s.nodes[n]
+		ns.whole[i] = true
+		if ns.layouts != nil && len(ns.layouts[i].Instances) > 0 {
+			ns.layouts[i].Instances = nil // a dynamic MIG GPU given whole loses its idle layout
 			migOff = append(migOff, i)
 		}
 		s.left.SetGPULeft(n, i, 0)
@@ -125,28 +125,28 @@ func (s *State) takeMIG(n, p int) ([]int, *MIGSlot) {
 	ns := &s.nodes[n]
 	dynamic := s.classes[ns.class].mig == fleet.MIGDynamic
 	best, bestKey := -1, [3]int{}
-	for g := range ns.gpus {
-		st := &ns.gpus[g]
-		ch, ok := st.layout.Plan(p, dynamic)
-		if st.whole || !ok {
+	for g := range ns.layouts {
+		l := &ns.layouts[g]
+		ch, ok := l.Plan(p, dynamic)
+		if ns.whole[g] || !ok {
 			continue
 		}
-		key := [3]int{b2i(ch.Use < 0), b2i(st.layout.Idle()), st.layout.Capacity(p, dynamic)}
+		key := [3]int{b2i(ch.Use < 0), b2i(l.Idle()), l.Capacity(p, dynamic)}
 		if best < 0 || less3(key, bestKey) {
 			best, bestKey = g, key
 		}
 	}
-	st := &ns.gpus[best]
-	ch, _ := st.layout.Plan(p, dynamic)
-	if err := st.layout.Apply(p, ch); err != nil {
+	l := &ns.layouts[best]
+	ch, _ := l.Plan(p, dynamic)
+	if err := l.Apply(p, ch); err != nil {
 		panic(fmt.Sprintf("gang: MIG plan on node %d GPU %d does not apply: %v", n, best, err))
 	}
 	s.syncMIG(n, best)
-	slot := &MIGSlot{Profile: st.layout.Model.Profiles[p].Name, Start: ch.Create, Created: ch.Create >= 0, Deleted: ch.Delete}
+	slot := &MIGSlot{Profile: l.Model.Profiles[p].Name, Start: ch.Create, Created: ch.Create >= 0, Deleted: ch.Delete}
 	if ch.Use >= 0 {
-		slot.Start = st.layout.Instances[ch.Use].Start
+		slot.Start = l.Instances[ch.Use].Start
 	}
-	slot.Layout = st.layout.String()
+	slot.Layout = l.String()
 	return []int{best}, slot
 }
 
@@ -166,7 +166,7 @@ func (s *State) takeShare(n, m, g int) int {
 	}
 	gpus, _ := s.takeWhole(n, 1)
 	best = gpus[0]
-	s.nodes[n].gpus[best].whole = false
+	s.nodes[n].whole[best] = false
 	s.left.SetGPULeft(n, best, 1000-int64(m))
 	return best
 }
@@ -211,17 +211,16 @@ func (s *State) give(t Task) {
 	ns := &s.nodes[t.Node]
 	s.left.AddHost(t.Node, t.CPUMilli, t.MemoryMiB)
 	for _, g := range t.GPUs {
-		st := &ns.gpus[g]
 		switch {
 		case t.MIG != nil:
-			if err := st.layout.Release(t.MIG.Start); err != nil {
+			if err := ns.layouts[g].Release(t.MIG.Start); err != nil {
 				panic(fmt.Sprintf("gang: release MIG instance on node %d GPU %d: %v", t.Node, g, err))
 			}
 			s.syncMIG(t.Node, g)
 		case t.Milli > 0:
 			s.left.SetGPULeft(t.Node, g, s.left.GPULeft[t.Node][g]+int64(t.Milli))
 		default:
-			st.whole = false
+			ns.whole[g] = false
 			s.left.SetGPULeft(t.Node, g, 1000)
 		}
 	}

@@ -269,7 +269,7 @@ type bruteSnap struct {
 func bruteSnapshot(s *State) bruteSnap {
 	var sn bruteSnap
 	for n := range s.nodes {
-		g := make([]bool, len(s.nodes[n].gpus))
+		g := make([]bool, len(s.nodes[n].whole))
 		for i := range g {
 			g[i] = s.freeWhole(n, i)
 		}

@@ -1,6 +1,9 @@
 package gang
 
-import "github.com/corral-sched/corral/internal/fleet"
+import (
+	"github.com/corral-sched/corral/internal/fleet"
+	"github.com/corral-sched/corral/internal/gpu"
+)
 
 // summary is what one node contributes to the index.
 type summary struct {
@@ -59,12 +62,12 @@ func (s *State) summarise(n int) summary {
 	}
 	sum.free = sum.all
 	c := s.classes[s.nodes[n].class]
-	for g := range s.nodes[n].gpus {
-		st := &s.nodes[n].gpus[g]
-		if c.mig != fleet.MIGNone && !st.whole {
-			sum.migOpen |= s.openProfiles(c, st)
+	ns := &s.nodes[n]
+	for g, whole := range ns.whole {
+		if c.mig != fleet.MIGNone && !whole {
+			sum.migOpen |= s.openProfiles(c, &ns.layouts[g])
 		}
-		if left := s.left.GPULeft[n][g]; c.shared && !st.whole && left > 0 && left < 1000 {
+		if left := s.left.GPULeft[n][g]; c.shared && !whole && left > 0 && left < 1000 {
 			sum.partial = max(sum.partial, int(left))
 		}
 	}
@@ -75,12 +78,12 @@ func (s *State) summarise(n int) summary {
 // an idle instance of the profile, or room beside busy instances. An idle
 // dynamic GPU counts as a free whole GPU instead, and here only for the
 // idle instances it already has.
-func (s *State) openProfiles(c class, st *gpuState) uint32 {
+func (s *State) openProfiles(c class, l *gpu.Layout) uint32 {
 	dynamic := c.mig == fleet.MIGDynamic
-	if dynamic && st.layout.Idle() {
-		return st.layout.Hosts(false)
+	if dynamic && l.Idle() {
+		return l.Hosts(false)
 	}
-	return st.layout.Hosts(dynamic)
+	return l.Hosts(dynamic)
 }
 
 // reindex recomputes node n's summary and updates every vertex on its path.

@@ -221,7 +221,7 @@ func (s *State) gpuCapacity(n int, r *request) int {
 			free = s.FreeGPUs(n)
 		}
 		if r.d.WholeNode {
-			return b2i(free == len(ns.gpus) && free >= r.d.GPUs)
+			return b2i(free == len(ns.whole) && free >= r.d.GPUs)
 		}
 		return free / r.d.GPUs
 	case job.MIG:
@@ -229,16 +229,16 @@ func (s *State) gpuCapacity(n int, r *request) int {
 		// On an open node the index says whether any GPU already in MIG
 		// use can host p; if none can, only free GPUs need a look.
 		skipUsed := ns.sum.open && ns.sum.migOpen&(1<<p) == 0
-		for g := range ns.gpus {
-			if ns.gpus[g].whole || (skipUsed && !s.freeWhole(n, g)) {
+		for g := range ns.layouts {
+			if ns.whole[g] || (skipUsed && !s.freeWhole(n, g)) {
 				continue
 			}
-			total += ns.gpus[g].layout.Capacity(p, dynamic)
+			total += ns.layouts[g].Capacity(p, dynamic)
 		}
 	case job.Shared:
 		m := r.milli[ns.class]
-		for g := range ns.gpus {
-			if !ns.gpus[g].whole {
+		for g, whole := range ns.whole {
+			if !whole {
 				total += (1000 - s.sharedMilli(n, g)) / m
 			}
 		}

@@ -270,10 +270,10 @@ func compareGolden(t *testing.T, path, got string) {
 func busyInstances(s *State) []string {
 	var out []string
 	for n := range s.nodes {
-		for g, st := range s.nodes[n].gpus {
-			for _, in := range st.layout.Instances {
+		for g, l := range s.nodes[n].layouts {
+			for _, in := range l.Instances {
 				if in.Busy {
-					out = append(out, fmt.Sprintf("%d/%d/%s@%d", n, g, st.layout.Model.Profiles[in.Profile].Name, in.Start))
+					out = append(out, fmt.Sprintf("%d/%d/%s@%d", n, g, l.Model.Profiles[in.Profile].Name, in.Start))
 				}
 			}
 		}

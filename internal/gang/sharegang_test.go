@@ -129,8 +129,8 @@ func randomShareGangs(t *testing.T, spread bool) {
 		}
 	}
 	for n := range s.nodes {
-		if s.FreeGPUs(n) != len(s.nodes[n].gpus) {
-			t.Fatalf("node %d has %d free GPUs after every gang left, want all %d", n, s.FreeGPUs(n), len(s.nodes[n].gpus))
+		if s.FreeGPUs(n) != len(s.nodes[n].whole) {
+			t.Fatalf("node %d has %d free GPUs after every gang left, want all %d", n, s.FreeGPUs(n), len(s.nodes[n].whole))
 		}
 	}
 }
@@ -138,9 +138,9 @@ func randomShareGangs(t *testing.T, spread bool) {
 func checkNoGPUOverfull(t *testing.T, s *State) {
 	t.Helper()
 	for n, ns := range s.nodes {
-		for g, st := range ns.gpus {
-			if left := s.left.GPULeft[n][g]; left < 0 || left > 1000 || (st.whole && left != 0) {
-				t.Fatalf("node %d GPU %d has %d thousandths left (whole %v)", n, g, left, st.whole)
+		for g, whole := range ns.whole {
+			if left := s.left.GPULeft[n][g]; left < 0 || left > 1000 || (whole && left != 0) {
+				t.Fatalf("node %d GPU %d has %d thousandths left (whole %v)", n, g, left, whole)
 			}
 		}
 	}

@@ -65,14 +65,14 @@ func (a shareKey) less(b shareKey) bool {
 // thousandths: it is shared, or free as a whole, and has that much left.
 func (s *State) shareRoom(n, g, m int) bool {
 	used := s.sharedMilli(n, g)
-	return !s.nodes[n].gpus[g].whole && 1000-used >= m && (used > 0 || s.freeWhole(n, g))
+	return !s.nodes[n].whole[g] && 1000-used >= m && (used > 0 || s.freeWhole(n, g))
 }
 
 // bestShareGPU returns node n's GPU that a shared task of size m fits on
 // with the least key, or -1.
 func (s *State) bestShareGPU(n, m int) (int, shareKey) {
 	best, bestKey := -1, shareKey{}
-	for g := range s.nodes[n].gpus {
+	for g := range s.nodes[n].whole {
 		if !s.shareRoom(n, g, m) {
 			continue
 		}

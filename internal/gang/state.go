@@ -73,14 +73,10 @@ type class struct {
 // of each GPU) is in the packing policy's cluster, the one store that the
 // gang search and the policy both read (State.left).
 type nodeState struct {
-	gpus  []gpuState
-	class int
-	sum   summary // the node's contribution to the index
-}
-
-type gpuState struct {
-	whole  bool       // held whole by a task
-	layout gpu.Layout // MIG nodes only
+	whole   []bool       // per GPU: held whole by a task
+	layouts []gpu.Layout // per GPU of a MIG node (nil on others)
+	class   int
+	sum     summary // the node's contribution to the index
 }
 
 // Options tune a State. The zero value takes the defaults.
@@ -138,7 +134,7 @@ func NewWithOptions(f *fleet.Fleet, opt Options) (*State, error) {
 	s.left = newStore(f, s.classes, s.nodes)
 	s.packer = newPacker()
 	for n := range s.nodes {
-		for g := range s.nodes[n].gpus {
+		for g := range s.nodes[n].whole {
 			s.syncMIG(n, g)
 		}
 		s.reindex(n)
@@ -163,16 +159,17 @@ func classFor(n *fleet.Node) (class, error) {
 }
 
 func newNodeState(n *fleet.Node, c class, id int) (nodeState, error) {
-	ns := nodeState{class: id, gpus: make([]gpuState, n.GPUs)}
+	ns := nodeState{class: id, whole: make([]bool, n.GPUs)}
 	if c.mig == fleet.MIGNone {
 		return ns, nil
 	}
-	for g := range ns.gpus {
+	ns.layouts = make([]gpu.Layout, n.GPUs)
+	for g := range ns.layouts {
 		l, err := gpu.NewLayout(c.model, n.MIGLayout...)
 		if err != nil {
 			return ns, fmt.Errorf("node %s: MIG layout: %w", n.Name, err)
 		}
-		ns.gpus[g].layout = l
+		ns.layouts[g] = l
 	}
 	return ns, nil
 }
@@ -196,7 +193,7 @@ func (s *State) freeWhole(n, g int) bool { return s.left.GPULeft[n][g] == 1000 }
 // is not left of a GPU that is neither held whole nor in MIG mode.
 func (s *State) sharedMilli(n, g int) int {
 	ns := &s.nodes[n]
-	if ns.gpus[g].whole || s.classes[ns.class].mig != fleet.MIGNone {
+	if ns.whole[g] || s.classes[ns.class].mig != fleet.MIGNone {
 		return 0
 	}
 	return 1000 - int(s.left.GPULeft[n][g])
@@ -211,7 +208,7 @@ func (s *State) syncMIG(n, g int) {
 		return
 	}
 	left := int64(0)
-	if st := &s.nodes[n].gpus[g]; !st.whole && mig == fleet.MIGDynamic && st.layout.Idle() {
+	if ns := &s.nodes[n]; !ns.whole[g] && mig == fleet.MIGDynamic && ns.layouts[g].Idle() {
 		left = 1000
 	}
 	if s.left.GPULeft[n][g] != left {
@@ -222,7 +219,7 @@ func (s *State) syncMIG(n, g int) {
 // FreeGPUs is the number of GPUs of node n that can be given whole.
 func (s *State) FreeGPUs(n int) int {
 	free := 0
-	for g := range s.nodes[n].gpus {
+	for g := range s.nodes[n].whole {
 		if s.freeWhole(n, g) {
 			free++
 		}

@@ -1,6 +1,9 @@
 package gang
 
-import "github.com/corral-sched/corral/internal/placement"
+import (
+	"github.com/corral-sched/corral/internal/gpu"
+	"github.com/corral-sched/corral/internal/placement"
+)
 
 // journal records node states, and what the store says is left on them,
 // before a placement touches them, so that a
@@ -9,20 +12,22 @@ import "github.com/corral-sched/corral/internal/placement"
 // committed savepoint's records stay with its parent.
 //
 // A what-if opens and rolls back a savepoint for every question it asks,
-// so the journal allocates nothing in the steady state: the GPU states of
-// discarded records are kept for the next ones (free), and which nodes an
-// open savepoint has saved is a stamp per node rather than a set.
+// so the journal allocates nothing in the steady state: the per-GPU slices
+// of discarded records are kept for the next ones (recycled), and which nodes
+// an open savepoint has saved is a stamp per node rather than a set. A
+// node that is not in MIG mode saves two flat slices (whole, left).
 type journal struct {
 	entries []saved
 	marks   []int // start of each open savepoint in entries
 	// serials holds each open savepoint's serial; savedIn[n] the serial
 	// of the savepoint that last saved node n. Serials are never reused,
 	// so a stamp left by a closed savepoint never matches an open one.
-	serials  []uint64
-	savedIn  []uint64
-	serial   uint64
-	free     [][]gpuState // GPU states no node or record holds, for reuse
-	freeLeft [][]int64    // the same for the GPUs' milli left
+	serials []uint64
+	savedIn []uint64
+	serial  uint64
+	wholes  recycled[bool]
+	layouts recycled[gpu.Layout]
+	lefts   recycled[int64]
 }
 
 type saved struct {
@@ -50,7 +55,7 @@ func (s *State) touch(n int) {
 		return
 	}
 	j.savedIn[n] = j.serials[top]
-	j.entries = append(j.entries, saved{node: n, state: j.clone(&s.nodes[n]), left: s.left.SaveNode(n, j.leftBuf())})
+	j.entries = append(j.entries, saved{node: n, state: j.clone(&s.nodes[n]), left: s.left.SaveNode(n, j.lefts.get())})
 }
 
 // savepoint opens a nested level of undo.
@@ -68,14 +73,14 @@ func (s *State) rollback() {
 	top := len(j.marks) - 1
 	for i := len(j.entries) - 1; i >= j.marks[top]; i-- {
 		e := &j.entries[i]
-		indexed, changed := s.nodes[e.node].sum, s.nodes[e.node].gpus
-		s.nodes[e.node] = e.state
-		s.nodes[e.node].sum = indexed
-		s.left.RestoreNode(e.node, e.left)
-		j.free = append(j.free, changed)
-		j.freeLeft = append(j.freeLeft, e.left.GPU)
-		e.state.gpus, e.left.GPU = nil, nil
-		s.reindex(e.node)
+		n, now := e.node, &s.nodes[e.node]
+		j.recycle(now)
+		e.state.sum = now.sum // the index is brought up to date below
+		*now = e.state
+		s.left.RestoreNode(n, e.left)
+		j.lefts.put(e.left.GPU)
+		*e = saved{}
+		s.reindex(n)
 	}
 	j.entries = j.entries[:j.marks[top]]
 	j.close(top)
@@ -93,9 +98,9 @@ func (s *State) commit() {
 	if top == 0 {
 		for i := range j.entries {
 			e := &j.entries[i]
-			j.free = append(j.free, e.state.gpus)
-			j.freeLeft = append(j.freeLeft, e.left.GPU)
-			e.state.gpus, e.left.GPU = nil, nil
+			j.recycle(&e.state)
+			j.lefts.put(e.left.GPU)
+			*e = saved{}
 		}
 		j.entries = j.entries[:0]
 	}
@@ -106,43 +111,56 @@ func (j *journal) close(top int) {
 	j.marks, j.serials = j.marks[:top], j.serials[:top]
 }
 
-// leftBuf is memory for a node's GPUs' milli left that the journal kept
-// for reuse, or nil.
-func (j *journal) leftBuf() []int64 {
-	k := len(j.freeLeft)
-	if k == 0 {
-		return nil
-	}
-	buf := j.freeLeft[k-1]
-	j.freeLeft = j.freeLeft[:k-1]
-	return buf
-}
-
-// clone copies ns, its GPU states into ones the journal kept for reuse
-// when it has any.
+// clone copies ns into slices the journal kept for reuse when it has any.
 func (j *journal) clone(ns *nodeState) nodeState {
-	var buf []gpuState
-	if k := len(j.free); k > 0 {
-		buf, j.free = j.free[k-1], j.free[:k-1]
-	}
 	c := *ns
-	c.gpus = cloneGPUs(buf, ns.gpus)
+	c.whole = append(j.wholes.get(), ns.whole...)
+	if ns.layouts != nil {
+		c.layouts = cloneLayouts(j.layouts.get(), ns.layouts)
+	}
 	return c
 }
 
-// cloneGPUs copies src into dst, reusing dst's memory (and its layouts')
-// where it is large enough.
-func cloneGPUs(dst, src []gpuState) []gpuState {
+// recycle keeps ns's per-GPU slices for reuse; ns must not be read again.
+func (j *journal) recycle(ns *nodeState) {
+	j.wholes.put(ns.whole)
+	j.layouts.put(ns.layouts)
+}
+
+// cloneLayouts copies src into dst, reusing dst's memory (and its
+// instances') where it is large enough.
+func cloneLayouts(dst, src []gpu.Layout) []gpu.Layout {
 	if cap(dst) < len(src) {
-		dst = make([]gpuState, len(src))
+		dst = make([]gpu.Layout, len(src))
 	}
 	dst = dst[:len(src)]
-	for i, g := range src {
-		instances := dst[i].layout.Instances[:0]
-		dst[i] = g
-		if g.layout.Model != nil {
-			dst[i].layout.Instances = append(instances, g.layout.Instances...)
+	for i, l := range src {
+		instances := dst[i].Instances[:0]
+		dst[i] = l
+		if l.Model != nil {
+			dst[i].Instances = append(instances, l.Instances...)
 		}
 	}
 	return dst
+}
+
+// recycled keeps slices that no node or record holds, for reuse.
+type recycled[T any] struct{ free [][]T }
+
+// get returns an empty slice, with the memory of one kept when there is one.
+func (p *recycled[T]) get() []T {
+	k := len(p.free)
+	if k == 0 {
+		return nil
+	}
+	b := p.free[k-1]
+	p.free = p.free[:k-1]
+	return b[:0]
+}
+
+// put keeps b for reuse.
+func (p *recycled[T]) put(b []T) {
+	if cap(b) > 0 {
+		p.free = append(p.free, b)
+	}
 }
