@@ -61,14 +61,20 @@ func (s *State) summarise(n int) summary {
 		return sum
 	}
 	sum.free = sum.all
-	c := s.classes[s.nodes[n].class]
 	ns := &s.nodes[n]
-	for g, whole := range ns.whole {
-		if c.mig != fleet.MIGNone && !whole {
-			sum.migOpen |= s.openProfiles(c, &ns.layouts[g])
+	c := &s.classes[ns.class]
+	switch {
+	case c.mig != fleet.MIGNone:
+		for g, whole := range ns.whole {
+			if !whole {
+				sum.migOpen |= openProfiles(c.mig, &ns.layouts[g])
+			}
 		}
-		if left := s.left.GPULeft[n][g]; c.shared && !whole && left > 0 && left < 1000 {
-			sum.partial = max(sum.partial, int(left))
+	case c.shared:
+		for g, left := range s.left.GPULeft[n] {
+			if !ns.whole[g] && left > 0 && left < 1000 {
+				sum.partial = max(sum.partial, int(left))
+			}
 		}
 	}
 	return sum
@@ -78,8 +84,8 @@ func (s *State) summarise(n int) summary {
 // an idle instance of the profile, or room beside busy instances. An idle
 // dynamic GPU counts as a free whole GPU instead, and here only for the
 // idle instances it already has.
-func (s *State) openProfiles(c class, l *gpu.Layout) uint32 {
-	dynamic := c.mig == fleet.MIGDynamic
+func openProfiles(mig fleet.MIGMode, l *gpu.Layout) uint32 {
+	dynamic := mig == fleet.MIGDynamic
 	if dynamic && l.Idle() {
 		return l.Hosts(false)
 	}
