@@ -101,3 +101,44 @@ func TestGuardFollowsTheCluster(t *testing.T) {
 		t.Fatalf("with 8 GPUs free, no shape should be short")
 	}
 }
+
+// TestGuardLeavesCommonShapesAlone: on a small mixed fleet, shapes that
+// every node type takes are competed for by nearly every arrival, so they
+// are never short; guarding them kept one-GPU pods off the small nodes and
+// onto the one node a rare 8-GPU pod needs. The rare shape is still
+// guarded when its hosts run low.
+func TestGuardLeavesCommonShapesAlone(t *testing.T) {
+	var pods []Pod
+	for range 60 {
+		pods = append(pods, *whole(4000, 1))
+	}
+	for range 30 {
+		pods = append(pods, *whole(8000, 2))
+	}
+	pods = append(pods, *whole(88000, 8))
+	c := NewCluster([]Node{gpuNode("g2", 96000, 8, "G2"), gpuNode("t4a", 104000, 2, "T4"),
+		gpuNode("t4b", 104000, 2, "T4"), gpuNode("t4c", 104000, 2, "T4")})
+	var g hostGuard
+	g.reset(c, groupPods(pods))
+	g.refresh(c)
+	one, two := g.index[classKey{4000, 1000, 1, ""}], g.index[classKey{8000, 1000, 2, ""}]
+	big := g.index[classKey{88000, 1000, 8, ""}]
+	if g.demand[one] < 0.99 || g.demand[two] < 0.99 {
+		t.Fatalf("every arrival competes with the 1- and 2-GPU shapes: demand %.2f and %.2f", g.demand[one], g.demand[two])
+	}
+	small := whole(4000, 1)
+	if _, any := g.shortFor(c, small); any || g.short.has(two) {
+		t.Fatalf("4 hosts against about 13 expected copies, but every arrival competes: no shape should be short (2-GPU short: %v)", g.short.has(two))
+	}
+	if kept := g.keep(c, small, 0, allNodes(c), func(int) int { return -1 }); kept != nil {
+		t.Fatalf("a one-GPU pod was kept to nodes %v; nothing is short", kept)
+	}
+	// The rare shape: its one host with many arrivals still to come.
+	g.demand[big] = 0.5
+	if _, any := g.shortFor(c, small); !any || !g.short.has(big) {
+		t.Fatalf("the 8-GPU shape, with one host and half the arrivals competing for it, should be short")
+	}
+	if kept := g.keep(c, small, 0, allNodes(c), func(int) int { return -1 }); len(kept) != 3 || kept[0] == 0 {
+		t.Fatalf("a one-GPU pod was kept to %v, want the three small nodes", kept)
+	}
+}
