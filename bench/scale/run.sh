@@ -167,6 +167,9 @@ median() {
     else (.[length / 2 - 1] + .[length / 2]) / 2 end" "$OUT/$2"-*.json
 }
 
+# policy LABEL: how the binary placed 1-GPU pods (pod_policy of its first run).
+policy() { jq -r '.pod_policy // "?"' "$OUT/$1-1.json" 2>/dev/null || echo "?"; }
+
 row() { # row METRIC EXPR FORMAT
   awk -v m="$1" -v f="$3" -v b="$(median "$2" base)" -v c="$(median "$2" current)" 'BEGIN {
     bs = b == "null" ? "-" : sprintf(f, b); cs = c == "null" ? "-" : sprintf(f, c)
@@ -183,7 +186,7 @@ row() { # row METRIC EXPR FORMAT
   row "pod decision p50 (ms)" .p50_decision_ms "%.4f"
   row "pod decision p99 (ms)" .p99_decision_ms "%.4f"
   row "pod decision p99.9 (ms)" .p999_decision_ms "%.3f"
-  row "1-GPU pods (baseline: search, current: live), decisions/s in Place" '.pod_kinds[0].decisions_per_sec_place_only?' "%.0f"
+  row "1-GPU pods (baseline: $(policy base), current: $(policy current)), decisions/s in Place" '.pod_kinds[0].decisions_per_sec_place_only?' "%.0f"
   row "1-GPU pods, p99 (ms)" '.pod_kinds[0].p99_ms?' "%.4f"
   row "MIG pods, p99 (ms), worst profile" '[.pod_kinds[1:][]?.p99_ms] | max' "%.4f"
   row "gang512 p99 (ms)" .gang512_p99_ms "%.2f"
