@@ -86,8 +86,9 @@ type Config struct {
 	AccountingConfigMaps string
 	// UnitMemoryConfigMap, when set ("namespace/name"), keeps the core's
 	// memory of units (how often each was preempted, until when it may
-	// not borrow, the room claimed for it), and the mix of pod shapes the
-	// packing policy learned (learned.go), in that ConfigMap, so that a
+	// not borrow, the room claimed for it), the mix of pod shapes the
+	// packing policy learned (learned.go) and the times of the last
+	// hour's defragmentation moves (defragmoves.go) in that ConfigMap, so that a
 	// new leader or a restarted replica continues it (memstore.go);
 	// otherwise it lives in this replica only.
 	UnitMemoryConfigMap string

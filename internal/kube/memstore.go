@@ -74,8 +74,8 @@ func (m *memoryStore) load(ctx context.Context) (map[string]sched.Remembered, er
 	}
 	out := make(map[string]sched.Remembered, len(cm.Data))
 	for key, v := range cm.Data {
-		if strings.HasPrefix(key, bindingKeyPrefix) || key == learnedMixKey {
-			continue // an inferred gang's placement being bound (below), or the learned mix (learned.go)
+		if strings.HasPrefix(key, bindingKeyPrefix) || key == learnedMixKey || key == defragMovesKey {
+			continue // an inferred gang's placement being bound (below), the learned mix (learned.go), or the moves (defragmoves.go)
 		}
 		var u storedUnit
 		if err := json.Unmarshal([]byte(v), &u); err != nil || memoryKey(u.Unit) != key {
@@ -209,14 +209,16 @@ func (m *memoryStore) wrap(err error) error {
 	return fmt.Errorf("unit memory ConfigMap %s/%s: %w", m.ns, m.name, err)
 }
 
-// restoreUnits reads the units' memory, and the learned mix
-// (learned.go), back as this replica starts leading. What cannot be read
+// restoreUnits reads the units' memory, the learned mix (learned.go) and
+// the last hour's defragmentation moves (defragmoves.go) back as this
+// replica starts leading. What cannot be read
 // is logged, and the replica goes on with what it knows.
 func (s *Scheduler) restoreUnits(ctx context.Context) {
 	if s.unitsStore == nil {
 		return
 	}
 	s.restoreLearned(ctx)
+	s.restoreMoves(ctx)
 	saved, err := s.unitsStore.load(ctx)
 	if err != nil {
 		s.log.Warn("unit memory not read back; preemption counts and back-offs start afresh", "err", err)

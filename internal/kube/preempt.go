@@ -136,7 +136,8 @@ func evict(ctx context.Context, client kubernetes.Interface, p *preemption, grac
 const defaultDefragMoves = 4
 
 // defrag is what the cycle may move now (Config.Defrag): the hourly
-// bound less this replica's moves in the last hour; nil when off.
+// bound less the moves in the last hour, a former leader's included
+// (defragmoves.go); nil when off.
 func (s *Scheduler) defrag() *sched.Defrag {
 	if !s.cfg.Defrag {
 		return nil

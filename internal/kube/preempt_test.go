@@ -161,3 +161,71 @@ func TestDefragEvictsACheckpointingPodForAWholeNode(t *testing.T) {
 		t.Errorf("stats %+v, want one eviction", st)
 	}
 }
+
+// The hourly bound on defragmentation moves holds across a leader change:
+// the moves are kept in the unit memory ConfigMap, and a new leader counts
+// the old one's. Before, a new leader counted none and moved its whole
+// bound again at once.
+func TestLeaderChangeKeepsTheDefragBound(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.configNoGrace()
+	cfg.Defrag = true
+	cfg.DefragMovesPerHour = 1
+	cfg.UnitMemoryConfigMap = leaseNamespace + "/" + e.ns + "-memory"
+	yes := true
+	deadline := int64(20 * 3600)
+	var smalls []string
+	for i := range 3 {
+		node, name := fmt.Sprintf("dfb-%d", i), fmt.Sprintf("small-%d", i)
+		e.node(node, 8, nil)
+		p := pod(name, 4)
+		p.Spec.NodeName = node
+		p.Spec.ActiveDeadlineSeconds = &deadline
+		p.Annotations = map[string]string{AnnotationCheckpointEvery: "30m"}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "small", UID: types.UID("small-rs"), Controller: &yes}}
+		e.create(p)
+		smalls = append(smalls, name)
+	}
+	present := func() int {
+		got := e.nodesOf()
+		n := 0
+		for _, name := range smalls {
+			if _, ok := got[name]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	stopA := e.elected("a", cfg)
+	e.waitHolder("a")
+	e.create(pod("large-a", 8))
+	e.waitBound("large-a") // one small pod moved: the hour's one move
+	if n := present(); n != 2 {
+		t.Fatalf("%d small pods left after the first move, want 2", n)
+	}
+	moves, err := (&memoryStore{client: e.c.Client, ns: leaseNamespace, name: e.ns + "-memory"}).loadMoves(context.Background())
+	if err != nil || len(moves) != 1 {
+		t.Fatalf("stored moves %v (%v), want the one move", moves, err)
+	}
+
+	stopA()
+	e.elected("b", cfg)
+	e.waitHolder("b")
+	e.create(pod("large-b", 8))
+	e.waitUnschedulable("large-b", "")
+	time.Sleep(4 * cfg.Interval) // several cycles of the new leader
+	if p := e.getPodOrNil("large-b"); p == nil || p.Spec.NodeName != "" {
+		t.Fatalf("large-b bound to %q, want it waiting: the hour's move was made by the old leader", nodeOf(p))
+	}
+	if n := present(); n != 2 {
+		t.Fatalf("%d small pods left, want 2: the new leader moved one more within the hour", n)
+	}
+}
+
+// nodeOf is the node a pod is bound to, "(gone)" for none.
+func nodeOf(p *corev1.Pod) string {
+	if p == nil {
+		return "(gone)"
+	}
+	return p.Spec.NodeName
+}

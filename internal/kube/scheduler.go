@@ -102,9 +102,12 @@ type Scheduler struct {
 	// continues it.
 	units      *sched.Memory
 	unitsStore *memoryStore // nil: kept in this replica only
-	// moved are the times of this replica's moves in the last hour
-	// (Config.Defrag), oldest first; only the cycle's goroutine uses them.
-	moved []time.Time
+	// moved are the times of the moves in the last hour (Config.Defrag),
+	// oldest first, this replica's and those a former leader kept
+	// (defragmoves.go); only the cycle's goroutine uses them.
+	// movedChanged says the cycle moved pods since they were last written.
+	moved        []time.Time
+	movedChanged bool
 	// learnedRenewed is the renewal of the learned mix last written to
 	// the unit memory ConfigMap (learned.go).
 	learnedRenewed int
@@ -271,6 +274,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 func (s *Scheduler) Cycle(ctx context.Context) error {
 	defer s.persistUnits(ctx)
 	defer s.persistLearned(ctx)
+	defer s.persistMoves(ctx)
 	s.useLive()
 	changed, err := s.refreshPods()
 	if err != nil {
@@ -413,6 +417,7 @@ func (s *Scheduler) evictAll(ctx context.Context, snap *snapshot, preempts []*pr
 			for range p.victims { // each unit moved counts toward the hourly bound
 				s.moved = append(s.moved, s.cfg.Now())
 			}
+			s.movedChanged = true
 		}
 		for _, v := range evicted {
 			s.preempted(v, p)

@@ -1,0 +1,92 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The moves defragmentation made in the last hour bound the next ones
+// (Config.DefragMovesPerHour). The scheduler keeps their times in the
+// unit memory ConfigMap (Config.UnitMemoryConfigMap, key defragMovesKey)
+// after each cycle that moved pods, and a replica that takes the lead
+// starts from them: without it, a new leader would count no moves and
+// could move its full hourly bound again at once.
+
+// defragMovesKey is the ConfigMap key of the moves' times; no unit's key
+// ("group.", "pod.") or binding record's ("binding.") takes this form.
+const defragMovesKey = "defrag-moves"
+
+// loadMoves reads the times of the moves a leader kept; nil when none.
+func (m *memoryStore) loadMoves(ctx context.Context) ([]time.Time, error) {
+	cm, err := m.client.CoreV1().ConfigMaps(m.ns).Get(ctx, m.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, m.wrap(err)
+	}
+	v, ok := cm.Data[defragMovesKey]
+	if !ok {
+		return nil, nil
+	}
+	var moves []time.Time
+	if err := json.Unmarshal([]byte(v), &moves); err != nil {
+		return nil, m.wrap(fmt.Errorf("key %s: %w", defragMovesKey, err))
+	}
+	return moves, nil
+}
+
+// saveMoves writes the times of the moves in the last hour.
+func (m *memoryStore) saveMoves(ctx context.Context, moves []time.Time) error {
+	v, err := json.Marshal(moves)
+	if err != nil {
+		return m.wrap(err)
+	}
+	return m.patch(ctx, map[string]any{defragMovesKey: string(v)})
+}
+
+// restoreMoves takes up the moves a former leader made in the last hour.
+// Called as this replica starts leading; what cannot be read is logged,
+// and the replica counts only its own moves.
+func (s *Scheduler) restoreMoves(ctx context.Context) {
+	if s.unitsStore == nil || !s.cfg.Defrag {
+		return
+	}
+	moves, err := s.unitsStore.loadMoves(ctx)
+	if err != nil {
+		s.log.Warn("defragmentation moves not read back; the hourly bound counts this replica's only", "err", err)
+		return
+	}
+	s.moved = recentMoves(moves, s.cfg.Now())
+}
+
+// persistMoves writes the moves of the last hour when a cycle moved pods;
+// a failed write is tried again after the next cycle.
+func (s *Scheduler) persistMoves(ctx context.Context) {
+	if s.unitsStore == nil || !s.movedChanged {
+		return
+	}
+	if err := s.unitsStore.saveMoves(ctx, s.moved); err != nil {
+		s.log.Warn("defragmentation moves", "err", err)
+		return
+	}
+	s.movedChanged = false
+}
+
+// recentMoves is moves after now less an hour, oldest first.
+func recentMoves(moves []time.Time, now time.Time) []time.Time {
+	var out []time.Time
+	for _, t := range moves {
+		if t.After(now.Add(-time.Hour)) && !t.After(now) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
