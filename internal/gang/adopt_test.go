@@ -85,3 +85,24 @@ func TestAdoptShareOnTheGPUItRunsOn(t *testing.T) {
 		t.Fatal("a fraction did not fit a fractional node with room")
 	}
 }
+
+// A node marked fractional whose GPUs are in MIG mode (a label set by
+// mistake, or a fleet file that says both) shares none of them by
+// fractions: fleet.Node.Fractional is for non-MIG GPUs, as time-slicing
+// is, and a MIG GPU's room is its layout's, not a fraction.
+func TestNoFractionsOfMIGGPUs(t *testing.T) {
+	f := grid(t, []string{"rack"}, []int{1}, 1, 2, "A100-80GB")
+	f.Nodes[0].MIG = fleet.MIGDynamic
+	f.Nodes[0].Fractional = true
+	s := newState(t, f)
+	_, u := s.Place(milliJob("share", 300))
+	if u == nil {
+		t.Fatal("a 300-milli share was placed on a MIG GPU")
+	}
+	if !strings.Contains(u.Error(), ReasonNoSharing.String()) {
+		t.Errorf("why: %v, want %q", u, ReasonNoSharing.String())
+	}
+	if _, u := s.Place(gpuJob("whole", 1, 2)); u != nil {
+		t.Fatalf("the node's two GPUs, idle, should still be given whole: %v", u)
+	}
+}

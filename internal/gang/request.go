@@ -142,8 +142,8 @@ func (r *request) fitsClass(c class, allowed map[*gpu.Model]bool) bool {
 		}
 		_, err := c.model.ProfileIndex(r.d.MIG)
 		return err == nil
-	case job.Shared:
-		return c.shared && (r.d.Shares == 0 || c.slices > 1) // shares need time slices
+	case job.Shared: // shares of non-MIG GPUs only (fleet.Node.Fractional, TimeSlices)
+		return c.shared && c.mig == fleet.MIGNone && (r.d.Shares == 0 || c.slices > 1) // shares need time slices
 	}
 	return false
 }
@@ -262,7 +262,7 @@ func (s *State) classReason(n int, r *request) Reason {
 		return ReasonNoMIG
 	case r.kind == job.MIG:
 		return ReasonProfile
-	case r.kind == job.Shared && !c.shared:
+	case r.kind == job.Shared && (!c.shared || c.mig != fleet.MIGNone):
 		return ReasonNoSharing
 	case r.kind == job.Shared:
 		return ReasonNoTimeSlices
