@@ -239,7 +239,7 @@ func (s *State) gpuCapacity(n int, r *request) int {
 		m := r.milli[ns.class]
 		for g, whole := range ns.whole {
 			if !whole {
-				total += (1000 - s.sharedMilli(n, g)) / m
+				total += int(s.left.GPULeft[n][g]) / m
 			}
 		}
 	}

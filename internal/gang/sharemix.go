@@ -62,10 +62,10 @@ func (a shareKey) less(b shareKey) bool {
 }
 
 // shareRoom reports whether GPU g of node n can take a share of m
-// thousandths: it is shared, or free as a whole, and has that much left.
+// thousandths: it is not held whole and has that much left (a free GPU
+// has all of itself left).
 func (s *State) shareRoom(n, g, m int) bool {
-	used := s.sharedMilli(n, g)
-	return !s.nodes[n].whole[g] && 1000-used >= m && (used > 0 || s.freeWhole(n, g))
+	return !s.nodes[n].whole[g] && int(s.left.GPULeft[n][g]) >= m
 }
 
 // bestShareGPU returns node n's GPU that a shared task of size m fits on
@@ -76,9 +76,8 @@ func (s *State) bestShareGPU(n, m int) (int, shareKey) {
 		if !s.shareRoom(n, g, m) {
 			continue
 		}
-		used := s.sharedMilli(n, g)
-		room := 1000 - used
-		k := shareKey{fresh: used == 0, room: room}
+		room := int(s.left.GPULeft[n][g])
+		k := shareKey{fresh: room == 1000, room: room}
 		if !s.shareBestFit {
 			k.growth = s.shares.frag(room-m, m) - s.shares.frag(room, m)
 		}

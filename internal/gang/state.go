@@ -189,16 +189,6 @@ func (s *State) open(n int) bool {
 // a GPU has all of itself left (see State.left, and syncMIG for MIG GPUs).
 func (s *State) freeWhole(n, g int) bool { return s.left.GPULeft[n][g] == 1000 }
 
-// sharedMilli is the thousandths of GPU g of node n that shares use: what
-// is not left of a GPU that is neither held whole nor in MIG mode.
-func (s *State) sharedMilli(n, g int) int {
-	ns := &s.nodes[n]
-	if ns.whole[g] || s.classes[ns.class].mig != fleet.MIGNone {
-		return 0
-	}
-	return 1000 - int(s.left.GPULeft[n][g])
-}
-
 // syncMIG writes what is left of MIG GPU g of node n after its layout
 // changed: all of it when the GPU can be given whole (not held whole, and
 // an idle dynamic MIG GPU), else none.

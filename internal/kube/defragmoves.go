@@ -2,13 +2,8 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The moves defragmentation made in the last hour bound the next ones
@@ -24,31 +19,14 @@ const defragMovesKey = "defrag-moves"
 
 // loadMoves reads the times of the moves a leader kept; nil when none.
 func (m *memoryStore) loadMoves(ctx context.Context) ([]time.Time, error) {
-	cm, err := m.client.CoreV1().ConfigMaps(m.ns).Get(ctx, m.name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, m.wrap(err)
-	}
-	v, ok := cm.Data[defragMovesKey]
-	if !ok {
-		return nil, nil
-	}
 	var moves []time.Time
-	if err := json.Unmarshal([]byte(v), &moves); err != nil {
-		return nil, m.wrap(fmt.Errorf("key %s: %w", defragMovesKey, err))
-	}
-	return moves, nil
+	_, err := m.readKey(ctx, defragMovesKey, &moves)
+	return moves, err
 }
 
 // saveMoves writes the times of the moves in the last hour.
 func (m *memoryStore) saveMoves(ctx context.Context, moves []time.Time) error {
-	v, err := json.Marshal(moves)
-	if err != nil {
-		return m.wrap(err)
-	}
-	return m.patch(ctx, map[string]any{defragMovesKey: string(v)})
+	return m.writeKey(ctx, defragMovesKey, moves)
 }
 
 // restoreMoves takes up the moves a former leader made in the last hour.
@@ -79,9 +57,10 @@ func (s *Scheduler) persistMoves(ctx context.Context) {
 	s.movedChanged = false
 }
 
-// recentMoves is moves after now less an hour, oldest first.
+// recentMoves is moves after now less an hour, oldest first, filtered in
+// place.
 func recentMoves(moves []time.Time, now time.Time) []time.Time {
-	var out []time.Time
+	out := moves[:0]
 	for _, t := range moves {
 		if t.After(now.Add(-time.Hour)) && !t.After(now) {
 			out = append(out, t)

@@ -2,12 +2,7 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/corral-sched/corral/internal/placement"
 )
@@ -42,31 +37,16 @@ func (k *keptCluster) takeCarry(log *slog.Logger) {
 
 // loadLearned reads the learned mix a leader kept; nil when none is.
 func (m *memoryStore) loadLearned(ctx context.Context) (*placement.Learned, error) {
-	cm, err := m.client.CoreV1().ConfigMaps(m.ns).Get(ctx, m.name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, m.wrap(err)
-	}
-	v, ok := cm.Data[learnedMixKey]
-	if !ok {
-		return nil, nil
-	}
 	var l placement.Learned
-	if err := json.Unmarshal([]byte(v), &l); err != nil {
-		return nil, m.wrap(fmt.Errorf("key %s: %w", learnedMixKey, err))
+	if ok, err := m.readKey(ctx, learnedMixKey, &l); !ok || err != nil {
+		return nil, err
 	}
 	return &l, nil
 }
 
 // saveLearned writes the learned mix.
 func (m *memoryStore) saveLearned(ctx context.Context, l placement.Learned) error {
-	v, err := json.Marshal(l)
-	if err != nil {
-		return m.wrap(err)
-	}
-	return m.patch(ctx, map[string]any{learnedMixKey: string(v)})
+	return m.writeKey(ctx, learnedMixKey, l)
 }
 
 // restoreLearned has the next cycle's state carry on with the mix a former

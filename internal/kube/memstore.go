@@ -202,6 +202,35 @@ func (m *memoryStore) bindings(ctx context.Context) (map[string]*storedBinding, 
 	return out, nil
 }
 
+// readKey decodes the JSON under key into v; false when the ConfigMap or
+// the key is not there.
+func (m *memoryStore) readKey(ctx context.Context, key string, v any) (bool, error) {
+	cm, err := m.client.CoreV1().ConfigMaps(m.ns).Get(ctx, m.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, m.wrap(err)
+	}
+	s, ok := cm.Data[key]
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return false, m.wrap(fmt.Errorf("key %s: %w", key, err))
+	}
+	return true, nil
+}
+
+// writeKey writes v as JSON under key.
+func (m *memoryStore) writeKey(ctx context.Context, key string, v any) error {
+	s, err := json.Marshal(v)
+	if err != nil {
+		return m.wrap(err)
+	}
+	return m.patch(ctx, map[string]any{key: string(s)})
+}
+
 func (m *memoryStore) wrap(err error) error {
 	if err == nil {
 		return nil

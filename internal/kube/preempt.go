@@ -142,10 +142,7 @@ func (s *Scheduler) defrag() *sched.Defrag {
 	if !s.cfg.Defrag {
 		return nil
 	}
-	now := s.cfg.Now()
-	for len(s.moved) > 0 && !s.moved[0].After(now.Add(-time.Hour)) {
-		s.moved = s.moved[1:]
-	}
+	s.moved = recentMoves(s.moved, s.cfg.Now())
 	limit := s.cfg.DefragMovesPerHour
 	if limit <= 0 {
 		limit = defaultDefragMoves

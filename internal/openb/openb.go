@@ -21,13 +21,17 @@ var (
 )
 
 // ReadNodesFile reads an openb node list (sn,cpu_milli,memory_mib,gpu,model).
-func ReadNodesFile(path string) ([]placement.Node, error) {
+func ReadNodesFile(path string) ([]placement.Node, error) { return readFile(path, "nodes", ReadNodes) }
+
+// readFile opens path and reads what it holds with read; what names it
+// in the error when the file cannot be opened.
+func readFile[T any](path, what string, read func(io.Reader, string) ([]T, error)) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read nodes: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer f.Close()
-	return ReadNodes(f, path)
+	return read(f, path)
 }
 
 // ReadNodes parses an openb node list; source names the input in errors.
@@ -62,14 +66,7 @@ func ReadNodes(r io.Reader, source string) ([]placement.Node, error) {
 }
 
 // ReadPodsFile reads an openb pod list in the 11-column or 5-column form.
-func ReadPodsFile(path string) ([]placement.Pod, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read pods: %w", err)
-	}
-	defer f.Close()
-	return ReadPods(f, path)
-}
+func ReadPodsFile(path string) ([]placement.Pod, error) { return readFile(path, "pods", ReadPods) }
 
 // ReadPods parses an openb pod list; source names the input in errors.
 // gpu_spec, when present, becomes the pod's allowed-model set.

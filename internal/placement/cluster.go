@@ -73,16 +73,13 @@ func (c *Cluster) Bind(pod Pod, ch Choice) {
 // AddHost adds cpu milli-CPU and mem MiB to what is left on node n
 // (negative amounts take them).
 func (c *Cluster) AddHost(n int, cpu, mem int64) {
-	c.CPULeft[n] += cpu
-	c.cpuLeft += cpu
-	c.MemLeft[n] += mem
+	c.setHost(n, c.CPULeft[n]+cpu, c.MemLeft[n]+mem)
 	c.changes.changed(n)
 }
 
 // SetGPULeft sets the milli-GPU left on GPU g of node n.
 func (c *Cluster) SetGPULeft(n, g int, left int64) {
-	c.used -= left - c.GPULeft[n][g]
-	c.GPULeft[n][g] = left
+	c.setGPU(n, g, left)
 	c.changes.changed(n)
 }
 
@@ -93,10 +90,8 @@ func (c *Cluster) Set(n int, cpuLeft, memLeft int64, gpuLeft []int64) {
 	if len(gpuLeft) != len(c.GPULeft[n]) {
 		panic(fmt.Sprintf("placement: set %s with %d GPUs, node has %d", c.Nodes[n].Name, len(gpuLeft), len(c.GPULeft[n])))
 	}
-	c.AddHost(n, cpuLeft-c.CPULeft[n], memLeft-c.MemLeft[n])
-	for g, l := range gpuLeft {
-		c.SetGPULeft(n, g, l)
-	}
+	c.setNode(n, cpuLeft, memLeft, gpuLeft)
+	c.changes.changed(n)
 }
 
 // NodeLeft is what was left on one node when SaveNode took it.
@@ -117,13 +112,27 @@ func (c *Cluster) SaveNode(n int, buf []int64) NodeLeft {
 // scores of the node as it was stay valid and a node changed and restored
 // between two placements is not scored again.
 func (c *Cluster) RestoreNode(n int, saved NodeLeft) {
-	c.cpuLeft += saved.CPU - c.CPULeft[n]
-	c.CPULeft[n], c.MemLeft[n] = saved.CPU, saved.Mem
-	for g, l := range saved.GPU {
-		c.used -= l - c.GPULeft[n][g]
-		c.GPULeft[n][g] = l
-	}
+	c.setNode(n, saved.CPU, saved.Mem, saved.GPU)
 	c.changes.restored(n, saved.gen)
+}
+
+// setNode, setHost and setGPU write what is left on node n and keep the
+// cluster's totals; the caller says what became of the node's generation.
+func (c *Cluster) setNode(n int, cpu, mem int64, gpus []int64) {
+	c.setHost(n, cpu, mem)
+	for g, l := range gpus {
+		c.setGPU(n, g, l)
+	}
+}
+
+func (c *Cluster) setHost(n int, cpu, mem int64) {
+	c.cpuLeft += cpu - c.CPULeft[n]
+	c.CPULeft[n], c.MemLeft[n] = cpu, mem
+}
+
+func (c *Cluster) setGPU(n, g int, left int64) {
+	c.used -= left - c.GPULeft[n][g]
+	c.GPULeft[n][g] = left
 }
 
 // ChangedSince lists the nodes changed since position pos of the change

@@ -17,7 +17,7 @@ const guardSlack = 1.5
 // which rarer shapes need. On fleets of 16-64 nodes drawn from the openb
 // trace, guarding such shapes left 0.3-1.6 points more of the GPUs
 // unallocated than not guarding them; 0.8 keeps every gain the guard makes
-// on the full trace fleet (bench/fgd/RESULTS.md, section 6).
+// on the full trace fleet (bench/fgd/RESULTS.md, "Small fleets").
 const guardCommon = 0.8
 
 // hostGuard keeps nodes for pod shapes that are running out of them.
