@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -147,5 +148,52 @@ func TestUnitMemoryStoreRoundTripAndBadInput(t *testing.T) {
 	}
 	if _, err := st.load(ctx); err == nil || !strings.Contains(err.Error(), "pod.x_y") {
 		t.Fatalf("a value under another unit's key: %v; want it refused, naming the key", err)
+	}
+}
+
+// The last hour's defrag moves read back through the real API server
+// beside the units' memory, which does not take the key for a unit's;
+// a hand-edited value is refused, naming the key, and a new leader then
+// counts only its own moves; moves older than an hour, or stamped in the
+// future, do not count.
+func TestDefragMovesStoreRoundTripAndBadInput(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	st, err := newMemoryStore(e.c.Client, e.ns+"/memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.loadMoves(ctx); err != nil || got != nil {
+		t.Fatalf("no ConfigMap: %v, %v; want no moves", got, err)
+	}
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	moves := []time.Time{now.Add(-90 * time.Minute), now.Add(-30 * time.Minute), now.Add(-10 * time.Minute)}
+	if err := st.saveMoves(ctx, moves); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(ctx, []sched.Change{{Unit: "pod " + e.ns + "/p", Remembered: sched.Remembered{Preemptions: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.loadMoves(ctx)
+	if err != nil || !reflect.DeepEqual(got, moves) {
+		t.Fatalf("read back %v, %v; want %v", got, err, moves)
+	}
+	if units, err := st.load(ctx); err != nil || len(units) != 1 {
+		t.Fatalf("units beside the moves: %v, %v; want the one unit", units, err)
+	}
+	if recent := recentMoves(append(got, now.Add(time.Hour)), now); !reflect.DeepEqual(recent, moves[1:]) {
+		t.Fatalf("moves of the last hour: %v, want %v", recent, moves[1:])
+	}
+	patch := []byte(`{"data":{"defrag-moves":"three moves, roughly"}}`)
+	if _, err := e.c.Client.CoreV1().ConfigMaps(e.ns).Patch(ctx, "memory", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.loadMoves(ctx); err == nil || !strings.Contains(err.Error(), defragMovesKey) {
+		t.Fatalf("a value that is not a list of times: %v; want it refused, naming the key", err)
+	}
+	s := &Scheduler{cfg: Config{Defrag: true, Now: func() time.Time { return now }}, unitsStore: st, moved: moves[2:], log: slog.New(slog.DiscardHandler)}
+	s.restoreMoves(ctx)
+	if !reflect.DeepEqual(s.moved, moves[2:]) {
+		t.Fatalf("after a refused read the replica counts %v, want its own %v", s.moved, moves[2:])
 	}
 }
